@@ -1,0 +1,196 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Handler receives each event in (time, sequence) order. It may schedule new
+// events on the kernel but must never schedule one in the past.
+type Handler func(ev Event)
+
+// Config sets up a Kernel.
+type Config struct {
+	// Handler is called for every dispatched event.
+	Handler Handler
+	// RecordStream keeps every dispatched event so that two runs can be
+	// compared event by event (see FirstDifference). It costs memory
+	// proportional to the run; the rolling hash is kept either way.
+	RecordStream bool
+	// Capacity preallocates room for that many pending events.
+	Capacity int
+}
+
+// Kernel is the discrete-event loop of one run. It is single-threaded by
+// design: actors are state machines it steps, never goroutines.
+type Kernel struct {
+	now     Time
+	seq     uint64
+	queue   eventHeap
+	handler Handler
+	hash    uint64
+	stop    bool
+
+	record bool
+	stream []Event
+
+	dispatched uint64
+	maxPending int
+}
+
+// New returns a kernel at virtual time 0.
+func New(cfg Config) *Kernel {
+	k := &Kernel{handler: cfg.Handler, record: cfg.RecordStream, hash: hashSeed}
+	if cfg.Capacity > 0 {
+		k.queue.items = make([]Event, 0, cfg.Capacity)
+	}
+	return k
+}
+
+// SetHandler replaces the handler; models that need the kernel to build
+// themselves set it after New.
+func (k *Kernel) SetHandler(h Handler) { k.handler = h }
+
+// Now returns the current virtual time: the time of the event being
+// dispatched, or of the last one.
+func (k *Kernel) Now() Time { return k.now }
+
+// Schedule enqueues an event at an absolute virtual time, which must not be
+// before Now: event times never go backwards.
+func (k *Kernel) Schedule(at Time, kind, actor uint32, payload uint64) {
+	if at < k.now {
+		panic(fmt.Sprintf("sim: event kind %d for actor %d scheduled at %v, before now (%v)", kind, actor, at, k.now))
+	}
+	k.queue.push(Event{At: at, Seq: k.seq, Kind: kind, Actor: actor, Payload: payload})
+	k.seq++
+	if n := k.queue.len(); n > k.maxPending {
+		k.maxPending = n
+	}
+}
+
+// After enqueues an event d after Now; a negative d is a model bug.
+func (k *Kernel) After(d time.Duration, kind, actor uint32, payload uint64) {
+	k.Schedule(k.now.Add(d), kind, actor, payload)
+}
+
+// Pending returns how many events are waiting.
+func (k *Kernel) Pending() int { return k.queue.len() }
+
+// Stop makes Run return after the event being dispatched.
+func (k *Kernel) Stop() { k.stop = true }
+
+// Hash returns the rolling hash over every event dispatched so far.
+func (k *Kernel) Hash() uint64 { return k.hash }
+
+// Stream returns the dispatched events when RecordStream was set.
+func (k *Kernel) Stream() []Event { return k.stream }
+
+// Limits bound one call of Run. Zero means "no limit".
+type Limits struct {
+	// MaxEvents is the most events this call dispatches.
+	MaxEvents int64
+	// MaxTime is the virtual time past which no event is dispatched.
+	MaxTime Time
+}
+
+// ErrBadLimits is wrapped by every error Validate returns.
+var ErrBadLimits = errors.New("sim: bad limits")
+
+// Validate rejects limits that cannot mean anything at virtual time now.
+func (l Limits) Validate(now Time) error {
+	if l.MaxEvents < 0 {
+		return fmt.Errorf("%w: MaxEvents = %d, want 0 (no limit) or more", ErrBadLimits, l.MaxEvents)
+	}
+	if l.MaxTime < 0 {
+		return fmt.Errorf("%w: MaxTime = %d, want 0 (no limit) or a time after the epoch", ErrBadLimits, l.MaxTime)
+	}
+	if l.MaxTime != 0 && l.MaxTime < now {
+		return fmt.Errorf("%w: MaxTime = %v is before the current virtual time %v", ErrBadLimits, l.MaxTime, now)
+	}
+	return nil
+}
+
+// StopReason says why Run returned.
+type StopReason uint8
+
+const (
+	Drained    StopReason = iota // no event left
+	EventLimit                   // Limits.MaxEvents reached
+	TimeLimit                    // the next event lies past Limits.MaxTime
+	Stopped                      // the model called Stop
+)
+
+func (r StopReason) String() string {
+	switch r {
+	case Drained:
+		return "drained"
+	case EventLimit:
+		return "event-limit"
+	case TimeLimit:
+		return "time-limit"
+	case Stopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("StopReason(%d)", uint8(r))
+}
+
+// Stats describe a kernel's work so far.
+type Stats struct {
+	Events     uint64     // dispatched in total
+	Scheduled  uint64     // ever scheduled
+	Pending    int        // still waiting
+	MaxPending int        // high-water mark of the queue
+	Now        Time       // virtual time reached
+	Hash       uint64     // rolling hash of the dispatched events
+	Reason     StopReason // why the last Run returned
+}
+
+// Run dispatches events until the queue drains, a limit is reached or the
+// model calls Stop. It may be called again to continue.
+func (k *Kernel) Run(l Limits) (Stats, error) {
+	if err := l.Validate(k.now); err != nil {
+		return k.stats(Drained), err
+	}
+	if k.handler == nil {
+		return k.stats(Drained), errors.New("sim: kernel has no handler")
+	}
+	k.stop = false
+	var count int64
+	for {
+		if k.stop {
+			return k.stats(Stopped), nil
+		}
+		if k.queue.len() == 0 {
+			return k.stats(Drained), nil
+		}
+		if l.MaxTime != 0 && k.queue.peek().At > l.MaxTime {
+			k.now = l.MaxTime
+			return k.stats(TimeLimit), nil
+		}
+		if l.MaxEvents != 0 && count == l.MaxEvents {
+			return k.stats(EventLimit), nil
+		}
+		ev := k.queue.pop()
+		k.now = ev.At
+		k.hash = foldEvent(k.hash, &ev)
+		if k.record {
+			k.stream = append(k.stream, ev)
+		}
+		k.dispatched++
+		count++
+		k.handler(ev)
+	}
+}
+
+func (k *Kernel) stats(r StopReason) Stats {
+	return Stats{
+		Events:     k.dispatched,
+		Scheduled:  k.seq,
+		Pending:    k.queue.len(),
+		MaxPending: k.maxPending,
+		Now:        k.now,
+		Hash:       k.hash,
+		Reason:     r,
+	}
+}
