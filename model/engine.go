@@ -1,0 +1,374 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// Kernel event kinds. The payload is an index into one of the engine's tables.
+const (
+	evRunStart   uint32 = iota + 1 // payload: run index
+	evCancel                       // payload: run index
+	evCallDone                     // payload: call index
+	evPublishDone                  // payload: pending publish index
+	evDeliver                      // payload: message index | epoch<<32
+	evBodyDone                     // payload: proc index
+	evVisExpire                    // payload: proc index
+	evStopFaults                   // payload: 0
+)
+
+// Options choose what a run records.
+type Options struct {
+	// Record keeps every call, publish, accepted event and fault in the
+	// History. Off, only what the actors need (messages, deliveries,
+	// fan-outs) and the counters are kept: a sweep that only needs verdicts
+	// and counts does not pay for the rest.
+	Record bool
+	// RecordStream keeps the kernel's event stream, to name the first event
+	// where two runs differ.
+	RecordStream bool
+	// Seed is stamped on the History for the reader; the chooser decides.
+	Seed uint64
+}
+
+// Counts are kept whether or not the History records.
+type Counts struct {
+	Deliveries          int `json:"deliveries"`
+	Redeliveries        int `json:"redeliveries"`
+	RunsGet             int `json:"runs_get"`
+	StepStartedAccepted int `json:"step_started_accepted"`
+	StepStartedRejected int `json:"step_started_rejected"`
+	StoreCalls          int `json:"store_calls"`
+	Publishes           int `json:"publishes"`
+	Deduped             int `json:"deduped"`
+	Crashes             int `json:"crashes"`
+	Reroutes            int `json:"reroutes"`
+	StaleReads          int `json:"stale_reads"`
+	LazyFetches         int `json:"lazy_fetches"`
+	PrologueFetches     int `json:"prologue_fetches"`
+	Recoveries          int `json:"recoveries"`
+	Gone                int `json:"gone"`
+	Skipped             int `json:"skipped"`
+	Throttled           int `json:"throttled"`
+	ConcurrentLast      int `json:"concurrent_last_completers"`
+	Exhausted           int `json:"exhausted"`
+}
+
+// pool is the store's bounded set of concurrent calls of one kind.
+type pool struct {
+	limit   int
+	busy    int
+	waiting []int32 // call indices in arrival order
+	head    int
+}
+
+// msgState is a message's place in the queue.
+type msgState uint8
+
+const (
+	msgPublishing msgState = iota // publish call in flight
+	msgQueued                     // waiting to become visible or for a consumer
+	msgInFlight                   // delivered, not yet acked
+	msgDone                       // acked, deduplicated, exhausted or copied
+)
+
+type msgRT struct {
+	state      msgState
+	epoch      uint32 // bumped whenever pending deliver events become stale
+	deliveries int32  // claims so far: the delivery attempt counter
+	last       int32  // the proc of the newest delivery
+}
+
+// procState is where an actor is in its state machine.
+type procState uint8
+
+const (
+	psStart procState = iota
+	psOrchLoaded
+	psOrchStarted
+	psPrologueDone
+	psClaim
+	psClaimed
+	psBodyDone
+	psTerminalWritten
+	psListed
+	psLazyRead
+	psReplayListed
+	psRecreated
+	psSuspending
+	psDispatched
+	psInlineWait
+	psAfterPublish
+	psEnding
+	psDone
+)
+
+// proc is the runtime side of a Delivery: a consumer handling one message,
+// an orchestrator invocation, or an inline step inside one.
+type proc struct {
+	state       procState
+	outstanding int32
+	parent      int32 // proc waiting for this one, or -1
+	lastCall    int32
+	held        world.RunStatus // the run's status as this actor knows it
+	hasHeld     bool
+	crashed     bool
+	recreated   bool
+	stepFailed  bool // the body failed this attempt
+	suspendFan  int32
+	suspendNext int32 // next step to create in the fan-out being suspended
+	getCall     int32 // the prologue's or lazy runs.get, read after a join
+	released    bool  // the consumer slot and the message's hold are given back
+}
+
+type fanRT struct {
+	created  int32
+	finished int32
+	failed   int32
+	lastSeen int32 // how many completers saw an empty pending set
+	lazy     int32
+	prologue int32
+}
+
+type pendingPublish struct {
+	msg  int32 // message index
+	proc int32 // the producer waiting for it, or -1
+}
+
+// engine is one simulation of a scenario.
+type engine struct {
+	sc      *Scenario
+	prof    Profile
+	vs      variantSet
+	opts    Options
+	k       *sim.Kernel
+	c       sim.Chooser
+	faults  *sim.Faults
+	store   *world.Store
+	h       *History
+	counts  Counts
+	reads   pool
+	writes  pool
+	calls   []Call
+	free    []int32 // recycled call slots when not recording
+	msgs    []msgRT
+	procs   []proc
+	fans    []fanRT
+	keys    map[uint64]sim.Time // idempotency key → claim expiry
+	pubs    []pendingPublish
+	busy    []int32 // per deployment: deliveries in flight
+	waitQ   [][]int32
+	runIDs  []world.RunID // run index → store id (equal by construction)
+	started []bool
+
+	siteCrash, siteMisdeliver, siteStale, siteLost, siteBody, siteCancel sim.Site
+	deployments                                                      []Deployment
+	shareCum                                                         []float64
+	rolloutTo                                                        int32
+}
+
+// Result is one simulation's outcome.
+type Result struct {
+	History *History
+	Counts  Counts
+	Stats   sim.Stats
+	Stream  []sim.Event
+}
+
+// Run simulates the scenario with the chooser and returns what happened.
+func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	vs, err := resolveVariants(sc.Variants)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c, keys: map[uint64]sim.Time{}}
+	fence := world.FenceFixed
+	if vs.preFixFence {
+		fence = world.FencePreFix
+	}
+	e.store = world.New(fence)
+	e.k = sim.New(sim.Config{Handler: e.dispatch, RecordStream: opts.RecordStream, Capacity: 1024})
+	if err := e.setupFaults(); err != nil {
+		return nil, err
+	}
+	e.reads.limit = e.prof.MaxConcurrentReads
+	e.writes.limit = e.prof.MaxConcurrentWrites
+	e.h = &History{Seed: opts.Seed, Scenario: sc.Name, Variants: append([]string(nil), sc.Variants...), Profile: sc.World}
+	e.setupDeployments()
+	e.setupRuns()
+	if sc.Faults.Until > 0 {
+		e.k.Schedule(sim.Time(sc.Faults.Until), evStopFaults, 0, 0)
+	}
+	stats, err := e.k.Run(sim.Limits{MaxEvents: sc.Limits.MaxEvents, MaxTime: sim.Time(sc.Limits.MaxTime)})
+	if err != nil {
+		return nil, err
+	}
+	e.finish(stats)
+	return &Result{History: e.h, Counts: e.counts, Stats: stats, Stream: e.k.Stream()}, nil
+}
+
+func (e *engine) setupFaults() error {
+	f := &e.sc.Faults
+	enable := 1.0
+	if f.Swarm {
+		enable = 0.25
+	}
+	e.faults = sim.NewFaults(e.c, sim.SiteConfig{})
+	sites := []struct {
+		name string
+		rate float64
+		dst  *sim.Site
+	}{
+		{"consumer.crash", f.Crash, &e.siteCrash},
+		{"queue.misdeliver", f.Misdeliver, &e.siteMisdeliver},
+		{"store.stale_read", f.StaleRead, &e.siteStale},
+		{"producer.lost_create", f.LostCreate, &e.siteLost},
+		{"step.body_failure", f.BodyFailure, &e.siteBody},
+		{"client.cancel", f.Cancel, &e.siteCancel},
+	}
+	for _, s := range sites {
+		cfg := sim.SiteConfig{Enable: enable, Fire: s.rate}
+		if s.rate == 0 {
+			cfg.Enable = 0
+		}
+		site, err := e.faults.Configure(s.name, cfg)
+		if err != nil {
+			return err
+		}
+		*s.dst = site
+	}
+	return nil
+}
+
+func (e *engine) setupDeployments() {
+	total := 0.0
+	for _, d := range e.sc.Deployments {
+		total += d.Share
+	}
+	cum := 0.0
+	e.rolloutTo = -1
+	for i, d := range e.sc.Deployments {
+		p, _ := parseVersion(d.Producer)
+		c, _ := parseVersion(d.Consumer)
+		if e.vs.legacyProducers {
+			p = V1
+		}
+		e.deployments = append(e.deployments, Deployment{Name: d.Name, Producer: p, Consumer: c})
+		cum += d.Share / total
+		e.shareCum = append(e.shareCum, cum)
+		if d.Name == e.sc.Rollout.To {
+			e.rolloutTo = int32(i)
+		}
+	}
+	e.h.Deployments = e.deployments
+	e.busy = make([]int32, len(e.deployments))
+	e.waitQ = make([][]int32, len(e.deployments))
+}
+
+// setupRuns decides each run's start, deployment, engine and cancellation
+// up front, in run order, so that adding a fault elsewhere does not move a
+// run to another deployment.
+func (e *engine) setupRuns() {
+	w := &e.sc.Workflow
+	for i := 0; i < e.sc.Runs; i++ {
+		start := sim.Time(time.Duration(i) * e.sc.RunInterval)
+		dep := e.pickDeployment(start)
+		eng := EngineNode
+		if sim.Chance(e.c, w.QuickJSShare) {
+			eng = EngineQuickJS
+		}
+		info := RunInfo{ID: world.RunID(i), Deployment: dep, Engine: eng, StartAt: start}
+		if e.sc.Faults.CancelAt > 0 {
+			info.CancelAt = start.Add(e.sc.Faults.CancelAt)
+		} else if e.faults.Fire(e.siteCancel) {
+			info.CancelAt = start.Add(time.Duration(1 + e.c.Choose(1000)) * e.sc.Faults.CancelWithin / 1000)
+			e.fault(FaultCancel, world.RunID(i), -1)
+		}
+		step := world.StepID(0)
+		for fi, n := range w.Fanouts {
+			info.Fanouts = append(info.Fanouts, int32(len(e.h.Fanouts)))
+			inline := min(w.MaxInline, n)
+			e.h.Fanouts = append(e.h.Fanouts, Fanout{Run: world.RunID(i), Index: int32(fi), FirstStep: step, Branches: int32(n), Inline: int32(inline)})
+			e.fans = append(e.fans, fanRT{})
+			step += world.StepID(n)
+		}
+		e.h.Runs = append(e.h.Runs, info)
+		e.k.Schedule(start, evRunStart, 0, uint64(i))
+		if info.CancelAt > 0 {
+			e.k.Schedule(info.CancelAt, evCancel, 0, uint64(i))
+		}
+	}
+}
+
+func (e *engine) pickDeployment(start sim.Time) int32 {
+	if e.rolloutTo >= 0 && start >= sim.Time(e.sc.Rollout.At) {
+		return e.rolloutTo
+	}
+	if len(e.deployments) == 1 {
+		return 0
+	}
+	u := float64(e.c.Choose(10000)) / 10000
+	for i, c := range e.shareCum {
+		if u < c {
+			return int32(i)
+		}
+	}
+	return int32(len(e.shareCum) - 1)
+}
+
+func (e *engine) fault(kind FaultKind, run world.RunID, proc int32) {
+	if e.opts.Record {
+		e.h.Faults = append(e.h.Faults, Fault{Kind: kind, At: e.k.Now(), Run: run, Delivery: proc})
+	}
+}
+
+func (e *engine) dispatch(ev sim.Event) {
+	switch ev.Kind {
+	case evRunStart:
+		e.startRun(int32(ev.Payload))
+	case evCancel:
+		e.cancelRun(int32(ev.Payload))
+	case evCallDone:
+		e.callDone(int32(ev.Payload))
+	case evPublishDone:
+		e.publishDone(int32(ev.Payload))
+	case evDeliver:
+		e.deliver(int32(ev.Payload&0xffffffff), uint32(ev.Payload>>32))
+	case evBodyDone:
+		e.resume(int32(ev.Payload))
+	case evVisExpire:
+		e.visibilityExpired(int32(ev.Payload))
+	case evStopFaults:
+		e.faults.Stop()
+		e.h.FaultsStopAt = e.k.Now()
+	default:
+		panic(fmt.Sprintf("model: unknown event kind %d", ev.Kind))
+	}
+}
+
+func (e *engine) finish(stats sim.Stats) {
+	h := e.h
+	h.Hash = stats.Hash
+	h.Events = stats.Events
+	h.End = stats.Now
+	h.Drained = stats.Reason == sim.Drained
+	h.FaultSites = e.faults.Report()
+	for i := range h.Runs {
+		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
+	}
+	if e.opts.Record {
+		h.Calls = e.calls
+	}
+	for i := range h.Fanouts {
+		f := &e.fans[i]
+		if f.lastSeen > 1 {
+			e.counts.ConcurrentLast++
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// Op is a store operation.
+type Op uint8
+
+const (
+	OpRunsGet Op = iota
+	OpEventsCreate
+	OpEventsList
+)
+
+func (o Op) String() string {
+	return [...]string{"runs.get", "events.create", "events.list"}[o]
+}
+
+// ReadReason says why a runs.get was made.
+type ReadReason uint8
+
+const (
+	ReasonNone          ReadReason = iota
+	ReasonPrologue                 // the legacy prologue's read before the claim
+	ReasonLastCompleter            // the fetch-free path's one lazy read
+	ReasonOrchestrator             // an orchestrator invocation loading its run
+)
+
+func (r ReadReason) String() string {
+	return [...]string{"", "prologue", "last_completer", "orchestrator"}[r]
+}
+
+// CallerKind says which actor made a call or a publish.
+type CallerKind uint8
+
+const (
+	CallerClient       CallerKind = iota // the outside world: start and cancel
+	CallerOrchestrator                   // a workflow invocation
+	CallerConsumer                       // a step message's delivery
+	CallerWorld                          // the World itself (exhausted messages)
+)
+
+func (c CallerKind) String() string {
+	return [...]string{"client", "orchestrator", "consumer", "world"}[c]
+}
+
+// Caller identifies the actor: its kind and, for orchestrators and
+// consumers, the delivery it runs in.
+type Caller struct {
+	Kind     CallerKind
+	Delivery int32 // index into History.Deliveries; -1 for the client and the World
+}
+
+// Call is one store call, from its arrival at the store to its answer.
+type Call struct {
+	Op     Op
+	Caller Caller
+	Run    world.RunID
+	Step   world.StepID // world.NoStep where none
+	Fanout int32        // the fan-out a call is about (global index), -1 if none
+	Event  world.EventType
+	Reason ReadReason
+	Start  sim.Time // arrival at the store
+	Served sim.Time // a slot became free (Start plus queueing)
+	End    sim.Time // the answer
+	Result world.Result
+	// RetryAfter is set for TooEarly.
+	RetryAfter sim.Time
+	// LogPos is the accepted event's position in the run's log, or -1.
+	LogPos int32
+	// For runs.get: the status returned and whether it was older than the
+	// newest write.
+	StatusRead world.RunStatus
+	Stale      bool
+	// WasLast is the atomic-fan-in World's answer to a terminal step write.
+	WasLast bool
+}
+
+// Site is where a step message was published (DOMAIN §5).
+type Site uint8
+
+const (
+	SiteNone              Site = iota
+	SiteNodeDispatchLoop       // orchestrator publishing the non-inline steps
+	SiteDelayedRetry           // re-publish after step_retrying
+	SiteSuspensionPublish      // resilient publish in parallel with step_created
+	SiteQuickJS                // QuickJS engine's queueStepMessage
+	SiteReroute                // the deployment guard re-enqueueing a message
+	SiteStart                  // the client starting a run (workflow message)
+	SiteFreshCopy              // world-vercel's failure path copying a message
+)
+
+func (s Site) String() string {
+	return [...]string{"", "node_dispatch_loop", "delayed_retry", "suspension_resilient_publish",
+		"quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy"}[s]
+}
+
+// MsgKind says what a message asks for.
+type MsgKind uint8
+
+const (
+	MsgWorkflow MsgKind = iota // run the orchestrator
+	MsgStep                    // run one step
+)
+
+// RunContext is the run's immutable identity a v2 producer stamps on step
+// messages (DOMAIN §4). Run status is deliberately not part of it.
+type RunContext struct {
+	DeploymentID int32
+	SpecVersion  int32
+	StartedAt    sim.Time
+	RootRunID    world.RunID
+}
+
+// Message is a queue message's body and its routing, as published.
+type Message struct {
+	ID        int32 // stable across redeliveries
+	Kind      MsgKind
+	Run       world.RunID
+	Step      world.StepID
+	Fanout    int32
+	HasInput  bool // carries stepInput
+	HasCtx    bool // carries runContext
+	Ctx       RunContext
+	Reroutes  int32 // deploymentMismatchRetryCount
+	Target    int32 // deployment the message is pinned to
+	Delay     sim.Time
+	Key       uint64 // idempotency key; 0 for none
+	Origin    int32  // for re-routes and fresh copies: the message copied, else -1
+	Requested sim.Time
+}
+
+// Publish is one call to the queue's publish.
+type Publish struct {
+	Msg      int32 // index into History.Messages; -1 when deduplicated
+	Run      world.RunID
+	Step     world.StepID
+	Site     Site
+	Caller   Caller
+	Producer Version // the producing deployment's producer version
+	At       sim.Time
+	Deduped  bool // an idempotency key was already claimed: no message
+}
+
+// Version is a producer or consumer version.
+type Version uint8
+
+const (
+	V1 Version = 1 // stamps no runContext / always takes the legacy prologue
+	V2 Version = 2 // stamps runContext / fetch-free when the message carries it
+)
+
+func (v Version) String() string {
+	if v == V1 {
+		return "v1"
+	}
+	return "v2"
+}
+
+// Prologue says how a step delivery started.
+type Prologue uint8
+
+const (
+	PrologueNone       Prologue = iota // not a step delivery, or stopped before one
+	PrologueRunsGet                    // legacy: runs.get before the claim
+	PrologueRunContext                 // fetch-free: identity from the message
+)
+
+func (p Prologue) String() string { return [...]string{"", "runs_get", "run_context"}[p] }
+
+// Disposition is how a delivery ended for the queue.
+type Disposition uint8
+
+const (
+	DispPending   Disposition = iota // still running when the simulation stopped
+	DispAck                          // done with the message
+	DispRedeliver                    // asked to be delivered again after a delay
+	DispThrow                        // threw: redelivered with attempt + 1
+	DispCrash                        // the consumer died mid-delivery
+)
+
+func (d Disposition) String() string {
+	return [...]string{"pending", "ack", "redeliver", "throw", "crash"}[d]
+}
+
+// StepOutcome is what a step delivery did with its step.
+type StepOutcome uint8
+
+const (
+	OutcomeNone      StepOutcome = iota
+	OutcomeCompleted             // body ran and step_completed landed
+	OutcomeFailed                // body failed for good: step_failed
+	OutcomeRetry                 // body failed, step_retrying and a delayed re-publish
+	OutcomeSkipped               // the claim or the terminal write met EntityConflict
+	OutcomeGone                  // the run was over (RunExpired, or not running)
+	OutcomeThrottled             // TooEarly: delivered again after retryAfter
+)
+
+func (o StepOutcome) String() string {
+	return [...]string{"", "completed", "failed", "retry", "skipped", "gone", "throttled"}[o]
+}
+
+// Delivery is one delivery of a message to a consumer, or one inline step
+// execution inside an orchestrator invocation (Msg = -1).
+type Delivery struct {
+	Msg          int32 // index into History.Messages, -1 for an inline step
+	Parent       int32 // for an inline step: the invocation's delivery
+	Kind         MsgKind
+	Run          world.RunID
+	Step         world.StepID
+	Fanout       int32
+	Attempt      int32
+	Target       int32 // deployment the message was pinned to
+	Deployment   int32 // deployment whose consumer handled it
+	Version      Version
+	Start, End   sim.Time
+	Prologue     Prologue
+	Disposition  Disposition
+	Outcome      StepOutcome
+	BodyRan      bool
+	BodyStart    sim.Time
+	LastComplete bool // this delivery saw an empty pending set
+	Continued    bool // and went on to replay the workflow
+	Rerouted     bool
+	Recovered    bool // created the missing step from stepInput in-band
+}
+
+// FaultKind names an injected fault.
+type FaultKind uint8
+
+const (
+	FaultCrash       FaultKind = iota // a consumer died between two calls
+	FaultMisdeliver                   // a message went to another deployment
+	FaultStaleRead                    // a runs.get returned an old status
+	FaultDropCreate                   // a resilient step_created never landed
+	FaultBodyFailure                  // a step body threw
+	FaultCancel                       // the client cancelled the run
+)
+
+func (f FaultKind) String() string {
+	return [...]string{"crash", "misdelivery", "stale_read", "lost_step_created", "body_failure", "cancel"}[f]
+}
+
+// Fault is one injected fault, when and where it hit.
+type Fault struct {
+	Kind     FaultKind
+	At       sim.Time
+	Run      world.RunID
+	Delivery int32 // -1 where none
+}
+
+// Accepted is one event the World accepted, in log order per run.
+type Accepted struct {
+	world.LoggedEvent
+	Caller Caller
+	Call   int32 // index into History.Calls
+}
+
+// RunInfo is the static description of a run.
+type RunInfo struct {
+	ID         world.RunID
+	Deployment int32
+	Engine     Engine
+	StartAt    sim.Time
+	CancelAt   sim.Time // 0: never cancelled
+	Fanouts    []int32  // global fan-out indices, in order
+}
+
+// Fanout is one Promise.all in one run.
+type Fanout struct {
+	Run       world.RunID
+	Index     int32 // position within the run's workflow
+	FirstStep world.StepID
+	Branches  int32
+	Inline    int32
+	// ContinuedBy says who replayed the workflow after the fan-out.
+	ContinuedBy CallerKind
+	Continued   bool
+}
+
+// Deployment is one deployment of the workflow code.
+type Deployment struct {
+	Name     string
+	Producer Version
+	Consumer Version
+}
+
+// History is everything that happened in one simulated run of a scenario.
+// Properties, traces and the TUI read it; nothing mutates it after the run.
+type History struct {
+	Seed        uint64
+	Scenario    string
+	Variants    []string
+	Profile     string
+	Deployments []Deployment
+	Runs        []RunInfo
+	Fanouts     []Fanout
+	Messages    []Message
+	Publishes   []Publish
+	Deliveries  []Delivery
+	Calls       []Call
+	Accepted    []Accepted
+	Faults      []Fault
+	// FinalRuns is each run's row at the end.
+	FinalRuns []world.RunView
+	// FaultsStopAt is when the fault phase ended (liveness is judged after).
+	FaultsStopAt sim.Time
+	// Drained says the queue and every actor finished before the limits.
+	Drained bool
+	// FaultSites reports the kernel's fault sites.
+	FaultSites []sim.SiteReport
+	Hash       uint64
+	Events     uint64
+	End        sim.Time
+}

@@ -1,0 +1,176 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/simlab/simlab/sim"
+)
+
+// Profile is one World: the store's latency and contention, and its queue's
+// delivery rules. Profiles are parameter sets, not copies of the real code:
+// they keep the behaviour DOMAIN.md §2–§3 says the protocol depends on.
+type Profile struct {
+	Name string `json:"name" yaml:"name"`
+
+	// Store latency per operation (service time once a slot is free).
+	RunsGet     sim.Dist `json:"runs_get" yaml:"runs_get"`
+	EventsWrite sim.Dist `json:"events_create" yaml:"events_create"`
+	EventsList  sim.Dist `json:"events_list" yaml:"events_list"`
+	// How many reads (runs.get, events.list) and writes (events.create) the
+	// store serves at once; the rest wait in arrival order. 0 means unbounded.
+	MaxConcurrentReads  int `json:"max_concurrent_reads" yaml:"max_concurrent_reads"`
+	MaxConcurrentWrites int `json:"max_concurrent_writes" yaml:"max_concurrent_writes"`
+	// StaleLag bounds how far behind a runs.get may be: the read returns the
+	// run as it was up to StaleLag ago (a chooser draw; 0 is fresh).
+	StaleLag time.Duration `json:"stale_lag" yaml:"stale_lag"`
+
+	// Queue.
+	Publish sim.Dist `json:"publish" yaml:"publish"`
+	Deliver sim.Dist `json:"deliver" yaml:"deliver"`
+	// VisibilityTimeout: how long a message whose consumer crashed stays
+	// invisible before it is delivered again.
+	VisibilityTimeout time.Duration `json:"visibility_timeout" yaml:"visibility_timeout"`
+	// ThrowBackoff: how long after a throw the message is delivered again.
+	ThrowBackoff time.Duration `json:"throw_backoff" yaml:"throw_backoff"`
+	// MaxDeliveries caps a message's deliveries; 0 means no cap. When a step
+	// message is exhausted, the World fails its run (MAX_DELIVERIES).
+	MaxDeliveries int `json:"max_deliveries" yaml:"max_deliveries"`
+	// FreshCopyOnThrow is the chance that a thrown message is re-enqueued as
+	// a fresh message (new id, attempt 1) instead of redelivered (world-vercel).
+	FreshCopyOnThrow float64 `json:"fresh_copy_on_throw" yaml:"fresh_copy_on_throw"`
+	// IdempotencyTTL is how long a publish's idempotency key stays claimed.
+	IdempotencyTTL time.Duration `json:"idempotency_ttl" yaml:"idempotency_ttl"`
+	// RedeliverInFlight: a delivery still running after VisibilityTimeout is
+	// delivered again while the first goes on (at-least-once). world-local
+	// has no bound on how long an invocation may run, so it does not.
+	RedeliverInFlight bool `json:"redeliver_in_flight" yaml:"redeliver_in_flight"`
+	// Consumers bounds how many deliveries each deployment handles at once;
+	// the rest wait in the queue. 0 means unbounded.
+	Consumers int `json:"consumers" yaml:"consumers"`
+}
+
+func ms(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+
+func dist(minMS, p50, p90, p99, maxMS float64) sim.Dist {
+	return sim.Dist{Min: ms(minMS), P50: ms(p50), P90: ms(p90), P99: ms(p99), Max: ms(maxMS)}
+}
+
+// Profiles returns the built-in Worlds by name.
+func Profiles() map[string]Profile {
+	return map[string]Profile{
+		"world-local":    LocalProfile(),
+		"world-postgres": PostgresProfile(),
+		"world-vercel":   VercelProfile(),
+	}
+}
+
+// ProfileNames lists the built-in Worlds in a stable order.
+func ProfileNames() []string { return []string{"world-local", "world-postgres", "world-vercel"} }
+
+// LocalProfile is world-local: an in-process, filesystem-like store with a
+// small in-process queue and no bound on how long an invocation may run.
+func LocalProfile() Profile {
+	return Profile{
+		Name:                "world-local",
+		RunsGet:             dist(0.2, 0.5, 1, 3, 10),
+		EventsWrite:         dist(0.5, 1, 2, 5, 20),
+		EventsList:          dist(0.3, 0.8, 1.5, 4, 15),
+		MaxConcurrentReads:  8,
+		MaxConcurrentWrites: 4,
+		StaleLag:            0,
+		Publish:             dist(0.1, 0.2, 0.5, 1, 5),
+		Deliver:             dist(0.1, 0.3, 1, 3, 10),
+		VisibilityTimeout:   5 * time.Second,
+		ThrowBackoff:        time.Second,
+		MaxDeliveries:       0,
+		IdempotencyTTL:      time.Hour,
+		Consumers:           0,
+	}
+}
+
+// PostgresProfile is world-postgres: a job table whose attempt counter is
+// incremented when a worker claims a job, at most 3 attempts.
+func PostgresProfile() Profile {
+	return Profile{
+		Name:                "world-postgres",
+		RunsGet:             dist(1, 3, 8, 20, 60),
+		EventsWrite:         dist(2, 5, 12, 30, 100),
+		EventsList:          dist(1.5, 4, 10, 25, 80),
+		MaxConcurrentReads:  16,
+		MaxConcurrentWrites: 8,
+		StaleLag:            0,
+		Publish:             dist(1, 2, 5, 10, 30),
+		Deliver:             dist(2, 10, 50, 200, 1000),
+		VisibilityTimeout:   30 * time.Second,
+		ThrowBackoff:        2 * time.Second,
+		MaxDeliveries:       3,
+		IdempotencyTTL:      24 * time.Hour,
+		RedeliverInFlight:   true,
+		Consumers:           0,
+	}
+}
+
+// VercelProfile is world-vercel: a remote store behind an API with read
+// replicas, and a visibility-timeout queue whose failure path may enqueue a
+// fresh copy of a message.
+func VercelProfile() Profile {
+	return Profile{
+		Name:                "world-vercel",
+		RunsGet:             dist(15, 40, 80, 200, 600),
+		EventsWrite:         dist(20, 50, 100, 250, 800),
+		EventsList:          dist(20, 45, 90, 220, 700),
+		MaxConcurrentReads:  32,
+		MaxConcurrentWrites: 32,
+		StaleLag:            200 * time.Millisecond,
+		Publish:             dist(5, 15, 40, 100, 300),
+		Deliver:             dist(10, 30, 80, 250, 1000),
+		VisibilityTimeout:   300 * time.Second,
+		ThrowBackoff:        5 * time.Second,
+		MaxDeliveries:       32,
+		FreshCopyOnThrow:    0.5,
+		IdempotencyTTL:      24 * time.Hour,
+		RedeliverInFlight:   true,
+		Consumers:           0,
+	}
+}
+
+// Validate names the first field whose value cannot work.
+func (p Profile) Validate() error {
+	dists := []struct {
+		name string
+		d    sim.Dist
+	}{
+		{"runs_get", p.RunsGet}, {"events_create", p.EventsWrite}, {"events_list", p.EventsList},
+		{"publish", p.Publish}, {"deliver", p.Deliver},
+	}
+	for _, d := range dists {
+		if err := d.d.Validate(); err != nil {
+			return fmt.Errorf("profile %s: %s.%w", p.Name, d.name, err)
+		}
+	}
+	nonNeg := []struct {
+		name string
+		v    int64
+	}{
+		{"max_concurrent_reads", int64(p.MaxConcurrentReads)},
+		{"max_concurrent_writes", int64(p.MaxConcurrentWrites)},
+		{"stale_lag", int64(p.StaleLag)},
+		{"throw_backoff", int64(p.ThrowBackoff)},
+		{"max_deliveries", int64(p.MaxDeliveries)},
+		{"consumers", int64(p.Consumers)},
+		{"idempotency_ttl", int64(p.IdempotencyTTL)},
+	}
+	for _, f := range nonNeg {
+		if f.v < 0 {
+			return fmt.Errorf("profile %s: %s = %d: must not be negative", p.Name, f.name, f.v)
+		}
+	}
+	if p.VisibilityTimeout <= 0 {
+		return fmt.Errorf("profile %s: visibility_timeout = %v: must be positive", p.Name, p.VisibilityTimeout)
+	}
+	if !(p.FreshCopyOnThrow >= 0 && p.FreshCopyOnThrow <= 1) {
+		return fmt.Errorf("profile %s: fresh_copy_on_throw = %v: want a probability in [0, 1]", p.Name, p.FreshCopyOnThrow)
+	}
+	return nil
+}

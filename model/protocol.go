@@ -1,0 +1,593 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is the protocol of DOMAIN.md §5–§7: the client, the orchestrator
+// (workflow replay and the suspension handler), the consumers' prologues,
+// the deployment guard, the claim, the body, the terminal write and the last
+// completer. Every actor is a state machine in advance(); a step that waits
+// on the store or the queue returns and is resumed when all its calls answer.
+
+const maxReroutes = 3
+
+// startRun is the client starting run i: run_created, then the workflow
+// message to the run's deployment.
+func (e *engine) startRun(i int32) {
+	info := &e.h.Runs[i]
+	id := e.store.CreateRun(e.k.Now(), info.Deployment, 1, -1)
+	idx := e.newCall(-1, OpEventsCreate, id, world.NoStep, -1)
+	e.calls[idx].Event = world.EvRunCreated
+	if e.opts.Record {
+		e.h.Accepted = append(e.h.Accepted, Accepted{LoggedEvent: e.store.Log(id)[0], Caller: Caller{Kind: CallerClient, Delivery: -1}, Call: idx})
+	}
+	e.issue(-1, idx)
+	e.publish(-1, Message{Kind: MsgWorkflow, Run: id, Step: world.NoStep, Fanout: -1, Target: info.Deployment, Origin: -1},
+		SiteStart, e.deployments[info.Deployment].Producer)
+}
+
+// cancelRun is the client cancelling run i from outside.
+func (e *engine) cancelRun(i int32) {
+	idx := e.newCall(-1, OpEventsCreate, world.RunID(i), world.NoStep, -1)
+	e.calls[idx].Event = world.EvRunCancelled
+	e.issue(-1, idx)
+}
+
+// call issues one store call for proc p and returns its index.
+func (e *engine) call(p int32, op Op, ev world.EventType, step world.StepID, fan int32) int32 {
+	d := &e.h.Deliveries[p]
+	idx := e.newCall(p, op, d.Run, step, fan)
+	e.calls[idx].Event = ev
+	e.issue(p, idx)
+	return idx
+}
+
+func (e *engine) read(p int32, reason ReadReason, fan int32) {
+	idx := e.call(p, OpRunsGet, 0, world.NoStep, fan)
+	e.calls[idx].Reason = reason
+	e.procs[p].getCall = idx
+}
+
+// resume is called when one of p's calls, publishes, children or its body
+// finishes; p moves on once nothing it waits for is left.
+func (e *engine) resume(p int32) {
+	pr := &e.procs[p]
+	pr.outstanding--
+	if pr.outstanding > 0 || pr.state == psDone {
+		return
+	}
+	if pr.crashed {
+		return
+	}
+	e.advance(p)
+}
+
+// crashedTree reports whether p or the invocation it runs inside crashed.
+func (e *engine) crashedTree(p int32) bool {
+	for p >= 0 {
+		if e.procs[p].crashed {
+			return true
+		}
+		p = e.procs[p].parent
+	}
+	return false
+}
+
+// crash kills the delivery p runs in, between two calls.
+func (e *engine) crash(p int32) {
+	root := p
+	for e.h.Deliveries[root].Msg < 0 && e.procs[root].parent >= 0 {
+		root = e.procs[root].parent
+	}
+	e.counts.Crashes++
+	e.fault(FaultCrash, e.h.Deliveries[p].Run, p)
+	for _, q := range []int32{p, root} {
+		e.procs[q].crashed = true
+		e.procs[q].state = psDone
+		e.h.Deliveries[q].End = e.k.Now()
+		e.h.Deliveries[q].Disposition = DispCrash
+	}
+	e.settle(root, DispCrash, 0)
+}
+
+// done ends p's work; a message-backed delivery settles with the queue, an
+// inline step hands control back to its invocation.
+func (e *engine) done(p int32, disp Disposition, delay sim.Time) {
+	pr := &e.procs[p]
+	pr.state = psDone
+	e.settle(p, disp, delay)
+	if pr.parent >= 0 {
+		e.resume(pr.parent)
+	}
+}
+
+func (e *engine) outcome(p int32, o StepOutcome) {
+	e.h.Deliveries[p].Outcome = o
+	switch o {
+	case OutcomeGone:
+		e.counts.Gone++
+	case OutcomeSkipped:
+		e.counts.Skipped++
+	case OutcomeThrottled:
+		e.counts.Throttled++
+	}
+}
+
+func (e *engine) msgOf(p int32) *Message {
+	if m := e.h.Deliveries[p].Msg; m >= 0 {
+		return &e.h.Messages[m]
+	}
+	return nil
+}
+
+// advance runs p until it next waits.
+func (e *engine) advance(p int32) {
+	if e.crashedTree(p) {
+		e.procs[p].state = psDone
+		return
+	}
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	if d.Msg >= 0 || pr.parent >= 0 {
+		if e.faults.Fire(e.siteCrash) {
+			e.crash(p)
+			return
+		}
+	}
+	switch pr.state {
+	case psStart:
+		switch {
+		case d.Kind == MsgWorkflow:
+			pr.state = psOrchLoaded
+			e.read(p, ReasonOrchestrator, -1)
+		case d.Msg < 0:
+			e.claimStep(p) // an inline step: the invocation holds the run
+		default:
+			e.prologue(p)
+		}
+	case psOrchLoaded:
+		e.orchestratorLoaded(p)
+	case psOrchStarted:
+		if e.calls[pr.lastCall].Result != world.OK {
+			e.outcome(p, OutcomeGone)
+			e.done(p, DispAck, 0)
+			return
+		}
+		pr.held, pr.hasHeld = world.RunRunning, true
+		pr.state = psReplayListed
+		e.call(p, OpEventsList, 0, world.NoStep, -1)
+	case psPrologueDone:
+		e.prologueDone(p)
+	case psClaimed:
+		e.claimed(p)
+	case psRecreated:
+		d.Recovered = true
+		e.counts.Recoveries++
+		e.claimStep(p)
+	case psBodyDone:
+		e.bodyDone(p)
+	case psTerminalWritten:
+		e.terminalWritten(p)
+	case psListed:
+		e.listed(p)
+	case psLazyRead:
+		c := &e.calls[pr.getCall]
+		st := c.StatusRead
+		if st.Terminal() || (e.vs.strictGate && st != world.RunRunning) {
+			e.done(p, DispAck, 0)
+			return
+		}
+		pr.held, pr.hasHeld = st, true
+		e.continueFanout(p)
+	case psReplayListed:
+		e.replay(p)
+	case psSuspending:
+		e.suspendChunk(p)
+	case psDispatched:
+		e.startInline(p)
+	case psInlineWait, psAfterPublish, psEnding:
+		e.done(p, DispAck, 0)
+	}
+}
+
+// ---- orchestrator ----
+
+func (e *engine) orchestratorLoaded(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	st := e.calls[pr.getCall].StatusRead
+	if st.Terminal() {
+		e.outcome(p, OutcomeGone)
+		e.done(p, DispAck, 0)
+		return
+	}
+	if runDep := e.h.Runs[d.Run].Deployment; runDep != d.Deployment {
+		e.reroute(p, runDep)
+		return
+	}
+	if st == world.RunPending {
+		pr.state = psOrchStarted
+		e.call(p, OpEventsCreate, world.EvRunStarted, world.NoStep, -1)
+		return
+	}
+	pr.held, pr.hasHeld = st, true
+	pr.state = psReplayListed
+	e.call(p, OpEventsList, 0, world.NoStep, -1)
+}
+
+// replay is the workflow replayed from its log (just listed): it finds the
+// first fan-out that is not finished and either suspends on it (creating
+// and dispatching what is missing) or, if all its steps exist, has nothing
+// to do; after the last fan-out it ends the run.
+func (e *engine) replay(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	for _, fan := range e.h.Runs[d.Run].Fanouts {
+		f := &e.fans[fan]
+		fo := &e.h.Fanouts[fan]
+		switch {
+		case f.created < fo.Branches:
+			pr.suspendFan, pr.suspendNext = fan, 0
+			pr.state = psSuspending
+			e.suspendChunk(p)
+			return
+		case f.finished < fo.Branches:
+			e.done(p, DispAck, 0)
+			return
+		case f.failed > 0:
+			pr.state = psEnding
+			e.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+			return
+		}
+	}
+	pr.state = psEnding
+	e.call(p, OpEventsCreate, world.EvRunCompleted, world.NoStep, -1)
+}
+
+// suspendChunk writes the next chunk of step_created events; with resilient
+// dispatch each queued step's message is published alongside its create.
+func (e *engine) suspendChunk(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	fo := &e.h.Fanouts[pr.suspendFan]
+	w := &e.sc.Workflow
+	if pr.suspendNext >= fo.Branches {
+		pr.state = psDispatched
+		if !w.ResilientDispatch {
+			for i := fo.Inline; i < fo.Branches; i++ {
+				e.publishStep(p, fo.FirstStep+world.StepID(i), pr.suspendFan, e.dispatchSite(d.Run, false))
+			}
+			if pr.outstanding > 0 {
+				return
+			}
+		}
+		e.startInline(p)
+		return
+	}
+	end := min(fo.Branches, pr.suspendNext+int32(w.ChunkSize))
+	for i := pr.suspendNext; i < end; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		if e.store.Step(d.Run, step).Exists {
+			continue // the replay sees it in the log
+		}
+		queued := i >= fo.Inline
+		if queued && w.ResilientDispatch {
+			e.publishStep(p, step, pr.suspendFan, e.dispatchSite(d.Run, true))
+			if e.faults.Fire(e.siteLost) {
+				e.fault(FaultDropCreate, d.Run, p)
+				continue
+			}
+		}
+		e.call(p, OpEventsCreate, world.EvStepCreated, step, pr.suspendFan)
+	}
+	pr.suspendNext = end
+	if pr.outstanding == 0 {
+		e.suspendChunk(p)
+	}
+}
+
+func (e *engine) dispatchSite(run world.RunID, resilient bool) Site {
+	switch {
+	case e.h.Runs[run].Engine == EngineQuickJS:
+		return SiteQuickJS
+	case resilient:
+		return SiteSuspensionPublish
+	}
+	return SiteNodeDispatchLoop
+}
+
+// publishStep publishes a step message produced by p's deployment.
+func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
+	d := &e.h.Deliveries[p]
+	dep := d.Deployment
+	ver := e.deployments[dep].Producer
+	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
+		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0)}
+	if site == SiteDelayedRetry {
+		m.Delay = sim.Time(e.sc.Workflow.RetryDelay)
+		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
+	}
+	if ver == V2 {
+		m.HasCtx = true
+		m.Ctx = e.runContext(d.Run)
+	}
+	e.publish(p, m, site, ver)
+}
+
+func (e *engine) runContext(run world.RunID) RunContext {
+	v := e.store.Get(run)
+	return RunContext{DeploymentID: v.DeploymentID, SpecVersion: v.SpecVersion, StartedAt: v.StartedAt, RootRunID: v.RootRunID}
+}
+
+// msgKey is a step message's idempotency key: the dispatch of a step, or one
+// retry of it, is published at most once per key TTL.
+func msgKey(run world.RunID, step world.StepID, attempt int32) uint64 {
+	return 1<<63 | uint64(uint32(run))<<32 | uint64(uint32(step))<<8 | uint64(uint8(attempt))
+}
+
+// startInline runs the fan-out's first maxInline steps inside p, in parallel.
+func (e *engine) startInline(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	fo := &e.h.Fanouts[pr.suspendFan]
+	pr.state = psInlineWait
+	var children []int32
+	for i := int32(0); i < fo.Inline; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		if e.store.Step(d.Run, step).Status.Terminal() {
+			continue
+		}
+		c := e.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,
+			Target: d.Target, Deployment: d.Deployment, Version: d.Version}, p)
+		e.procs[c].held, e.procs[c].hasHeld = e.procs[p].held, true
+		e.procs[p].outstanding++
+		children = append(children, c)
+	}
+	if len(children) == 0 {
+		e.done(p, DispAck, 0)
+		return
+	}
+	for _, c := range children {
+		e.advance(c)
+	}
+}
+
+// ---- consumer ----
+
+func (e *engine) legacy(p int32) bool {
+	m := e.msgOf(p)
+	return m == nil || !m.HasCtx || e.h.Deliveries[p].Version == V1
+}
+
+// prologue starts a step delivery: the legacy read, or nothing but the
+// eager re-ensure of step_created on a redelivery.
+func (e *engine) prologue(p int32) {
+	d := &e.h.Deliveries[p]
+	m := e.msgOf(p)
+	e.procs[p].state = psPrologueDone
+	reensure := d.Attempt > 1 && m.HasInput
+	if e.legacy(p) {
+		d.Prologue = PrologueRunsGet
+		e.fans[d.Fanout].prologue++
+		e.counts.PrologueFetches++
+		e.read(p, ReasonPrologue, d.Fanout)
+	} else {
+		d.Prologue = PrologueRunContext
+	}
+	if reensure {
+		e.call(p, OpEventsCreate, world.EvStepCreated, d.Step, d.Fanout)
+	}
+	if e.procs[p].outstanding == 0 {
+		e.prologueDone(p)
+	}
+}
+
+func (e *engine) prologueDone(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	m := e.msgOf(p)
+	var runDep int32
+	if d.Prologue == PrologueRunsGet {
+		st := e.calls[pr.getCall].StatusRead
+		if st != world.RunRunning {
+			e.outcome(p, OutcomeGone)
+			e.done(p, DispAck, 0)
+			return
+		}
+		pr.held, pr.hasHeld = st, true
+		runDep = e.store.Get(d.Run).DeploymentID // immutable: a stale read agrees
+	} else {
+		runDep = m.Ctx.DeploymentID
+	}
+	if runDep != d.Deployment {
+		e.reroute(p, runDep)
+		return
+	}
+	if e.sc.Faults.CrashFirstDelivery && d.Attempt == 1 && !e.faults.Stopped() {
+		e.crash(p)
+		return
+	}
+	e.claimStep(p)
+}
+
+// reroute is the deployment guard: the message goes back to the run's
+// deployment with its retry counter raised, or the run fails after three.
+func (e *engine) reroute(p int32, runDep int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	m := *e.msgOf(p)
+	d.Rerouted = true
+	e.counts.Reroutes++
+	if m.Reroutes >= maxReroutes {
+		pr.state = psEnding
+		e.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+		return
+	}
+	m.Reroutes++
+	m.Target = runDep
+	m.Origin = m.ID
+	m.Key = 0
+	if e.vs.rerouteDropsInput && m.Kind == MsgStep {
+		m.HasInput, m.HasCtx, m.Ctx = false, false, RunContext{}
+	}
+	pr.state = psAfterPublish
+	e.publish(p, m, SiteReroute, e.deployments[d.Deployment].Producer)
+}
+
+func (e *engine) claimStep(p int32) {
+	d := &e.h.Deliveries[p]
+	e.procs[p].state = psClaimed
+	e.call(p, OpEventsCreate, world.EvStepStarted, d.Step, d.Fanout)
+}
+
+func (e *engine) claimed(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	c := &e.calls[pr.lastCall]
+	switch c.Result {
+	case world.OK:
+		d.BodyRan = true
+		d.BodyStart = e.k.Now()
+		pr.state = psBodyDone
+		pr.outstanding++
+		e.k.After(e.sc.Workflow.Body.Draw(e.c), evBodyDone, 0, uint64(p))
+	case world.RunExpired:
+		e.outcome(p, OutcomeGone)
+		e.done(p, DispAck, 0)
+	case world.EntityConflict:
+		e.outcome(p, OutcomeSkipped)
+		e.checkPending(p)
+	case world.TooEarly:
+		e.outcome(p, OutcomeThrottled)
+		e.done(p, DispRedeliver, c.RetryAfter-e.k.Now())
+	case world.NotFound:
+		m := e.msgOf(p)
+		if m != nil && m.HasInput && !pr.recreated && !e.vs.attemptGatedRecovery {
+			// In-band recovery: create the step from the message and claim
+			// again within this delivery.
+			pr.recreated = true
+			pr.state = psRecreated
+			e.call(p, OpEventsCreate, world.EvStepCreated, d.Step, d.Fanout)
+			return
+		}
+		e.done(p, DispThrow, 0)
+	}
+}
+
+// bodyDone decides the body's result and writes it.
+func (e *engine) bodyDone(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	w := &e.sc.Workflow
+	fo := &e.h.Fanouts[d.Fanout]
+	idx := int32(d.Step - fo.FirstStep)
+	attempt := e.store.Step(d.Run, d.Step).Attempt
+	fatal := idx >= fo.Branches-int32(w.FatalSteps)
+	failed := fatal || (idx >= fo.Branches-int32(w.FlakySteps) && attempt <= int32(w.FlakyTimes))
+	if !failed && e.faults.Fire(e.siteBody) {
+		failed = true
+		e.fault(FaultBodyFailure, d.Run, p)
+	}
+	pr.state = psTerminalWritten
+	switch {
+	case !failed:
+		e.call(p, OpEventsCreate, world.EvStepCompleted, d.Step, d.Fanout)
+	case fatal || attempt > int32(w.MaxRetries):
+		e.call(p, OpEventsCreate, world.EvStepFailed, d.Step, d.Fanout)
+	default:
+		idx := e.call(p, OpEventsCreate, world.EvStepRetrying, d.Step, d.Fanout)
+		e.calls[idx].RetryAfter = e.k.Now().Add(w.RetryDelay)
+	}
+}
+
+func (e *engine) terminalWritten(p int32) {
+	c := &e.calls[e.procs[p].lastCall]
+	switch c.Result {
+	case world.OK:
+		switch c.Event {
+		case world.EvStepRetrying:
+			e.outcome(p, OutcomeRetry)
+			e.procs[p].state = psAfterPublish
+			e.publishStep(p, c.Step, c.Fanout, SiteDelayedRetry)
+			return
+		case world.EvStepFailed:
+			e.outcome(p, OutcomeFailed)
+		default:
+			e.outcome(p, OutcomeCompleted)
+		}
+		if e.vs.atomicFanIn {
+			if c.WasLast {
+				e.lastCompleter(p)
+				return
+			}
+			e.done(p, DispAck, 0)
+			return
+		}
+		e.checkPending(p)
+	case world.EntityConflict:
+		e.outcome(p, OutcomeSkipped)
+		e.checkPending(p)
+	default:
+		e.outcome(p, OutcomeGone)
+		e.done(p, DispAck, 0)
+	}
+}
+
+// checkPending lists the log to learn whether the fan-out is finished.
+func (e *engine) checkPending(p int32) {
+	d := &e.h.Deliveries[p]
+	if e.vs.atomicFanIn {
+		// The atomic World answered with the write; a skip is never last.
+		e.done(p, DispAck, 0)
+		return
+	}
+	e.procs[p].state = psListed
+	e.call(p, OpEventsList, 0, world.NoStep, d.Fanout)
+}
+
+func (e *engine) listed(p int32) {
+	if !e.pendingEmpty(e.h.Deliveries[p].Fanout) {
+		e.done(p, DispAck, 0)
+		return
+	}
+	e.lastCompleter(p)
+}
+
+// lastCompleter: this delivery saw the fan-out finished. The fetch-free path
+// makes the fan-out's one lazy runs.get; an actor that already holds the run
+// (the orchestrator's inline step, or a legacy consumer) continues with it.
+func (e *engine) lastCompleter(p int32) {
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	d.LastComplete = true
+	f := &e.fans[d.Fanout]
+	f.lastSeen++
+	if d.Msg >= 0 && d.Prologue == PrologueRunContext {
+		f.lazy++
+		e.counts.LazyFetches++
+		pr.state = psLazyRead
+		e.read(p, ReasonLastCompleter, d.Fanout)
+		return
+	}
+	if pr.hasHeld && (pr.held.Terminal() || (e.vs.strictGate && pr.held != world.RunRunning)) {
+		e.done(p, DispAck, 0)
+		return
+	}
+	e.continueFanout(p)
+}
+
+// continueFanout replays the workflow inline after a finished fan-out.
+func (e *engine) continueFanout(p int32) {
+	d := &e.h.Deliveries[p]
+	fo := &e.h.Fanouts[d.Fanout]
+	if !fo.Continued {
+		fo.Continued = true
+		fo.ContinuedBy = e.callerOf(p).Kind
+	}
+	d.Continued = true
+	e.procs[p].state = psReplayListed
+	e.call(p, OpEventsList, 0, world.NoStep, -1)
+}
+

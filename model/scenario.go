@@ -1,0 +1,265 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/simlab/simlab/sim"
+)
+
+// Engine is the execution engine a run's workflow code runs on.
+type Engine uint8
+
+const (
+	EngineNode    Engine = iota // Node.js: node dispatch loop / suspension publish
+	EngineQuickJS               // QuickJS: queueStepMessage
+)
+
+func (e Engine) String() string { return [...]string{"node", "quickjs"}[e] }
+
+// Scenario is everything a simulated run is built from, apart from the
+// chooser. Every field has a default (DefaultScenario); a scenario file only
+// names what it changes. The field names are the file format's (docs/SCENARIOS.md).
+type Scenario struct {
+	Name        string `json:"name" yaml:"name"`
+	Description string `json:"description" yaml:"description"`
+	// World names the profile (world-local, world-postgres, world-vercel);
+	// Store overrides any of that profile's parameters.
+	World string  `json:"world" yaml:"world"`
+	Store Profile `json:"store" yaml:"store"`
+
+	Runs        int           `json:"runs" yaml:"runs"`                 // workflow runs started
+	RunInterval time.Duration `json:"run_interval" yaml:"run_interval"` // between run starts
+
+	Workflow    Workflow           `json:"workflow" yaml:"workflow"`
+	Deployments []DeploymentConfig `json:"deployments" yaml:"deployments"`
+	Rollout     Rollout            `json:"rollout" yaml:"rollout"`
+	Faults      FaultConfig        `json:"faults" yaml:"faults"`
+	Limits      RunLimits          `json:"limits" yaml:"limits"`
+	Variants    []string           `json:"variants" yaml:"variants"`
+}
+
+// Workflow is the shape of every run's workflow code.
+type Workflow struct {
+	// Fanouts lists the width of each Promise.all, in order.
+	Fanouts []int `json:"fanouts" yaml:"fanouts"`
+	// MaxInline steps of a fan-out run inside the orchestrator's invocation.
+	MaxInline int `json:"max_inline" yaml:"max_inline"`
+	// ChunkSize step_created events are written at once.
+	ChunkSize int `json:"chunk_size" yaml:"chunk_size"`
+	// ResilientDispatch publishes step messages in parallel with their
+	// step_created, carrying stepInput.
+	ResilientDispatch bool `json:"resilient_dispatch" yaml:"resilient_dispatch"`
+	// Body is how long a step body runs.
+	Body sim.Dist `json:"body" yaml:"body"`
+	// FlakySteps: the last that many steps of each fan-out fail FlakyTimes
+	// times before they succeed.
+	FlakySteps int `json:"flaky_steps" yaml:"flaky_steps"`
+	FlakyTimes int `json:"flaky_times" yaml:"flaky_times"`
+	// FatalSteps: the last that many steps of each fan-out fail fatally.
+	FatalSteps int `json:"fatal_steps" yaml:"fatal_steps"`
+	// MaxRetries is how many times a failing step is retried (DOMAIN: 3).
+	MaxRetries int `json:"max_retries" yaml:"max_retries"`
+	// RetryDelay is the delaySeconds of a delayed retry's re-publish.
+	RetryDelay time.Duration `json:"retry_delay" yaml:"retry_delay"`
+	// QuickJSShare is the share of runs executed on the QuickJS engine.
+	QuickJSShare float64 `json:"quickjs_share" yaml:"quickjs_share"`
+}
+
+// DeploymentConfig is one deployment: its producer and consumer versions and
+// the share of runs that start on it.
+type DeploymentConfig struct {
+	Name     string  `json:"name" yaml:"name"`
+	Producer string  `json:"producer" yaml:"producer"` // v1 or v2
+	Consumer string  `json:"consumer" yaml:"consumer"` // v1 or v2
+	Share    float64 `json:"share" yaml:"share"`
+}
+
+// Rollout moves every run started at or after At onto deployment To; runs
+// already pinned elsewhere keep their deployment (old and new side by side).
+type Rollout struct {
+	At time.Duration `json:"at" yaml:"at"`
+	To string        `json:"to" yaml:"to"`
+}
+
+// FaultConfig sets every fault's rate. A rate is the chance that the fault
+// fires each time the code reaches its site; with Swarm, each site is first
+// switched on for the whole run with probability 0.25 (FoundationDB BUGGIFY).
+type FaultConfig struct {
+	Swarm bool `json:"swarm" yaml:"swarm"`
+	// Until ends the fault phase: from then on nothing fires, so liveness can
+	// be judged once the queue drains. 0 means the faults never stop.
+	Until time.Duration `json:"until" yaml:"until"`
+	// Crash: a consumer dies between two of its calls.
+	Crash float64 `json:"crash" yaml:"crash"`
+	// Misdeliver: a message is delivered to another deployment's consumer.
+	Misdeliver float64 `json:"misdeliver" yaml:"misdeliver"`
+	// StaleRead: a runs.get returns the run as it was up to store.stale_lag ago.
+	StaleRead float64 `json:"stale_read" yaml:"stale_read"`
+	// LostCreate: a resiliently dispatched step_created never lands.
+	LostCreate float64 `json:"lost_create" yaml:"lost_create"`
+	// BodyFailure: a step body throws (a retry follows).
+	BodyFailure float64 `json:"body_failure" yaml:"body_failure"`
+	// Cancel: a run is cancelled from outside at a time drawn in [0, CancelWithin).
+	Cancel       float64       `json:"cancel" yaml:"cancel"`
+	CancelWithin time.Duration `json:"cancel_within" yaml:"cancel_within"`
+	// CancelAt cancels every run this long after it starts (scripted; 0: off).
+	CancelAt time.Duration `json:"cancel_at" yaml:"cancel_at"`
+	// CrashFirstDelivery crashes every step message's first delivery just
+	// before its claim (scripted, for the golden scenarios).
+	CrashFirstDelivery bool `json:"crash_first_delivery" yaml:"crash_first_delivery"`
+}
+
+// RunLimits bound a simulation.
+type RunLimits struct {
+	MaxEvents int64         `json:"max_events" yaml:"max_events"`
+	MaxTime   time.Duration `json:"max_time" yaml:"max_time"`
+}
+
+// DefaultScenario is the `fanout` scenario: one run, a 16-branch fan-out on
+// world-local, every deployment v2. Every other scenario starts from it.
+func DefaultScenario() Scenario {
+	return Scenario{
+		Name:        "fanout",
+		Description: "one run with a 16-branch fan-out on world-local, v2 producers and consumers",
+		World:       "world-local",
+		Store:       LocalProfile(),
+		Runs:        1,
+		Workflow: Workflow{
+			Fanouts:           []int{16},
+			MaxInline:         3,
+			ChunkSize:         32,
+			ResilientDispatch: true,
+			Body:              dist(5, 20, 50, 100, 250),
+			MaxRetries:        3,
+			RetryDelay:        time.Second,
+		},
+		Deployments: []DeploymentConfig{{Name: "dpl-a", Producer: "v2", Consumer: "v2", Share: 1}},
+		Limits:      RunLimits{MaxEvents: 10_000_000, MaxTime: time.Hour},
+	}
+}
+
+// Validate checks the meaning of every field and names the first that is
+// wrong. Parsing has already checked the types.
+func (s *Scenario) Validate() error {
+	if _, ok := Profiles()[s.World]; !ok {
+		return fmt.Errorf("world = %q: want one of %v", s.World, ProfileNames())
+	}
+	if err := s.Store.Validate(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if s.Runs < 1 {
+		return fmt.Errorf("runs = %d: want at least 1", s.Runs)
+	}
+	if s.RunInterval < 0 {
+		return fmt.Errorf("run_interval = %v: must not be negative", s.RunInterval)
+	}
+	w := &s.Workflow
+	if len(w.Fanouts) == 0 {
+		return fmt.Errorf("workflow.fanouts is empty: want at least one fan-out width")
+	}
+	for i, n := range w.Fanouts {
+		if n < 1 || n > 100000 {
+			return fmt.Errorf("workflow.fanouts[%d] = %d: want a width between 1 and 100000", i, n)
+		}
+	}
+	checks := []struct {
+		name string
+		v    int
+	}{
+		{"workflow.max_inline", w.MaxInline}, {"workflow.flaky_steps", w.FlakySteps},
+		{"workflow.flaky_times", w.FlakyTimes}, {"workflow.fatal_steps", w.FatalSteps},
+		{"workflow.max_retries", w.MaxRetries},
+	}
+	for _, c := range checks {
+		if c.v < 0 {
+			return fmt.Errorf("%s = %d: must not be negative", c.name, c.v)
+		}
+	}
+	if w.ChunkSize < 1 {
+		return fmt.Errorf("workflow.chunk_size = %d: want at least 1", w.ChunkSize)
+	}
+	if err := w.Body.Validate(); err != nil {
+		return fmt.Errorf("workflow.body.%w", err)
+	}
+	if w.RetryDelay < 0 {
+		return fmt.Errorf("workflow.retry_delay = %v: must not be negative", w.RetryDelay)
+	}
+	if !(w.QuickJSShare >= 0 && w.QuickJSShare <= 1) {
+		return fmt.Errorf("workflow.quickjs_share = %v: want a share in [0, 1]", w.QuickJSShare)
+	}
+	if len(s.Deployments) == 0 {
+		return fmt.Errorf("deployments is empty: want at least one deployment")
+	}
+	names := map[string]bool{}
+	total := 0.0
+	for i, d := range s.Deployments {
+		if d.Name == "" {
+			return fmt.Errorf("deployments[%d].name is empty", i)
+		}
+		if names[d.Name] {
+			return fmt.Errorf("deployments[%d].name = %q: used twice", i, d.Name)
+		}
+		names[d.Name] = true
+		if _, err := parseVersion(d.Producer); err != nil {
+			return fmt.Errorf("deployments[%d].producer = %q: %w", i, d.Producer, err)
+		}
+		if _, err := parseVersion(d.Consumer); err != nil {
+			return fmt.Errorf("deployments[%d].consumer = %q: %w", i, d.Consumer, err)
+		}
+		if !(d.Share >= 0 && d.Share <= 1) {
+			return fmt.Errorf("deployments[%d].share = %v: want a share in [0, 1]", i, d.Share)
+		}
+		total += d.Share
+	}
+	if total <= 0 {
+		return fmt.Errorf("deployments: every share is 0; at least one deployment must start runs")
+	}
+	if s.Rollout.To != "" && !names[s.Rollout.To] {
+		return fmt.Errorf("rollout.to = %q: no deployment has that name", s.Rollout.To)
+	}
+	if s.Rollout.At < 0 {
+		return fmt.Errorf("rollout.at = %v: must not be negative", s.Rollout.At)
+	}
+	f := &s.Faults
+	rates := []struct {
+		name string
+		v    float64
+	}{
+		{"faults.crash", f.Crash}, {"faults.misdeliver", f.Misdeliver}, {"faults.stale_read", f.StaleRead},
+		{"faults.lost_create", f.LostCreate}, {"faults.body_failure", f.BodyFailure}, {"faults.cancel", f.Cancel},
+	}
+	for _, r := range rates {
+		if !(r.v >= 0 && r.v <= 1) {
+			return fmt.Errorf("%s = %v: want a probability in [0, 1]", r.name, r.v)
+		}
+	}
+	if f.Until < 0 || f.CancelWithin < 0 || f.CancelAt < 0 {
+		return fmt.Errorf("faults: until, cancel_within and cancel_at must not be negative")
+	}
+	if f.Cancel > 0 && f.CancelWithin <= 0 {
+		return fmt.Errorf("faults.cancel_within = %v: must be positive when faults.cancel is set", f.CancelWithin)
+	}
+	if s.Limits.MaxEvents < 0 {
+		return fmt.Errorf("limits.max_events = %d: must not be negative", s.Limits.MaxEvents)
+	}
+	if s.Limits.MaxTime < 0 {
+		return fmt.Errorf("limits.max_time = %v: must not be negative", s.Limits.MaxTime)
+	}
+	for i, v := range s.Variants {
+		if _, ok := variantByName(v); !ok {
+			return fmt.Errorf("variants[%d] = %q: unknown variant; want one of %v", i, v, VariantNames())
+		}
+	}
+	return nil
+}
+
+func parseVersion(s string) (Version, error) {
+	switch s {
+	case "v1":
+		return V1, nil
+	case "v2":
+		return V2, nil
+	}
+	return 0, fmt.Errorf("want v1 or v2")
+}

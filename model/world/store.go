@@ -1,0 +1,353 @@
+package world
+
+import (
+	"fmt"
+
+	"github.com/simlab/simlab/sim"
+)
+
+// statusChange is one entry of a run's status history, kept so that stale
+// reads can be answered as of an earlier virtual time.
+type statusChange struct {
+	at     sim.Time
+	status RunStatus
+}
+
+// runRow is everything the store knows about one run. The log and the steps
+// slice survive Reset (truncated, capacity kept), so a store reused across
+// simulation runs stops allocating once it has seen its high-water mark.
+type runRow struct {
+	view RunView
+	// A run changes status at most three times: pending at creation, running,
+	// then terminal; a fixed array keeps the history out of the heap.
+	hist  [3]statusChange
+	nHist uint8
+	// Positions of the events that idempotent replays answer with.
+	startedPos  int32
+	terminalPos int32
+	log         []LoggedEvent
+	steps       []Step // indexed by StepID; Exists marks created slots
+}
+
+func (r *runRow) record(at sim.Time, st RunStatus) {
+	r.hist[r.nHist] = statusChange{at: at, status: st}
+	r.nHist++
+}
+
+func (r *runRow) append(now sim.Time, ev Event) int32 {
+	pos := int32(len(r.log))
+	r.log = append(r.log, LoggedEvent{Event: ev, At: now, Pos: pos})
+	return pos
+}
+
+// Store is the pure World store: rows, logs and the validation rules of
+// events.create. It is not safe for concurrent use; the simulation is
+// single-threaded and the caller serialises calls in virtual time.
+type Store struct {
+	fence Fence
+	runs  []runRow // indexed by RunID
+}
+
+// New returns an empty store applying the given step_started fence.
+func New(fence Fence) *Store { return &Store{fence: fence} }
+
+// Reset empties the store for the next simulation run and sets its fence. It
+// keeps every buffer's capacity, which is why rows beyond len(s.runs) may still
+// hold stale data: CreateRun reinitialises a row before reusing it.
+func (s *Store) Reset(fence Fence) {
+	s.fence = fence
+	s.runs = s.runs[:0]
+}
+
+// Fence returns the step_started fence the store applies.
+func (s *Store) Fence() Fence { return s.fence }
+
+// Runs returns the number of runs created; valid ids are 0..Runs()-1.
+func (s *Store) Runs() int { return len(s.runs) }
+
+// Has reports whether id names a created run.
+func (s *Store) Has(id RunID) bool { return id >= 0 && int(id) < len(s.runs) }
+
+// CreateRun creates a pending run, appends its run_created event and returns
+// its id. A negative root makes the run its own lineage root (DOMAIN §1).
+func (s *Store) CreateRun(now sim.Time, deployment, specVersion int32, root RunID) RunID {
+	id := RunID(len(s.runs))
+	if root < 0 {
+		root = id
+	}
+	if len(s.runs) < cap(s.runs) {
+		s.runs = s.runs[:len(s.runs)+1]
+	} else {
+		s.runs = append(s.runs, runRow{})
+	}
+	r := &s.runs[id]
+	*r = runRow{
+		view: RunView{
+			Identity: Identity{RunID: id, DeploymentID: deployment, SpecVersion: specVersion, RootRunID: root},
+			Status:   RunPending,
+		},
+		startedPos:  -1,
+		terminalPos: -1,
+		log:         r.log[:0],
+		steps:       r.steps[:0],
+	}
+	r.record(now, RunPending)
+	r.append(now, Event{Type: EvRunCreated, Run: id, Step: NoStep})
+	return id
+}
+
+// Apply is events.create: it validates ev against the rows as they are at now
+// and, only when the result is OK, appends it and updates the projections. pos
+// is the event's log position when OK (for an idempotent replay, the position
+// of the event it repeats) and -1 otherwise; retryAfter is set only for
+// TooEarly. Apply panics on an undeclared event type, which only a model bug
+// can produce.
+func (s *Store) Apply(now sim.Time, ev Event) (res Result, retryAfter sim.Time, pos int32) {
+	if !ev.Type.valid() {
+		panic(fmt.Sprintf("world: Apply of unknown event type %d", uint8(ev.Type)))
+	}
+	if !s.Has(ev.Run) {
+		return NotFound, 0, -1
+	}
+	r := &s.runs[ev.Run]
+	// Canonical log entries: fields an event type does not use are zeroed, so
+	// two logs that mean the same thing compare equal.
+	if ev.Type != EvStepRetrying {
+		ev.RetryAfter = 0
+	}
+	if ev.Type.IsStepEvent() {
+		return s.applyStep(r, now, ev)
+	}
+	ev.Step = NoStep
+	return applyRun(r, now, ev)
+}
+
+// applyRun applies a run-level event (run_* and attr_set).
+func applyRun(r *runRow, now sim.Time, ev Event) (Result, sim.Time, int32) {
+	st := r.view.Status
+	if st.Terminal() {
+		switch {
+		case ev.Type == EvRunCancelled && st == RunCancelled:
+			// Cancelling twice is how every client retries a cancel; answer with
+			// the original event rather than logging a second one.
+			return OK, 0, r.terminalPos
+		case ev.Type == EvRunStarted:
+			return RunExpired, 0, -1
+		default:
+			return EntityConflict, 0, -1
+		}
+	}
+	switch ev.Type {
+	case EvRunCreated:
+		// The run already exists; CreateRun is the only way to create one.
+		return EntityConflict, 0, -1
+	case EvRunStarted:
+		if st == RunRunning {
+			// A workflow replay re-sends run_started; startedAt is immutable,
+			// so the first one stands and nothing is logged.
+			return OK, 0, r.startedPos
+		}
+		r.view.Status = RunRunning
+		r.view.StartedAt = now
+		r.record(now, RunRunning)
+		r.startedPos = r.append(now, ev)
+		return OK, 0, r.startedPos
+	case EvRunCompleted, EvRunFailed, EvRunCancelled:
+		// Accepted from pending too: a run that never started can still be
+		// cancelled from outside, and completing or failing it is terminal
+		// either way; its StartedAt simply stays 0.
+		term := runTerminal(ev.Type)
+		r.view.Status = term
+		r.view.CompletedAt = now
+		r.record(now, term)
+		r.terminalPos = r.append(now, ev)
+		return OK, 0, r.terminalPos
+	default: // EvAttrSet: logged, no projection changes.
+		return OK, 0, r.append(now, ev)
+	}
+}
+
+// applyStep applies a step event. The checks run in this order, and the order
+// is the rule (DOMAIN §2 lists situations, not precedence):
+//
+//  1. step_created: run terminal → EntityConflict; step exists → EntityConflict;
+//     else the step is created pending with attempt 0.
+//  2. step_started on a terminal run → RunExpired whatever the step's status,
+//     even missing or terminal (the fix). Under FencePreFix a step that still
+//     reads running is accepted instead (attempt += 1): the historical bug.
+//  3. step missing → NotFound.
+//  4. step terminal → EntityConflict, for every step event.
+//  5. run terminal, step_completed/step_failed of a running step → accepted:
+//     in-flight steps may finish.
+//  6. run terminal, any other write (step_retrying, or a write to a pending
+//     step) → RunExpired.
+//  7. step_started: retryAfter in the future → TooEarly(retryAfter); otherwise
+//     pending → running, or running → running (crash recovery); attempt += 1.
+//  8. step_completed/step_failed: running → terminal; pending → EntityConflict.
+//  9. step_retrying: running → pending with the event's retryAfter; pending →
+//     EntityConflict.
+//
+// Rule 2 before 3 and 4 is what makes "always" true: a redelivered start on an
+// ended run is told the run is gone, never that the step is missing or done.
+func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, int32) {
+	runDone := r.view.Status.Terminal()
+	var st *Step
+	if ev.Step >= 0 && int(ev.Step) < len(r.steps) && r.steps[ev.Step].Exists {
+		st = &r.steps[ev.Step]
+	}
+
+	// 1.
+	if ev.Type == EvStepCreated {
+		switch {
+		case runDone, st != nil:
+			return EntityConflict, 0, -1
+		case ev.Step < 0:
+			// NoStep (or any negative id) has no slot; treat it as a step that
+			// cannot exist rather than panicking on a malformed request.
+			return NotFound, 0, -1
+		}
+		r.growSteps(int(ev.Step) + 1)
+		r.steps[ev.Step] = Step{Exists: true, Status: StepPending}
+		return OK, 0, r.append(now, ev)
+	}
+
+	// 2.
+	if ev.Type == EvStepStarted && runDone {
+		if s.fence == FencePreFix && st != nil && st.Status == StepRunning {
+			st.Attempt++
+			return OK, 0, r.append(now, ev)
+		}
+		return RunExpired, 0, -1
+	}
+
+	// 3, 4.
+	if st == nil {
+		return NotFound, 0, -1
+	}
+	if st.Status.Terminal() {
+		return EntityConflict, 0, -1
+	}
+
+	// 5, 6.
+	if runDone {
+		if (ev.Type == EvStepCompleted || ev.Type == EvStepFailed) && st.Status == StepRunning {
+			st.Status = stepTerminal(ev.Type)
+			return OK, 0, r.append(now, ev)
+		}
+		return RunExpired, 0, -1
+	}
+
+	switch ev.Type {
+	case EvStepStarted: // 7.
+		if st.RetryAfter > now {
+			return TooEarly, st.RetryAfter, -1
+		}
+		st.Status = StepRunning
+		st.Attempt++
+	case EvStepCompleted, EvStepFailed: // 8.
+		if st.Status != StepRunning {
+			// The real World wants a claim before an outcome; simlab's
+			// consumers always claim first, so this only catches model bugs.
+			return EntityConflict, 0, -1
+		}
+		st.Status = stepTerminal(ev.Type)
+	default: // 9. EvStepRetrying
+		if st.Status != StepRunning {
+			return EntityConflict, 0, -1
+		}
+		st.Status = StepPending
+		st.RetryAfter = ev.RetryAfter
+	}
+	return OK, 0, r.append(now, ev)
+}
+
+// stepTerminal maps a terminal step event to the status it leaves.
+func stepTerminal(t EventType) StepStatus {
+	if t == EvStepFailed {
+		return StepFailed
+	}
+	return StepCompleted
+}
+
+// runTerminal maps a terminal run event to the status it leaves.
+func runTerminal(t EventType) RunStatus {
+	switch t {
+	case EvRunFailed:
+		return RunFailed
+	case EvRunCancelled:
+		return RunCancelled
+	}
+	return RunCompleted
+}
+
+// growSteps makes r.steps at least n long. Slots between the old length and n
+// are zeroed because, after Reset, the reused backing array holds the previous
+// simulation's steps.
+func (r *runRow) growSteps(n int) {
+	old := len(r.steps)
+	if n <= old {
+		return
+	}
+	if n <= cap(r.steps) {
+		r.steps = r.steps[:n]
+	} else {
+		r.steps = append(r.steps, make([]Step, n-old)...)
+	}
+	clear(r.steps[old:n])
+}
+
+// row returns the run's row, panicking on an id the store never issued: the
+// reads take ids from the store's own answers, so a bad one is a model bug.
+func (s *Store) row(id RunID) *runRow {
+	if !s.Has(id) {
+		panic(fmt.Sprintf("world: no run %d (store has %d)", id, len(s.runs)))
+	}
+	return &s.runs[id]
+}
+
+// Get is a fresh runs.get. It panics on an unknown id (see Has).
+func (s *Store) Get(id RunID) RunView { return s.row(id).view }
+
+// GetAsOf returns the run row as it was at virtual time t, for stale reads. A
+// change made at time T is visible at T. Only status, StartedAt and CompletedAt
+// vary; the other identity fields never change. A t before the run's creation
+// answers as at creation (pending), since a caller cannot hold an id earlier.
+func (s *Store) GetAsOf(id RunID, t sim.Time) RunView {
+	r := s.row(id)
+	n := 0
+	for n < int(r.nHist) && r.hist[n].at <= t {
+		n++
+	}
+	v := r.view
+	if n == int(r.nHist) {
+		return v
+	}
+	if n == 0 {
+		n = 1
+	}
+	v.Status = r.hist[n-1].status
+	if !v.Status.Terminal() {
+		v.CompletedAt = 0
+	}
+	if v.Status == RunPending {
+		v.StartedAt = 0
+	}
+	return v
+}
+
+// Log is events.list. It returns the store's own slice, valid until the next
+// Apply or Reset; callers must not modify it. An unknown id has no log.
+func (s *Store) Log(id RunID) []LoggedEvent {
+	if !s.Has(id) {
+		return nil
+	}
+	return s.runs[id].log
+}
+
+// Step returns the step row; Exists is false for unknown runs or steps.
+func (s *Store) Step(id RunID, step StepID) Step {
+	if !s.Has(id) || step < 0 || int(step) >= len(s.runs[id].steps) {
+		return Step{}
+	}
+	return s.runs[id].steps[step]
+}
