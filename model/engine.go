@@ -10,14 +10,14 @@ import (
 
 // Kernel event kinds. The payload is an index into one of the engine's tables.
 const (
-	evRunStart   uint32 = iota + 1 // payload: run index
-	evCancel                       // payload: run index
-	evCallDone                     // payload: call index
-	evPublishDone                  // payload: pending publish index
-	evDeliver                      // payload: message index | epoch<<32
-	evBodyDone                     // payload: proc index
-	evVisExpire                    // payload: proc index
-	evStopFaults                   // payload: 0
+	evRunStart    uint32 = iota + 1 // payload: run index
+	evCancel                        // payload: run index
+	evCallDone                      // payload: call index
+	evPublishDone                   // payload: pending publish index
+	evDeliver                       // payload: message index | epoch<<32
+	evBodyDone                      // payload: proc index
+	evVisExpire                     // payload: proc index
+	evStopFaults                    // payload: 0
 )
 
 // Options choose what a run records.
@@ -165,9 +165,9 @@ type engine struct {
 	started []bool
 
 	siteCrash, siteMisdeliver, siteStale, siteLost, siteBody, siteCancel sim.Site
-	deployments                                                      []Deployment
-	shareCum                                                         []float64
-	rolloutTo                                                        int32
+	deployments                                                          []Deployment
+	shareCum                                                             []float64
+	rolloutTo                                                            int32
 }
 
 // Result is one simulation's outcome.
@@ -287,7 +287,7 @@ func (e *engine) setupRuns() {
 		if e.sc.Faults.CancelAt > 0 {
 			info.CancelAt = start.Add(e.sc.Faults.CancelAt)
 		} else if e.faults.Fire(e.siteCancel) {
-			info.CancelAt = start.Add(time.Duration(1 + e.c.Choose(1000)) * e.sc.Faults.CancelWithin / 1000)
+			info.CancelAt = start.Add(time.Duration(1+e.c.Choose(1000)) * e.sc.Faults.CancelWithin / 1000)
 			e.fault(FaultCancel, world.RunID(i), -1)
 		}
 		step := world.StepID(0)

@@ -590,4 +590,3 @@ func (e *engine) continueFanout(p int32) {
 	e.procs[p].state = psReplayListed
 	e.call(p, OpEventsList, 0, world.NoStep, -1)
 }
-
