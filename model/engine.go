@@ -140,34 +140,34 @@ type pendingPublish struct {
 
 // engine is one simulation of a scenario.
 type engine struct {
-	sc      *Scenario
-	prof    Profile
-	vs      variantSet
-	opts    Options
-	k       *sim.Kernel
-	c       sim.Chooser
-	faults  *sim.Faults
-	store   *world.Store
-	h       *History
-	counts  Counts
-	reads   pool
-	writes  pool
-	calls   []Call
-	free    []int32 // recycled call slots when not recording
-	msgs    []msgRT
-	procs   []proc
-	fans    []fanRT
-	keys    map[uint64]sim.Time // idempotency key → claim expiry
-	pubs    []pendingPublish
-	busy    []int32 // per deployment: deliveries in flight
-	waitQ   [][]int32
-	runIDs  []world.RunID // run index → store id (equal by construction)
-	started []bool
+	sc     *Scenario
+	prof   Profile
+	vs     variantSet
+	opts   Options
+	k      *sim.Kernel
+	c      sim.Chooser
+	faults *sim.Faults
+	store  *world.Store
+	h      *History
+	counts Counts
+	reads  pool
+	writes pool
+	calls  []Call
+	free   []int32 // recycled call slots when not recording
+	msgs   []msgRT
+	procs  []proc
+	fans   []fanRT
+	keys   map[uint64]sim.Time // idempotency key → claim expiry
+	pubs   []pendingPublish
+	busy   []int32 // per deployment: deliveries in flight
+	waitQ  [][]int32
 
 	siteCrash, siteMisdeliver, siteStale, siteLost, siteBody, siteCancel sim.Site
 	deployments                                                          []Deployment
 	shareCum                                                             []float64
 	rolloutTo                                                            int32
+	lastActive                                                           sim.Time
+	serial                                                               uint64 // calls issued so far
 }
 
 // Result is one simulation's outcome.
@@ -329,21 +329,25 @@ func (e *engine) fault(kind FaultKind, run world.RunID, proc int32) {
 }
 
 func (e *engine) dispatch(ev sim.Event) {
+	if ev.Kind != evDeliver && ev.Kind != evVisExpire && ev.Kind != evStopFaults {
+		e.active()
+	}
 	switch ev.Kind {
 	case evRunStart:
 		e.startRun(int32(ev.Payload))
 	case evCancel:
 		e.cancelRun(int32(ev.Payload))
 	case evCallDone:
-		e.callDone(int32(ev.Payload))
+		e.callDone(int32(ev.Ref))
 	case evPublishDone:
 		e.publishDone(int32(ev.Payload))
 	case evDeliver:
+		// active() is called inside: a stale delivery event changes nothing.
 		e.deliver(int32(ev.Payload&0xffffffff), uint32(ev.Payload>>32))
 	case evBodyDone:
 		e.resume(int32(ev.Payload))
 	case evVisExpire:
-		e.visibilityExpired(int32(ev.Payload))
+		e.visibilityExpired(int32(ev.Payload)) // calls active() when it acts
 	case evStopFaults:
 		e.faults.Stop()
 		e.h.FaultsStopAt = e.k.Now()
@@ -352,11 +356,16 @@ func (e *engine) dispatch(ev sim.Event) {
 	}
 }
 
+// active notes that the current event changed something. Timers that find
+// nothing to do (a visibility timeout after an ack) still run, but the run's
+// end is the last instant anything happened.
+func (e *engine) active() { e.lastActive = e.k.Now() }
+
 func (e *engine) finish(stats sim.Stats) {
 	h := e.h
 	h.Hash = stats.Hash
 	h.Events = stats.Events
-	h.End = stats.Now
+	h.End = e.lastActive
 	h.Drained = stats.Reason == sim.Drained
 	h.FaultSites = e.faults.Report()
 	for i := range h.Runs {
@@ -367,6 +376,8 @@ func (e *engine) finish(stats sim.Stats) {
 	}
 	for i := range h.Fanouts {
 		f := &e.fans[i]
+		fo := &h.Fanouts[i]
+		fo.PrologueFetches, fo.LazyFetches, fo.LastCompleters = f.prologue, f.lazy, f.lastSeen
 		if f.lastSeen > 1 {
 			e.counts.ConcurrentLast++
 		}

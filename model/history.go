@@ -76,6 +76,11 @@ type Call struct {
 	Stale      bool
 	// WasLast is the atomic-fan-in World's answer to a terminal step write.
 	WasLast bool
+	// PendingEmpty is an events.list's answer about its fan-out: no step
+	// created and not finished, as of when the store served the read.
+	PendingEmpty bool
+
+	serial uint64 // issue order, the call's identity in the run's hash
 }
 
 // Site is where a step message was published (DOMAIN §5).
@@ -278,6 +283,10 @@ type Fanout struct {
 	// ContinuedBy says who replayed the workflow after the fan-out.
 	ContinuedBy CallerKind
 	Continued   bool
+	// Counted as the run went, whether or not the History records calls.
+	PrologueFetches int32 // legacy prologue reads of this fan-out's deliveries
+	LazyFetches     int32 // fetch-free last completers' lazy reads
+	LastCompleters  int32 // deliveries that saw the pending set empty
 }
 
 // Deployment is one deployment of the workflow code.

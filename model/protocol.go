@@ -234,7 +234,10 @@ func (e *engine) replay(p int32) {
 			e.suspendChunk(p)
 			return
 		case f.finished < fo.Branches:
-			e.done(p, DispAck, 0)
+			// Every step exists; the queued ones have messages. Only the
+			// inline ones may need this replay to run them.
+			pr.suspendFan = fan
+			e.startInline(p)
 			return
 		case f.failed > 0:
 			pr.state = psEnding
@@ -336,7 +339,11 @@ func (e *engine) startInline(p int32) {
 	var children []int32
 	for i := int32(0); i < fo.Inline; i++ {
 		step := fo.FirstStep + world.StepID(i)
-		if e.store.Step(d.Run, step).Status.Terminal() {
+		// Every unfinished inline step runs again: no message exists for
+		// it, so if the invocation that ran it crashed, only a replay can
+		// finish it (its step_started is accepted as crash recovery). Two
+		// replays at once both run it: at-least-once, as in the real system.
+		if st := e.store.Step(d.Run, step); !st.Exists || st.Status.Terminal() {
 			continue
 		}
 		c := e.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,
@@ -548,7 +555,7 @@ func (e *engine) checkPending(p int32) {
 }
 
 func (e *engine) listed(p int32) {
-	if !e.pendingEmpty(e.h.Deliveries[p].Fanout) {
+	if !e.calls[e.procs[p].lastCall].PendingEmpty {
 		e.done(p, DispAck, 0)
 		return
 	}

@@ -11,7 +11,8 @@ import (
 
 // newCall takes a call slot and fills in what the caller knows.
 func (e *engine) newCall(p int32, op Op, run world.RunID, step world.StepID, fan int32) int32 {
-	c := Call{Op: op, Caller: e.callerOf(p), Run: run, Step: step, Fanout: fan, Start: e.k.Now(), LogPos: -1}
+	e.serial++
+	c := Call{Op: op, Caller: e.callerOf(p), Run: run, Step: step, Fanout: fan, Start: e.k.Now(), LogPos: -1, serial: e.serial}
 	var idx int32
 	if n := len(e.free); n > 0 {
 		idx = e.free[n-1]
@@ -72,12 +73,20 @@ func (e *engine) serve(idx int32) {
 	switch c.Op {
 	case OpRunsGet:
 		d = e.prof.RunsGet
+		// A read executes when the store serves it; queueing delays what
+		// it sees, the answer's latency does not.
+		e.answerRunsGet(c)
 	case OpEventsCreate:
 		d = e.prof.EventsWrite
 	default:
 		d = e.prof.EventsList
+		if c.Fanout >= 0 {
+			c.PendingEmpty = e.pendingEmpty(c.Fanout)
+		}
 	}
-	e.k.After(d.Draw(e.c), evCallDone, uint32(c.Op), uint64(idx))
+	// The hash sees the caller and the call's serial number, never the
+	// slot, which depends on whether calls are recorded.
+	e.k.AfterRef(d.Draw(e.c), evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
 }
 
 // release frees the call's slot and starts the longest-waiting call.
@@ -104,14 +113,9 @@ func (e *engine) callDone(idx int32) {
 	c := &e.calls[idx]
 	c.End = e.k.Now()
 	e.release(c.Op)
-	switch c.Op {
-	case OpRunsGet:
-		e.answerRunsGet(c)
-	case OpEventsCreate:
+	if c.Op == OpEventsCreate {
+		// A write commits at the end of its service.
 		e.answerCreate(idx, c)
-	case OpEventsList:
-		// The log is read now; the caller computes from the store's rows
-		// as of this instant (see pendingEmpty).
 	}
 	p := c.Caller.Delivery
 	if c.Caller.Kind == CallerClient || c.Caller.Kind == CallerWorld {
@@ -270,6 +274,7 @@ func (e *engine) deliver(m int32, epoch uint32) {
 	if rt.state != msgQueued || rt.epoch != epoch {
 		return
 	}
+	e.active()
 	msg := &e.h.Messages[m]
 	dep := msg.Target
 	if len(e.deployments) > 1 && e.faults.Fire(e.siteMisdeliver) {
@@ -401,9 +406,12 @@ func (e *engine) releaseConsumer(p int32) {
 func (e *engine) visibilityExpired(p int32) {
 	d := &e.h.Deliveries[p]
 	rt := &e.msgs[d.Msg]
-	if rt.state != msgInFlight || rt.last != p || e.procs[p].released {
+	if rt.state != msgInFlight || rt.last != p {
 		return
 	}
-	e.releaseConsumer(p)
+	if !e.procs[p].released {
+		e.releaseConsumer(p)
+	}
+	e.active()
 	e.makeVisible(d.Msg, e.k.Now())
 }

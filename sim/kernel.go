@@ -59,10 +59,15 @@ func (k *Kernel) Now() Time { return k.now }
 // Schedule enqueues an event at an absolute virtual time, which must not be
 // before Now: event times never go backwards.
 func (k *Kernel) Schedule(at Time, kind, actor uint32, payload uint64) {
+	k.ScheduleRef(at, kind, actor, payload, 0)
+}
+
+// ScheduleRef is Schedule with a Ref handle for the model.
+func (k *Kernel) ScheduleRef(at Time, kind, actor uint32, payload uint64, ref uint32) {
 	if at < k.now {
 		panic(fmt.Sprintf("sim: event kind %d for actor %d scheduled at %v, before now (%v)", kind, actor, at, k.now))
 	}
-	k.queue.push(Event{At: at, Seq: k.seq, Kind: kind, Actor: actor, Payload: payload})
+	k.queue.push(Event{At: at, Seq: k.seq, Kind: kind, Actor: actor, Payload: payload, Ref: ref})
 	k.seq++
 	if n := k.queue.len(); n > k.maxPending {
 		k.maxPending = n
@@ -72,6 +77,11 @@ func (k *Kernel) Schedule(at Time, kind, actor uint32, payload uint64) {
 // After enqueues an event d after Now; a negative d is a model bug.
 func (k *Kernel) After(d time.Duration, kind, actor uint32, payload uint64) {
 	k.Schedule(k.now.Add(d), kind, actor, payload)
+}
+
+// AfterRef is After with a Ref handle for the model.
+func (k *Kernel) AfterRef(d time.Duration, kind, actor uint32, payload uint64, ref uint32) {
+	k.ScheduleRef(k.now.Add(d), kind, actor, payload, ref)
 }
 
 // Pending returns how many events are waiting.

@@ -10,6 +10,10 @@ type Event struct {
 	Kind    uint32
 	Actor   uint32
 	Payload uint64
+	// Ref is a handle the model may use to find the event's data (a slot in
+	// a table it recycles). It is not hashed: which slot held the data is
+	// not part of what happened.
+	Ref uint32
 }
 
 // before orders events by (time, insertion sequence), which makes the order

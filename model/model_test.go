@@ -1,0 +1,156 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+func TestEveryBuiltinIsDeterministicOver50Seeds(t *testing.T) {
+	for _, name := range BuiltinNames() {
+		sc, _ := Builtin(name)
+		distinct := map[uint64]bool{}
+		for seed := uint64(0); seed < 50; seed++ {
+			a, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, RecordStream: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, RecordStream: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.History.Hash != b.History.Hash {
+				d, _ := sim.FirstDifference(a.Stream, b.Stream)
+				t.Fatalf("%s seed %d: two runs differ: %v", name, seed, d)
+			}
+			distinct[a.History.Hash] = true
+		}
+		if len(distinct) < 40 {
+			t.Errorf("%s: only %d distinct histories over 50 seeds; is the chooser used?", name, len(distinct))
+		}
+	}
+}
+
+func TestRecordingDoesNotChangeTheRun(t *testing.T) {
+	for _, name := range BuiltinNames() {
+		sc, _ := Builtin(name)
+		for seed := uint64(0); seed < 10; seed++ {
+			on, _ := Run(&sc, sim.NewPCG(seed), Options{Record: true})
+			off, _ := Run(&sc, sim.NewPCG(seed), Options{})
+			if on.History.Hash != off.History.Hash || on.Counts != off.Counts {
+				t.Fatalf("%s seed %d: recording changed the run", name, seed)
+			}
+			if len(off.History.Calls) != 0 || len(off.History.Accepted) != 0 {
+				t.Fatalf("%s: recording off still kept calls", name)
+			}
+		}
+	}
+}
+
+func TestReplayingARecordedScheduleGivesTheSameHistory(t *testing.T) {
+	sc, _ := Builtin("faults")
+	for seed := uint64(0); seed < 20; seed++ {
+		rec := &sim.Recorder{Inner: sim.NewPCG(seed)}
+		a, _ := Run(&sc, rec, Options{})
+		rep := sim.NewReplayer(rec.Choices)
+		b, _ := Run(&sc, rep, Options{})
+		if a.History.Hash != b.History.Hash || rep.Mismatches != 0 || rep.Exhausted != 0 {
+			t.Fatalf("seed %d: replay differs (mismatches %d, exhausted %d)", seed, rep.Mismatches, rep.Exhausted)
+		}
+	}
+}
+
+// On the shipped protocol every run ends once faults stop and the queue
+// drains; this is the model's own sanity check (properties/ checks it with
+// shrinking).
+func TestShippedProtocolRunsEnd(t *testing.T) {
+	for _, name := range BuiltinNames() {
+		sc, _ := Builtin(name)
+		for seed := uint64(0); seed < 100; seed++ {
+			r, err := Run(&sc, sim.NewPCG(seed), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.History.Drained {
+				t.Fatalf("%s seed %d: did not drain", name, seed)
+			}
+			for i, fr := range r.History.FinalRuns {
+				if !fr.Status.Terminal() {
+					t.Fatalf("%s seed %d: run %d ended %v", name, seed, i, fr.Status)
+				}
+			}
+		}
+	}
+}
+
+func TestRunRejectsABadScenario(t *testing.T) {
+	sc := DefaultScenario()
+	sc.Workflow.Fanouts = []int{4, 0}
+	if _, err := Run(&sc, sim.NewPCG(1), Options{}); err == nil || !strings.Contains(err.Error(), "workflow.fanouts[1]") {
+		t.Fatalf("error = %v, want it to name workflow.fanouts[1]", err)
+	}
+	sc = DefaultScenario()
+	sc.Variants = []string{"no-such-variant"}
+	if _, err := Run(&sc, sim.NewPCG(1), Options{}); err == nil || !strings.Contains(err.Error(), "no-such-variant") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestBadProfileParametersAreNamed(t *testing.T) {
+	cases := []struct {
+		edit func(*Profile)
+		want string
+	}{
+		{func(p *Profile) { p.RunsGet.P90 = p.RunsGet.P50 - 1 }, "runs_get.p90"},
+		{func(p *Profile) { p.EventsWrite.Min = -1 }, "events_create.min"},
+		{func(p *Profile) { p.MaxConcurrentReads = -2 }, "max_concurrent_reads = -2"},
+		{func(p *Profile) { p.VisibilityTimeout = 0 }, "visibility_timeout = 0s"},
+		{func(p *Profile) { p.FreshCopyOnThrow = 1.5 }, "fresh_copy_on_throw = 1.5"},
+		{func(p *Profile) { p.MaxDeliveries = -1 }, "max_deliveries = -1"},
+	}
+	for _, name := range ProfileNames() {
+		for _, c := range cases {
+			p := Profiles()[name]
+			if err := p.Validate(); err != nil {
+				t.Fatalf("%s default invalid: %v", name, err)
+			}
+			c.edit(&p)
+			err := p.Validate()
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s: error %v, want it to name %q", name, err, c.want)
+			}
+		}
+	}
+}
+
+func TestVariantsAreListedWithADescription(t *testing.T) {
+	for _, v := range Variants() {
+		if v.Name == "" || v.Desc == "" {
+			t.Fatalf("variant %+v lacks a name or description", v)
+		}
+		if _, err := resolveVariants([]string{v.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(Variants()) != 6 {
+		t.Fatalf("%d variants, want the 6 of the protocol issue", len(Variants()))
+	}
+}
+
+func TestLegacyProducersPayOneReadPerQueuedBranch(t *testing.T) {
+	sc := DefaultScenario()
+	sc.Variants = []string{"legacy-producers"}
+	for seed := uint64(0); seed < 20; seed++ {
+		r, _ := Run(&sc, sim.NewPCG(seed), Options{})
+		for _, f := range r.History.Fanouts {
+			if f.PrologueFetches != f.Branches-f.Inline || f.LazyFetches != 0 {
+				t.Fatalf("seed %d: %d prologue reads, %d lazy, for %d queued branches", seed, f.PrologueFetches, f.LazyFetches, f.Branches-f.Inline)
+			}
+		}
+		if r.History.FinalRuns[0].Status != world.RunCompleted {
+			t.Fatalf("seed %d: %v", seed, r.History.FinalRuns[0].Status)
+		}
+	}
+}
