@@ -140,3 +140,7 @@ func BuiltinNames() []string {
 	sort.Strings(names)
 	return append([]string{"fanout"}, names...)
 }
+
+func init() {
+	builtinScenario, builtinScenarioNames = Builtin, BuiltinNames
+}

@@ -71,6 +71,7 @@ type msgState uint8
 const (
 	msgPublishing msgState = iota // publish call in flight
 	msgQueued                     // waiting to become visible or for a consumer
+	msgWaiting                    // visible, waiting for a free consumer
 	msgInFlight                   // delivered, not yet acked
 	msgDone                       // acked, deduplicated, exhausted or copied
 )
@@ -131,6 +132,7 @@ type fanRT struct {
 	lastSeen int32 // how many completers saw an empty pending set
 	lazy     int32
 	prologue int32
+	holder   int32 // atomic-fan-in: the delivery the World told it was last
 }
 
 type pendingPublish struct {
@@ -295,7 +297,7 @@ func (e *engine) setupRuns() {
 			info.Fanouts = append(info.Fanouts, int32(len(e.h.Fanouts)))
 			inline := min(w.MaxInline, n)
 			e.h.Fanouts = append(e.h.Fanouts, Fanout{Run: world.RunID(i), Index: int32(fi), FirstStep: step, Branches: int32(n), Inline: int32(inline)})
-			e.fans = append(e.fans, fanRT{})
+			e.fans = append(e.fans, fanRT{holder: -1})
 			step += world.StepID(n)
 		}
 		e.h.Runs = append(e.h.Runs, info)
@@ -368,8 +370,19 @@ func (e *engine) finish(stats sim.Stats) {
 	h.End = e.lastActive
 	h.Drained = stats.Reason == sim.Drained
 	h.FaultSites = e.faults.Report()
-	for i := range h.Runs {
+	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
+		if !e.opts.Record {
+			continue
+		}
+		var steps []world.Step
+		for _, f := range info.Fanouts {
+			fo := &h.Fanouts[f]
+			for s := int32(0); s < fo.Branches; s++ {
+				steps = append(steps, e.store.Step(info.ID, fo.FirstStep+world.StepID(s)))
+			}
+		}
+		h.FinalSteps = append(h.FinalSteps, steps)
 	}
 	if e.opts.Record {
 		h.Calls = e.calls

@@ -314,6 +314,8 @@ type History struct {
 	Faults      []Fault
 	// FinalRuns is each run's row at the end.
 	FinalRuns []world.RunView
+	// FinalSteps is each step's row at the end, per run, indexed by step.
+	FinalSteps [][]world.Step
 	// FaultsStopAt is when the fault phase ended (liveness is judged after).
 	FaultsStopAt sim.Time
 	// Drained says the queue and every actor finished before the limits.

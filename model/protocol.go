@@ -546,7 +546,11 @@ func (e *engine) terminalWritten(p int32) {
 func (e *engine) checkPending(p int32) {
 	d := &e.h.Deliveries[p]
 	if e.vs.atomicFanIn {
-		// The atomic World answered with the write; a skip is never last.
+		// The atomic World answered with the write (or the refused claim).
+		if c := &e.calls[e.procs[p].lastCall]; c.WasLast {
+			e.lastCompleter(p)
+			return
+		}
 		e.done(p, DispAck, 0)
 		return
 	}

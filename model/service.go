@@ -173,6 +173,20 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 			e.counts.StepStartedRejected++
 		}
 	}
+	if res == world.EntityConflict && e.vs.atomicFanIn && c.Fanout >= 0 &&
+		(c.Event == world.EvStepStarted || c.Event == world.EvStepCompleted || c.Event == world.EvStepFailed) {
+		// The atomic World answers a completer whose write found the step
+		// already finished (a redelivery after a crash) too: if the fan-out
+		// is finished and the delivery it told was last died, this one is.
+		// It hands the continuation out like a lease: again only once the
+		// delivery that held it is known dead (its message came back).
+		f := &e.fans[c.Fanout]
+		holderDead := f.holder < 0 || e.procs[f.holder].crashed || f.holder == c.Caller.Delivery
+		c.WasLast = f.finished == e.h.Fanouts[c.Fanout].Branches && holderDead
+		if c.WasLast && c.Caller.Delivery >= 0 {
+			f.holder = c.Caller.Delivery
+		}
+	}
 	if res != world.OK || c.Event == world.EvRunCreated {
 		return
 	}
@@ -190,6 +204,9 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 			// finished the fan-out.
 			c.WasLast = f.finished == e.h.Fanouts[c.Fanout].Branches
 		}
+	}
+	if c.WasLast && c.Caller.Delivery >= 0 {
+		e.fans[c.Fanout].holder = c.Caller.Delivery
 	}
 	if e.opts.Record {
 		log := e.store.Log(c.Run)
@@ -286,9 +303,9 @@ func (e *engine) deliver(m int32, epoch uint32) {
 		e.fault(FaultMisdeliver, msg.Run, -1)
 	}
 	if lim := int32(e.prof.Consumers); lim > 0 && e.busy[dep] >= lim {
-		rt.state = msgInFlight // reserved: waits for a consumer slot
+		rt.state = msgWaiting
 		rt.epoch++
-		e.waitQ[dep] = append(e.waitQ[dep], m|dep<<24)
+		e.waitQ[dep] = append(e.waitQ[dep], m)
 		return
 	}
 	e.claim(m, dep)
@@ -394,10 +411,15 @@ func (e *engine) releaseConsumer(p int32) {
 	e.procs[p].released = true
 	dep := e.h.Deliveries[p].Deployment
 	e.busy[dep]--
-	if q := e.waitQ[dep]; len(q) > 0 {
+	for q := e.waitQ[dep]; len(q) > 0; q = e.waitQ[dep] {
 		next := q[0]
 		e.waitQ[dep] = q[1:]
-		e.claim(next&0xffffff, dep)
+		// A waiting message may have been acked by an older delivery since:
+		// only one still waiting is claimed.
+		if e.msgs[next].state == msgWaiting {
+			e.claim(next, dep)
+			return
+		}
 	}
 }
 

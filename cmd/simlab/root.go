@@ -24,7 +24,8 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVersionCommand())
+	root.AddCommand(newVersionCommand(), newRunCommand(), newScenariosCommand(), newVariantsCommand(),
+		newCheckCommand(), newReplayCommand(), newPropertiesCommand())
 	return root
 }
 

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/simlab/simlab/properties"
+)
+
+// parseSeeds turns --seeds, --seed-range and --shard into the seeds this
+// process checks: a range split evenly by index, so n shards of one sweep
+// together check every seed exactly once.
+func parseSeeds(count int, rng, shard string) ([]uint64, error) {
+	lo, hi := uint64(1), uint64(count)
+	if count < 1 {
+		return nil, fmt.Errorf("--seeds = %d: want at least 1", count)
+	}
+	if rng != "" {
+		a, b, ok := strings.Cut(rng, "..")
+		x, err1 := strconv.ParseUint(a, 10, 64)
+		y, err2 := strconv.ParseUint(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil || y < x {
+			return nil, fmt.Errorf("--seed-range = %q: want A..B with A ≤ B, for example 1..1000", rng)
+		}
+		lo, hi = x, y
+	}
+	i, n := 0, 1
+	if shard != "" {
+		a, b, ok := strings.Cut(shard, "/")
+		x, err1 := strconv.Atoi(a)
+		y, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || y < 1 || x < 0 || x >= y {
+			return nil, fmt.Errorf("--shard = %q: want i/n with 0 ≤ i < n, for example 0/4", shard)
+		}
+		i, n = x, y
+	}
+	var seeds []uint64
+	for s, k := lo, 0; s <= hi; s, k = s+1, k+1 {
+		if k%n == i {
+			seeds = append(seeds, s)
+		}
+		if s == ^uint64(0) {
+			break
+		}
+	}
+	return seeds, nil
+}
+
+func newCheckCommand() *cobra.Command {
+	var sf scenarioFlags
+	var seeds int
+	var seedRange, shard, schedules string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check every property over many seeds; print a replayable counterexample per violated property",
+		Long: `Run the scenario on every seed and check every property (see simlab properties).
+Exit 0 when everything holds, 1 when a property is violated or a declared
+outcome never happened (coverage), 2 on bad input.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := sf.load()
+			if err != nil {
+				return err
+			}
+			list, err := parseSeeds(seeds, seedRange, shard)
+			if err != nil {
+				return badInput(err)
+			}
+			if schedules == "" {
+				schedules = filepath.Join(os.TempDir(), "simlab-schedules")
+			}
+			if err := os.MkdirAll(schedules, 0o755); err != nil {
+				return badInput(fmt.Errorf("--schedules %s: %w", schedules, err))
+			}
+			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
+				ReplayArgs: sf.replayArgs(), ScheduleDir: schedules}
+			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				bar := progressbar.NewOptions(len(list), progressbar.OptionSetWriter(f),
+					progressbar.OptionSetDescription("checking seeds"), progressbar.OptionShowCount(),
+					progressbar.OptionClearOnFinish())
+				cfg.Progress = func(int) { _ = bar.Add(1) }
+			}
+			rep, err := properties.Sweep(cfg)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printReport(out, rep)
+			}
+			if rep.Failed() {
+				return &exitError{code: 1, err: fmt.Errorf("check failed")}
+			}
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
+	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check seeds A..B instead (inclusive)")
+	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
+	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: the system temp dir)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
+	fmt.Fprintf(w, "scenario %s · variants %v · %d seeds\n\n", rep.Scenario, rep.Variants, rep.Seeds)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROPERTY\tVERDICT")
+	for _, name := range properties.Names() {
+		n := rep.Violations[name]
+		verdict := "holds"
+		if n > 0 {
+			verdict = fmt.Sprintf("VIOLATED in %d runs", n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
+	}
+	tw.Flush()
+	for _, name := range properties.Names() {
+		f := rep.First[name]
+		if f == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\nfirst counterexample (seed %d):\n%s\nreplay: %s\n", f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+	}
+	var cov []string
+	for _, k := range sortedKeys(rep.Coverage) {
+		cov = append(cov, fmt.Sprintf("%s=%d", k, rep.Coverage[k]))
+	}
+	fmt.Fprintf(w, "\ncoverage: %s\n", strings.Join(cov, " "))
+	if len(rep.Missing) > 0 {
+		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+func newReplayCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a saved schedule (scenario + recorded choices) to the same history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := properties.LoadSchedule(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			res, rep, err := s.Replay()
+			if err != nil {
+				return badInput(err)
+			}
+			out := cmd.OutOrStdout()
+			got := fmt.Sprintf("%016x", res.History.Hash)
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(struct {
+					HistoryHash string                 `json:"history_hash"`
+					Saved       string                 `json:"saved_history_hash"`
+					Mismatches  int                    `json:"choice_mismatches"`
+					Violations  []properties.Violation `json:"violations"`
+				}{got, s.HistoryHash, rep.Mismatches, properties.Check(res.History, properties.All())}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(out, "replayed %s: history %s (saved %s), %d recorded choices, %d mismatches\n",
+					args[0], got, s.HistoryHash, len(s.Choices), rep.Mismatches)
+				for _, v := range properties.Check(res.History, properties.All()) {
+					fmt.Fprintln(out, strings.Join(properties.Story(v), "\n"))
+				}
+			}
+			if s.HistoryHash != "" && got != s.HistoryHash {
+				return &exitError{code: 1, err: fmt.Errorf("the schedule no longer replays to its saved history (%s ≠ %s): the model changed", got, s.HistoryHash)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the replay as JSON")
+	return cmd
+}
+
+func newPropertiesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "properties",
+		Short: "List the properties simlab checks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			for _, p := range properties.All() {
+				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Desc)
+			}
+			return tw.Flush()
+		},
+	}
+}

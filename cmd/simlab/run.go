@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// exitError carries the exit status a command wants.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
+
+// badInput marks an error as the user's input (exit 2).
+func badInput(err error) error { return &exitError{code: 2, err: err} }
+
+// scenarioFlags are the flags every command that builds a scenario shares.
+type scenarioFlags struct {
+	scenario string
+	sets     []string
+	variants []string
+}
+
+func (f *scenarioFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.scenario, "scenario", "fanout", "built-in scenario name or scenario file (YAML or JSON)")
+	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a scenario field, e.g. --set workflow.max_inline=1 (repeatable)")
+	cmd.Flags().StringArrayVar(&f.variants, "variant", nil, "protocol variant to switch on (repeatable; see `simlab variants`)")
+}
+
+// load builds and validates the scenario; every error is bad input.
+func (f *scenarioFlags) load() (model.Scenario, error) {
+	sc, err := model.LoadScenario(f.scenario, os.ReadFile)
+	if err != nil {
+		return sc, badInput(err)
+	}
+	for _, kv := range f.sets {
+		if err := sc.Set(kv); err != nil {
+			return sc, badInput(err)
+		}
+	}
+	sc.Variants = append(sc.Variants, f.variants...)
+	if err := sc.Validate(); err != nil {
+		return sc, badInput(fmt.Errorf("scenario %s: %w", sc.Name, err))
+	}
+	return sc, nil
+}
+
+// replayArgs renders the flags that rebuild this scenario, for a replay command.
+func (f *scenarioFlags) replayArgs() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--scenario %s", shellQuote(f.scenario))
+	for _, kv := range f.sets {
+		fmt.Fprintf(&b, " --set %s", shellQuote(kv))
+	}
+	for _, v := range f.variants {
+		fmt.Fprintf(&b, " --variant %s", shellQuote(v))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ',' || r == ':' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func newRunCommand() *cobra.Command {
+	var sf scenarioFlags
+	var seed uint64
+	var asJSON, twice bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Simulate one seed of a scenario and summarize what happened",
+		Long: `Simulate one seed of a scenario. Without --json, print a short summary; with
+--json, print one object (the contract in docs/CLI.md). The same seed always
+prints the same history_hash; --twice runs it twice and names the first
+event where the two runs differ, if they ever do.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := sf.load()
+			if err != nil {
+				return err
+			}
+			res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, RecordStream: twice, Seed: seed})
+			if err != nil {
+				return badInput(err)
+			}
+			if twice {
+				again, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, RecordStream: true, Seed: seed})
+				if err != nil {
+					return err
+				}
+				if d, differ := sim.FirstDifference(res.Stream, again.Stream); differ {
+					return &exitError{code: 1, err: fmt.Errorf("seed %d is not deterministic: %v", seed, d)}
+				}
+			}
+			sum := model.Summarize(res)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(sum)
+			}
+			printRunSummary(out, sum, fmt.Sprintf("simlab run %s --seed %d", sf.replayArgs(), seed), twice)
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: one seed, one history")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
+	cmd.Flags().BoolVar(&twice, "twice", false, "run the seed twice and prove the histories are identical")
+	return cmd
+}
+
+func printRunSummary(w io.Writer, s model.Summary, replay string, twice bool) {
+	variants := "none"
+	if len(s.Variants) > 0 {
+		variants = strings.Join(s.Variants, ",")
+	}
+	fmt.Fprintf(w, "scenario %s · seed %d · %s · variants: %s\n", s.Scenario, s.Seed, s.World, variants)
+	state := "drained"
+	if !s.Drained {
+		state = "stopped at a limit"
+	}
+	fmt.Fprintf(w, "history %s · %d events · %v virtual · %s\n", s.HistoryHash, s.Events, time.Duration(s.VirtualNS), state)
+	if twice {
+		fmt.Fprintln(w, "deterministic: a second run produced the identical event stream")
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nRUN\tSTATUS\tDEPLOYMENT\tENGINE\tPROLOGUE")
+	for _, r := range s.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Status, r.Deployment, r.Engine, r.Prologue)
+	}
+	fmt.Fprintln(tw, "\nFAN-OUT\tBRANCHES\tINLINE\tQUEUED\tPROLOGUE READS\tLAZY READS\tLAST COMPLETERS\tCONTINUED BY")
+	for _, f := range s.Fanouts {
+		fmt.Fprintf(tw, "%s#%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", f.RunID, f.Index, f.Branches, f.Inline, f.Queued,
+			f.PrologueFetches, f.LazyFetches, f.LastCompleters, f.ContinuedBy)
+	}
+	tw.Flush()
+	c := s.Counts
+	fmt.Fprintf(w, "\ndeliveries %d (redeliveries %d) · runs.get %d · step_started accepted %d, rejected %d · crashes %d · re-routes %d · stale reads %d\n",
+		c.Deliveries, c.Redeliveries, c.RunsGet, c.StepStartedAccepted, c.StepStartedRejected, c.Crashes, c.Reroutes, c.StaleReads)
+	var fired []string
+	for _, f := range s.FaultSites {
+		if f.Fired > 0 {
+			fired = append(fired, fmt.Sprintf("%s×%d", f.Name, f.Fired))
+		}
+	}
+	if len(fired) > 0 {
+		fmt.Fprintf(w, "faults: %s\n", strings.Join(fired, ", "))
+	}
+	fmt.Fprintf(w, "replay: %s\n", replay)
+}
+
+func newScenariosCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the built-in scenarios",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			for _, n := range model.BuiltinNames() {
+				sc, _ := model.Builtin(n)
+				fmt.Fprintf(tw, "%s\t%s\n", n, sc.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newVariantsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "variants",
+		Short: "List the protocol variants (historical bugs and proposed fixes)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			for _, v := range model.Variants() {
+				fmt.Fprintf(tw, "%s\t%s\n", v.Name, v.Desc)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,79 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/simlab/simlab/sim"
+)
+
+// benchTotals sums what the iterations of a benchmark simulated.
+type benchTotals struct {
+	calls, events, runs int
+	virtual             sim.Time
+}
+
+// benchScenario runs sc once per iteration, each with its own seed.
+func benchScenario(b *testing.B, sc *Scenario, opts Options) benchTotals {
+	b.Helper()
+	b.ReportAllocs()
+	var tot benchTotals
+	seed := uint64(0)
+	for b.Loop() {
+		r, err := Run(sc, sim.NewPCG(seed), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !r.History.Drained {
+			b.Fatalf("seed %d did not drain", seed)
+		}
+		seed++
+		tot.calls += r.Counts.StoreCalls
+		tot.events += int(r.Stats.Events)
+		tot.runs += sc.Runs
+		tot.virtual += r.History.End
+	}
+	return tot
+}
+
+func perSecond(b *testing.B, n float64) float64 {
+	if s := b.Elapsed().Seconds(); s > 0 {
+		return n / s
+	}
+	return 0
+}
+
+// BenchmarkStore measures store calls per wall second through the kernel on
+// a scenario made mostly of store calls: a 64-branch fan-out on world-local.
+func BenchmarkStore(b *testing.B) {
+	sc := DefaultScenario()
+	sc.Workflow.Fanouts = []int{64}
+	for _, rec := range []struct {
+		name string
+		on   bool
+	}{{"record=on", true}, {"record=off", false}} {
+		b.Run(rec.name, func(b *testing.B) {
+			tot := benchScenario(b, &sc, Options{Record: rec.on})
+			b.ReportMetric(perSecond(b, float64(tot.calls)), "calls/s")
+		})
+	}
+}
+
+func benchBuiltin(b *testing.B, name string, virtual bool) {
+	sc, ok := Builtin(name)
+	if !ok {
+		b.Fatalf("no built-in scenario %q", name)
+	}
+	tot := benchScenario(b, &sc, Options{})
+	b.ReportMetric(perSecond(b, float64(tot.events)), "events/s")
+	b.ReportMetric(perSecond(b, float64(tot.runs)), "runs/s")
+	if virtual {
+		b.ReportMetric(perSecond(b, tot.virtual.Duration().Seconds()), "virtual/wall")
+	}
+}
+
+// BenchmarkScenarioFanout runs the built-in fanout scenario, recording off.
+func BenchmarkScenarioFanout(b *testing.B) { benchBuiltin(b, "fanout", false) }
+
+// BenchmarkScenarioDurabench256 runs the built-in durabench-256 scenario,
+// recording off, and reports virtual seconds simulated per wall second.
+func BenchmarkScenarioDurabench256(b *testing.B) { benchBuiltin(b, "durabench-256", true) }

@@ -1,0 +1,112 @@
+package properties
+
+import (
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// Minimize shrinks a counterexample's scenario after rapid (or a seeded
+// sweep) found it. rapid shrinks the choice stream, but a smaller scenario
+// shifts every later choice, so its shrinker rarely gets rid of a branch or
+// a run. Minimize tries each structural knob smaller in turn (fewer runs,
+// fewer and narrower fan-outs, fewer inline steps, fault rates at 0),
+// replaying the same recorded choices (a choice that no longer fits is the
+// plain outcome), and keeps every change under which the property still
+// fails. It returns the smallest scenario found, its exact choices and its
+// history.
+func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Scenario, []sim.Choice, *model.History) {
+	attempt := func(cand model.Scenario, c sim.Chooser) ([]sim.Choice, *model.History, bool) {
+		rec := &sim.Recorder{Inner: c}
+		res, err := model.Run(&cand, rec, model.Options{Record: true})
+		if err != nil || len(prop.Check(res.History)) == 0 {
+			return nil, nil, false
+		}
+		return rec.Choices, res.History, true
+	}
+	try := func(cand model.Scenario) ([]sim.Choice, *model.History, bool) {
+		if cand.Validate() != nil {
+			return nil, nil, false
+		}
+		if c, h, ok := attempt(cand, sim.NewReplayer(choices)); ok {
+			return c, h, true
+		}
+		// The old choices no longer line up with the smaller scenario:
+		// search a few fresh schedules of it before giving the edit up.
+		for seed := uint64(0); seed < minimizeSeeds; seed++ {
+			if c, h, ok := attempt(cand, sim.NewPCG(seed)); ok {
+				return c, h, true
+			}
+		}
+		return nil, nil, false
+	}
+	bestChoices, bestHist, ok := attempt(sc, sim.NewReplayer(choices))
+	if !ok {
+		// Not reproducible as given: leave it alone.
+		res, _ := model.Run(&sc, sim.NewReplayer(choices), model.Options{Record: true})
+		return sc, choices, res.History
+	}
+	choices = bestChoices
+	for changed := true; changed; {
+		changed = false
+		for _, edit := range shrinkEdits(sc) {
+			cand := edit()
+			if c, h, ok := try(cand); ok {
+				sc, choices, bestHist = cand, c, h
+				changed = true
+				break
+			}
+		}
+	}
+	return sc, choices, bestHist
+}
+
+// minimizeSeeds is how many fresh schedules Minimize tries per edit.
+const minimizeSeeds = 64
+
+// shrinkEdits lists the one-step simplifications of sc, biggest first.
+func shrinkEdits(sc model.Scenario) []func() model.Scenario {
+	clone := func() model.Scenario {
+		c := sc
+		c.Workflow.Fanouts = append([]int(nil), sc.Workflow.Fanouts...)
+		c.Deployments = append([]model.DeploymentConfig(nil), sc.Deployments...)
+		return c
+	}
+	var edits []func() model.Scenario
+	if sc.Runs > 1 {
+		edits = append(edits, func() model.Scenario { c := clone(); c.Runs = 1; return c },
+			func() model.Scenario { c := clone(); c.Runs--; return c })
+	}
+	if n := len(sc.Workflow.Fanouts); n > 1 {
+		edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.Fanouts = c.Workflow.Fanouts[:n-1]; return c })
+	}
+	for i, w := range sc.Workflow.Fanouts {
+		if w > 1 {
+			edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.Fanouts[i] = 1; return c },
+				func() model.Scenario { c := clone(); c.Workflow.Fanouts[i] = w - 1; return c })
+		}
+	}
+	if sc.Workflow.MaxInline > 0 {
+		edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.MaxInline = 0; return c },
+			func() model.Scenario { c := clone(); c.Workflow.MaxInline--; return c })
+	}
+	if sc.Workflow.FlakySteps > 0 {
+		edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.FlakySteps = 0; return c })
+	}
+	rates := []func(*model.FaultConfig) *float64{
+		func(f *model.FaultConfig) *float64 { return &f.Crash },
+		func(f *model.FaultConfig) *float64 { return &f.Misdeliver },
+		func(f *model.FaultConfig) *float64 { return &f.StaleRead },
+		func(f *model.FaultConfig) *float64 { return &f.LostCreate },
+		func(f *model.FaultConfig) *float64 { return &f.BodyFailure },
+		func(f *model.FaultConfig) *float64 { return &f.Cancel },
+	}
+	for _, r := range rates {
+		if *r(&sc.Faults) > 0 {
+			edits = append(edits, func() model.Scenario { c := clone(); *r(&c.Faults) = 0; return c })
+		}
+	}
+	if sc.Workflow.QuickJSShare > 0 {
+		edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.QuickJSShare = 0; return c })
+	}
+	return edits
+}

@@ -1,0 +1,88 @@
+package properties
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// Evidence is one event that proves a violation, with its virtual time.
+type Evidence struct {
+	At   sim.Time
+	Text string
+}
+
+// Violation is one broken invariant in one run, with the events that prove it.
+type Violation struct {
+	Property string
+	Run      world.RunID // -1 when not about one run
+	Message  string
+	Evidence []Evidence
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s: %s: %s", v.Property, model.RunName(v.Run), v.Message)
+}
+
+// Property is one invariant: a stable name, one line of what it says, and a
+// plain function from a History to the violations it proves. Properties read
+// a History recorded with model.Options{Record: true} and never change it.
+type Property struct {
+	Name  string
+	Desc  string
+	Check func(h *model.History) []Violation
+}
+
+var all = []Property{
+	{"no-start-on-terminal", "no step_started is accepted, and no step body begins, after the run's terminal event", noStartOnTerminal},
+	{"one-lazy-fetch-per-fanout", "a fan-out continued by a queued step's consumer gets exactly one lazy runs.get; one the orchestrator continues gets none", oneLazyFetchPerFanout},
+	{"no-prologue-fetch-with-run-context", "a v2 consumer handling a message that carries runContext makes no runs.get before its claim", noPrologueFetchWithRunContext},
+	{"liveness", "once faults stop and the queue drains, every run is terminal and every finished fan-out was continued", liveness},
+	{"unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated},
+	{"single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent},
+	{"attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount},
+	{"run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun},
+	{"reroute-preserves-message", "a re-routed message equals the original but for its retry counter and routing", reroutePreservesMessage},
+	{"pinned-deployment", "a run's steps and replays execute only on the deployment the run is pinned to", pinnedDeployment},
+	{"recovery-in-band", "a queued step whose step_created never landed is created within the delivery that finds it missing", recoveryInBand},
+}
+
+// All returns every property in a stable order.
+func All() []Property { return append([]Property(nil), all...) }
+
+// Names lists the properties' names.
+func Names() []string {
+	out := make([]string, len(all))
+	for i, p := range all {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// ByName finds a property.
+func ByName(name string) (Property, bool) {
+	for _, p := range all {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+// Check runs the properties over h and returns their violations, grouped by
+// property in the order given and by virtual time within one.
+func Check(h *model.History, props []Property) []Violation {
+	var out []Violation
+	for _, p := range props {
+		vs := p.Check(h)
+		for i := range vs {
+			vs[i].Property = p.Name
+			sort.SliceStable(vs[i].Evidence, func(a, b int) bool { return vs[i].Evidence[a].At < vs[i].Evidence[b].At })
+		}
+		out = append(out, vs...)
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package properties
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// SweepConfig is a seeded sweep: the scenario checked on every seed.
+type SweepConfig struct {
+	Scenario model.Scenario
+	Seeds    []uint64
+	Props    []Property
+	// ReplayArgs rebuild the scenario on the command line (for the replay
+	// command printed with each counterexample).
+	ReplayArgs string
+	// ScheduleDir, if set, receives one minimized schedule file per
+	// violated property.
+	ScheduleDir string
+	// Progress is called after each seed.
+	Progress func(done int)
+}
+
+// First is the first counterexample found for one property.
+type First struct {
+	Seed         uint64   `json:"seed"`
+	Run          string   `json:"run"`
+	Message      string   `json:"message"`
+	Story        []string `json:"story"`
+	Replay       string   `json:"replay"`
+	ScheduleFile string   `json:"schedule_file,omitempty"`
+}
+
+// Report is `simlab check --json`: a contract (docs/CLI.md).
+type Report struct {
+	Scenario   string            `json:"scenario"`
+	Variants   []string          `json:"variants"`
+	Seeds      int               `json:"seeds"`
+	Violations map[string]int    `json:"violations"` // runs violating each property
+	First      map[string]*First `json:"first"`
+	Coverage   map[string]int    `json:"coverage"`
+	// Missing lists the outcomes this scenario declares must happen at
+	// least once in a sweep ("sometimes" assertions) that never did.
+	Missing []string `json:"coverage_missing"`
+}
+
+// Failed reports whether any property was violated or a declared outcome
+// never happened.
+func (r *Report) Failed() bool {
+	for _, n := range r.Violations {
+		if n > 0 {
+			return true
+		}
+	}
+	return len(r.Missing) > 0
+}
+
+// Sweep checks every seed and reports violations, first counterexamples and
+// coverage.
+func Sweep(cfg SweepConfig) (*Report, error) {
+	sc := cfg.Scenario
+	rep := &Report{Scenario: sc.Name, Variants: append([]string{}, sc.Variants...), Violations: map[string]int{},
+		First: map[string]*First{}, Coverage: map[string]int{}}
+	for _, p := range cfg.Props {
+		rep.Violations[p.Name] = 0
+	}
+	for i, seed := range cfg.Seeds {
+		res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+		if err != nil {
+			return nil, err
+		}
+		countCoverage(rep.Coverage, res)
+		for _, v := range Check(res.History, cfg.Props) {
+			rep.Violations[v.Property]++
+			if rep.First[v.Property] != nil {
+				continue
+			}
+			f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
+				Replay: fmt.Sprintf("simlab run %s --seed %d", cfg.ReplayArgs, seed)}
+			if cfg.ScheduleDir != "" {
+				path, err := saveMinimized(cfg.ScheduleDir, sc, seed, v.Property)
+				if err != nil {
+					return nil, err
+				}
+				f.ScheduleFile = path
+				f.Replay += "   (minimized: simlab replay " + path + ")"
+			}
+			rep.First[v.Property] = f
+		}
+		rep.Seeds++
+		if cfg.Progress != nil {
+			cfg.Progress(i + 1)
+		}
+	}
+	for _, need := range Declared(&sc) {
+		if rep.Coverage[need] == 0 {
+			rep.Missing = append(rep.Missing, need)
+		}
+	}
+	return rep, nil
+}
+
+// saveMinimized records the violating seed's schedule, minimizes it and
+// saves it as a file.
+func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string) (string, error) {
+	p, _ := ByName(prop)
+	_, choices, err := Record(&sc, sim.NewPCG(seed), seed)
+	if err != nil {
+		return "", err
+	}
+	msc, mchoices, h := Minimize(sc, choices, p)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d.json", sc.Name, prop, seed))
+	err = SaveSchedule(path, Schedule{Property: prop, Seed: seed, HistoryHash: fmt.Sprintf("%016x", h.Hash), Scenario: msc, Choices: mchoices})
+	return path, err
+}
+
+// countCoverage counts the interesting outcomes of one run.
+func countCoverage(cov map[string]int, res *model.Result) {
+	c := res.Counts
+	add := func(k string, n int) {
+		if n > 0 {
+			cov[k] += n
+		}
+	}
+	add("stale_read", c.StaleReads)
+	add("lazy_fetch", c.LazyFetches)
+	add("prologue_fetch", c.PrologueFetches)
+	add("gone", c.Gone)
+	add("skipped", c.Skipped)
+	add("throttled", c.Throttled)
+	add("reroute", c.Reroutes)
+	add("crash", c.Crashes)
+	add("redelivery", c.Redeliveries)
+	add("recovery", c.Recoveries)
+	add("concurrent_last_completers", c.ConcurrentLast)
+	add("exhausted", c.Exhausted)
+	for _, s := range res.History.FaultSites {
+		add("fault:"+s.Name, s.Fired)
+	}
+}
+
+// Declared lists the outcomes a sweep of sc must see at least once, given
+// the knobs it turns on ("sometimes" assertions): a green sweep in which the
+// paths it was meant to exercise never ran fails instead.
+func Declared(sc *model.Scenario) []string {
+	var out []string
+	f := &sc.Faults
+	fetchFree := false
+	for _, d := range sc.Deployments {
+		if d.Producer == "v2" && d.Consumer == "v2" && d.Share > 0 {
+			fetchFree = true
+		}
+	}
+	for _, v := range sc.Variants {
+		if v == "legacy-producers" {
+			fetchFree = false
+		}
+	}
+	queued := false
+	for _, w := range sc.Workflow.Fanouts {
+		if w > sc.Workflow.MaxInline {
+			queued = true
+		}
+	}
+	if fetchFree && queued {
+		out = append(out, "lazy_fetch")
+	}
+	if f.Crash > 0 {
+		out = append(out, "crash", "redelivery", "fault:consumer.crash")
+	}
+	if f.StaleRead > 0 && sc.Store.StaleLag > 0 {
+		out = append(out, "fault:store.stale_read")
+	}
+	if f.Misdeliver > 0 && len(sc.Deployments) > 1 {
+		out = append(out, "reroute", "fault:queue.misdeliver")
+	}
+	if f.Cancel > 0 || f.CancelAt > 0 {
+		out = append(out, "gone")
+	}
+	if f.LostCreate > 0 && sc.Workflow.ResilientDispatch && queued {
+		out = append(out, "fault:producer.lost_create")
+	}
+	if f.BodyFailure > 0 {
+		out = append(out, "fault:step.body_failure")
+	}
+	return out
+}
