@@ -21,8 +21,9 @@ func mix(h, x uint64) uint64 {
 // an artefact of scheduling, already reflected in the order of events.
 func foldEvent(h uint64, e *Event) uint64 {
 	h = mix(h, uint64(e.At))
-	h = mix(h, uint64(e.Kind)<<32|uint64(e.Actor))
-	return mix(h, e.Payload)
+	// Kind and actor share one word; the payload is spread by an odd
+	// multiplier and rotation first so that it cannot cancel them out.
+	return mix(h, (uint64(e.Kind)<<32|uint64(e.Actor))^bits.RotateLeft64(e.Payload*0xd6e8feb86659fd93, 23))
 }
 
 // HashStream returns the hash a kernel would have after dispatching events.

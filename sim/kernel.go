@@ -166,19 +166,28 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 		return k.stats(Drained), errors.New("sim: kernel has no handler")
 	}
 	k.stop = false
+	// Zero limits mean "none": turn them into bounds that never bind, so
+	// the loop tests each with one comparison.
+	maxEvents, maxTime := l.MaxEvents, l.MaxTime
+	if maxEvents == 0 {
+		maxEvents = -1
+	}
+	if maxTime == 0 {
+		maxTime = Time(1<<63 - 1)
+	}
 	var count int64
 	for {
 		if k.stop {
 			return k.stats(Stopped), nil
 		}
-		if k.queue.len() == 0 {
+		if len(k.queue.items) == 0 {
 			return k.stats(Drained), nil
 		}
-		if l.MaxTime != 0 && k.queue.peek().At > l.MaxTime {
+		if k.queue.items[0].At > maxTime {
 			k.now = l.MaxTime
 			return k.stats(TimeLimit), nil
 		}
-		if l.MaxEvents != 0 && count == l.MaxEvents {
+		if count == maxEvents {
 			return k.stats(EventLimit), nil
 		}
 		ev := k.queue.pop()

@@ -21,7 +21,7 @@ import (
 // together check every seed exactly once.
 func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 	lo, hi := uint64(1), uint64(count)
-	if count < 1 {
+	if count < 1 && rng == "" {
 		return nil, fmt.Errorf("--seeds = %d: want at least 1", count)
 	}
 	if rng != "" {

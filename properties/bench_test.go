@@ -1,0 +1,28 @@
+package properties
+
+import (
+	"testing"
+
+	"github.com/simlab/simlab/model"
+)
+
+// BenchmarkCheckFanout is `simlab check` on the fanout scenario: each
+// iteration runs one seed with recording on and checks every property.
+func BenchmarkCheckFanout(b *testing.B) {
+	sc := model.DefaultScenario()
+	seeds := make([]uint64, b.N)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: All()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if rep.Seeds != b.N {
+		b.Fatalf("checked %d seeds, want %d", rep.Seeds, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}
