@@ -640,6 +640,17 @@ func TestScenarioDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(data)
+	// The examples are quoted whole, so they must still parse as shown.
+	examples, _ := filepath.Glob("testdata/scenarios/*")
+	for _, p := range examples {
+		ex, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(doc, string(ex)) {
+			t.Errorf("docs/SCENARIOS.md does not quote %s as it is", p)
+		}
+	}
 	for _, r := range rows {
 		if !strings.Contains(doc, "`"+r.path+"`") {
 			t.Errorf("docs/SCENARIOS.md does not mention field %s; run go test ./model -run TestScenarioDoc -update-scenario-doc", r.path)
