@@ -27,7 +27,7 @@ type Config struct {
 type Kernel struct {
 	now     Time
 	seq     uint64
-	queue   eventHeap
+	queue   eventQueue
 	handler Handler
 	hash    uint64
 	stop    bool
@@ -43,7 +43,10 @@ type Kernel struct {
 func New(cfg Config) *Kernel {
 	k := &Kernel{handler: cfg.Handler, record: cfg.RecordStream, hash: hashSeed}
 	if cfg.Capacity > 0 {
-		k.queue.items = make([]Event, 0, cfg.Capacity)
+		// Most events of a run sit in the few buckets near the clock.
+		for i := 0; i < 24; i++ {
+			k.queue.buckets[i] = make([]Event, 0, cfg.Capacity/8+1)
+		}
 	}
 	return k
 }
@@ -180,10 +183,10 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 		if k.stop {
 			return k.stats(Stopped), nil
 		}
-		if len(k.queue.items) == 0 {
+		if k.queue.n == 0 {
 			return k.stats(Drained), nil
 		}
-		if k.queue.items[0].At > maxTime {
+		if k.queue.peek().At > maxTime {
 			k.now = l.MaxTime
 			return k.stats(TimeLimit), nil
 		}

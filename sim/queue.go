@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // Event is one scheduled occurrence. Kind, Actor and Payload are opaque to the
 // kernel: the model decides what they mean. Payload should identify the data
 // the event carries (an index into a model table, or a digest of it) because
@@ -16,79 +18,103 @@ type Event struct {
 	Ref uint32
 }
 
-// before orders events by (time, insertion sequence), which makes the order
-// of simultaneous events a property of the model rather than of the heap.
-func (e *Event) before(o *Event) bool {
-	if e.At != o.At {
-		return e.At < o.At
-	}
-	return e.Seq < o.Seq
+// eventQueue is a radix heap: event times never go backwards, so each
+// pending event lives in the bucket named by the highest bit in which its
+// time differs from the last minimum taken out. Pushing is an append; a
+// pop empties the lowest non-empty bucket into lower ones only when the
+// bucket of equal times (bucket 0) runs dry, so every event moves at most
+// once per bit of its distance from the clock. Buckets keep insertion order
+// and are redistributed in order, so events at the same time come out in
+// insertion order: (time, sequence) order without comparing sequences. The
+// bucket slices are reused, so a run in steady state allocates nothing.
+type eventQueue struct {
+	last    Time // every pending event is at or after last
+	buckets [65][]Event
+	head    int // next event to take from bucket 0
+	n       int
 }
 
-// eventHeap is a 4-ary min-heap of Events stored by value. Four children per
-// node halve the depth of a binary heap, and a node's children share a cache
-// line or two, which is what makes sift-down cheap; storing values (no
-// interface boxing, no pointers) keeps pushes allocation-free once the slice
-// has grown to the run's high-water mark.
-type eventHeap struct {
-	items []Event
+func bucketOf(at, last Time) int { return bits.Len64(uint64(at ^ last)) }
+
+func (q *eventQueue) len() int { return q.n }
+
+func (q *eventQueue) push(e Event) {
+	if e.At < q.last {
+		// Only possible after Run stopped at a time limit with the next
+		// event past it: the clock then sits before q.last.
+		q.rebase(e.At)
+	}
+	b := bucketOf(e.At, q.last)
+	q.buckets[b] = append(q.buckets[b], e)
+	q.n++
 }
 
-func (h *eventHeap) len() int { return len(h.items) }
-
-func (h *eventHeap) push(e Event) {
-	h.items = append(h.items, e)
-	items := h.items
-	i := len(items) - 1
-	for i > 0 {
-		parent := (i - 1) / 4
-		if !e.before(&items[parent]) {
-			break
-		}
-		items[i] = items[parent]
-		i = parent
+// rebase lowers last to t and re-files every pending event, in order.
+func (q *eventQueue) rebase(t Time) {
+	var pending []Event
+	pending = append(pending, q.buckets[0][q.head:]...)
+	for i := 1; i < len(q.buckets); i++ {
+		pending = append(pending, q.buckets[i]...)
 	}
-	items[i] = e
+	// Re-filing by (time, seq) keeps the order invariant: within one
+	// bucket, events of equal time stay in insertion order.
+	sortBySeq(pending)
+	for i := range q.buckets {
+		q.buckets[i] = q.buckets[i][:0]
+	}
+	q.head = 0
+	q.last = t
+	for _, e := range pending {
+		b := bucketOf(e.At, t)
+		q.buckets[b] = append(q.buckets[b], e)
+	}
 }
 
-// peek returns the earliest event; the heap must not be empty.
-func (h *eventHeap) peek() *Event { return &h.items[0] }
-
-// pop removes and returns the earliest event; the heap must not be empty.
-func (h *eventHeap) pop() Event {
-	items := h.items
-	top := items[0]
-	n := len(items) - 1
-	last := items[n]
-	h.items = items[:n]
-	if n == 0 {
-		return top
+func sortBySeq(es []Event) {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].Seq < es[j-1].Seq; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
 	}
-	items = items[:n]
-	i := 0
-	for {
-		first := 4*i + 1
-		if first >= n {
-			break
-		}
-		best := first
-		end := first + 4
-		if end > n {
-			end = n
-		}
-		for c := first + 1; c < end; c++ {
-			if items[c].before(&items[best]) {
-				best = c
-			}
-		}
-		if !items[best].before(&last) {
-			break
-		}
-		items[i] = items[best]
-		i = best
-	}
-	items[i] = last
-	return top
 }
 
-func (h *eventHeap) reset() { h.items = h.items[:0] }
+// fill makes bucket 0 hold the earliest events; the queue must not be empty.
+func (q *eventQueue) fill() {
+	if q.head < len(q.buckets[0]) {
+		return
+	}
+	q.buckets[0] = q.buckets[0][:0]
+	q.head = 0
+	i := 1
+	for len(q.buckets[i]) == 0 {
+		i++
+	}
+	b := q.buckets[i]
+	min := b[0].At
+	for k := 1; k < len(b); k++ {
+		if b[k].At < min {
+			min = b[k].At
+		}
+	}
+	q.last = min
+	for k := range b {
+		j := bucketOf(b[k].At, min)
+		q.buckets[j] = append(q.buckets[j], b[k])
+	}
+	q.buckets[i] = b[:0]
+}
+
+// peek returns the earliest event; the queue must not be empty.
+func (q *eventQueue) peek() *Event {
+	q.fill()
+	return &q.buckets[0][q.head]
+}
+
+// pop removes and returns the earliest event; the queue must not be empty.
+func (q *eventQueue) pop() Event {
+	q.fill()
+	e := q.buckets[0][q.head]
+	q.head++
+	q.n--
+	return e
+}
