@@ -195,7 +195,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 		fence = world.FencePreFix
 	}
 	e.store = world.New(fence)
-	e.k = sim.New(sim.Config{Handler: e.dispatch, RecordStream: opts.RecordStream, Capacity: 1024})
+	e.k = sim.New(sim.Config{Handler: e.dispatch, RecordStream: opts.RecordStream, Capacity: 64})
 	if err := e.setupFaults(); err != nil {
 		return nil, err
 	}

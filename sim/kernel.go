@@ -43,10 +43,9 @@ type Kernel struct {
 func New(cfg Config) *Kernel {
 	k := &Kernel{handler: cfg.Handler, record: cfg.RecordStream, hash: hashSeed}
 	if cfg.Capacity > 0 {
-		// Most events of a run sit in the few buckets near the clock.
-		for i := 0; i < 24; i++ {
-			k.queue.buckets[i] = make([]Event, 0, cfg.Capacity/8+1)
-		}
+		// The equal-time bucket is the busiest; the others grow to their
+		// own high-water marks as the run needs them.
+		k.queue.buckets[0] = make([]Event, 0, cfg.Capacity)
 	}
 	return k
 }
