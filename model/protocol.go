@@ -125,7 +125,10 @@ func (e *engine) msgOf(p int32) *Message {
 // advance runs p until it next waits.
 func (e *engine) advance(p int32) {
 	if e.crashedTree(p) {
+		// The invocation this inline step ran in died: so did the step.
 		e.procs[p].state = psDone
+		d := &e.h.Deliveries[p]
+		d.End, d.Disposition = e.k.Now(), DispCrash
 		return
 	}
 	d := &e.h.Deliveries[p]

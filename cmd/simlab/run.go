@@ -84,6 +84,7 @@ func shellQuote(s string) string {
 
 func newRunCommand() *cobra.Command {
 	var sf scenarioFlags
+	var tf traceFlags
 	var seed uint64
 	var asJSON, twice bool
 	cmd := &cobra.Command{
@@ -97,6 +98,9 @@ event where the two runs differ, if they ever do.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := sf.load()
 			if err != nil {
+				return err
+			}
+			if err := tf.check(); err != nil {
 				return err
 			}
 			res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, RecordStream: twice, Seed: seed})
@@ -117,13 +121,22 @@ event where the two runs differ, if they ever do.`,
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(sum)
+				if err := enc.Encode(sum); err != nil {
+					return err
+				}
+			} else {
+				printRunSummary(out, sum, fmt.Sprintf("simlab run %s --seed %d", sf.replayArgs(), seed), twice)
 			}
-			printRunSummary(out, sum, fmt.Sprintf("simlab run %s --seed %d", sf.replayArgs(), seed), twice)
+			// The summary is out before the export, which is the step that
+			// can fail: nothing computed is lost.
+			if tf.wanted() {
+				return tf.emit(res.History)
+			}
 			return nil
 		},
 	}
 	sf.register(cmd)
+	tf.register(cmd)
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the run: one seed, one history")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
 	cmd.Flags().BoolVar(&twice, "twice", false, "run the seed twice and prove the histories are identical")

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The end-to-end test of traces: a real Jaeger, built from the Go module
+// proxy by the project's own script (scripts/jaeger; the first build takes a
+// few minutes, later ones hit the Go build cache), receives a skew-rollout run
+// from the real binary; the test reads every trace back through Jaeger's
+// query API by trace id and compares it with the OTLP JSON Lines file the
+// same command wrote.
+
+const (
+	jaegerOTLP  = "http://127.0.0.1:4318"
+	jaegerQuery = "http://127.0.0.1:16686"
+)
+
+func startJaeger(t *testing.T) {
+	t.Helper()
+	script := filepath.Join("..", "..", "scripts", "jaeger")
+	wasRunning := exec.Command("bash", script, "status").Run() == nil
+	if out, err := exec.Command("bash", script, "start").CombinedOutput(); err != nil {
+		t.Fatalf("scripts/jaeger start: %v\n%s", err, out)
+	}
+	if !wasRunning {
+		t.Cleanup(func() { _ = exec.Command("bash", script, "stop").Run() })
+	}
+}
+
+func buildSimlab(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "simlab")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// fileSpan is what the test needs of a span in the OTLP JSON Lines file.
+type fileSpan struct {
+	TraceID    string `json:"traceId"`
+	SpanID     string `json:"spanId"`
+	Name       string `json:"name"`
+	Start      string `json:"startTimeUnixNano"`
+	Attributes []struct {
+		Key   string `json:"key"`
+		Value struct {
+			String string `json:"stringValue"`
+		} `json:"value"`
+	} `json:"attributes"`
+	Links []struct {
+		TraceID string `json:"traceId"`
+		SpanID  string `json:"spanId"`
+	} `json:"links"`
+}
+
+func readTraceFile(t *testing.T, path string) map[string]map[string]fileSpan {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	byTrace := map[string]map[string]fileSpan{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var line struct {
+			ResourceSpans []struct {
+				ScopeSpans []struct {
+					Spans []fileSpan `json:"spans"`
+				} `json:"scopeSpans"`
+			} `json:"resourceSpans"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range line.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					if byTrace[s.TraceID] == nil {
+						byTrace[s.TraceID] = map[string]fileSpan{}
+					}
+					byTrace[s.TraceID][s.SpanID] = s
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return byTrace
+}
+
+// jaegerTrace is Jaeger's v1 query API answer.
+type jaegerTrace struct {
+	Data []struct {
+		TraceID string `json:"traceID"`
+		Spans   []struct {
+			SpanID     string `json:"spanID"`
+			Operation  string `json:"operationName"`
+			StartTime  int64  `json:"startTime"` // microseconds
+			References []struct {
+				RefType string `json:"refType"`
+				TraceID string `json:"traceID"`
+				SpanID  string `json:"spanID"`
+			} `json:"references"`
+			Tags []struct {
+				Key   string `json:"key"`
+				Value any    `json:"value"`
+			} `json:"tags"`
+		} `json:"spans"`
+	} `json:"data"`
+}
+
+func queryTrace(t *testing.T, id string) jaegerTrace {
+	t.Helper()
+	// Jaeger's pipeline here has no batch processor (tools/jaeger/config.yaml):
+	// a span is stored by the time its OTLP request returns, so one query
+	// answers.
+	resp, err := http.Get(jaegerQuery + "/api/traces/" + id)
+	if err != nil {
+		t.Fatalf("query trace %s: %v", id, err)
+	}
+	defer resp.Body.Close()
+	var tr jaegerTrace
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || len(tr.Data) != 1 {
+		t.Fatalf("trace %s: status %s, %d traces, %v", id, resp.Status, len(tr.Data), err)
+	}
+	return tr
+}
+
+func TestJaegerEndToEnd(t *testing.T) {
+	startJaeger(t)
+	bin := buildSimlab(t)
+	file := filepath.Join(t.TempDir(), "skew.jsonl")
+	cmd := exec.Command(bin, "run", "--scenario", "skew-rollout", "--seed", "1", "--otlp", jaegerOTLP, "--trace-out", file)
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_SERVICE_NAME=leak")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("simlab run --otlp: %v\n%s", err, out)
+	}
+	want := readTraceFile(t, file)
+	if len(want) < 2 {
+		t.Fatalf("%d traces in the file, want one per run of skew-rollout", len(want))
+	}
+	prologues := map[string]bool{}
+	links := 0
+	for id, spans := range want {
+		got := queryTrace(t, id)
+		if n := len(got.Data[0].Spans); n != len(spans) {
+			t.Fatalf("trace %s: Jaeger has %d spans, the file %d", id, n, len(spans))
+		}
+		for _, s := range got.Data[0].Spans {
+			fs, ok := spans[s.SpanID]
+			if !ok {
+				t.Fatalf("trace %s: Jaeger span %s is not in the file", id, s.SpanID)
+			}
+			ns, _ := strconv.ParseInt(fs.Start, 10, 64)
+			if s.StartTime != ns/1000 {
+				t.Fatalf("span %s %s: Jaeger start %dµs, virtual start %dns", s.SpanID, s.Operation, s.StartTime, ns)
+			}
+			for _, tag := range s.Tags {
+				if tag.Key == "workflow.step.dispatch_prologue" {
+					prologues[fmt.Sprint(tag.Value)] = true
+				}
+			}
+			for _, r := range s.References {
+				if r.RefType == "FOLLOWS_FROM" {
+					links++
+				}
+			}
+		}
+		for _, fs := range spans {
+			if fs.Name == "queue.process" && len(fs.Links) != 1 {
+				t.Fatalf("queue.process span %s has %d links in the file, want its publish", fs.SpanID, len(fs.Links))
+			}
+		}
+	}
+	if !prologues["run_context"] || !prologues["runs_get"] {
+		t.Fatalf("dispatch_prologue values in Jaeger: %v, want both run_context and runs_get", prologues)
+	}
+	if links == 0 {
+		t.Fatal("no span link came back as a FOLLOWS_FROM reference")
+	}
+}
+
+// With Jaeger down, the command fails within its timeout with an error
+// naming the endpoint, and the trace file is still written.
+func TestOTLPDownStillWritesTheFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t2.jsonl")
+	start := time.Now()
+	_, _, err := runCLI(t, "run", "--scenario", "golden-t2", "--otlp", "http://127.0.0.1:1", "--otlp-timeout", "2s", "--trace-out", file)
+	if exitCode(err) != 2 || err == nil || !containsAll(err.Error(), "127.0.0.1:1", file) {
+		t.Fatalf("error %v (exit %d), want exit 2 naming the endpoint and the file", err, exitCode(err))
+	}
+	if time.Since(start) > time.Minute {
+		t.Fatal("the failed export was not bounded")
+	}
+	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
+		t.Fatalf("trace file not written: %v", err)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

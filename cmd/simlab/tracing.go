@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/traces"
+)
+
+// traceFlags are run's flags for OpenTelemetry output.
+type traceFlags struct {
+	otlp     string
+	out      string
+	epoch    string
+	maxSpans int
+	timeout  time.Duration
+}
+
+func (f *traceFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.otlp, "otlp", "", "export the run's spans over OTLP/HTTP to this endpoint, e.g. http://127.0.0.1:4318")
+	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read)")
+	cmd.Flags().StringVar(&f.epoch, "epoch", "", `wall-clock instant of virtual time 0: RFC 3339, or "now" so a backend's default search window finds the traces (default 2026-01-01T00:00:00Z)`)
+	cmd.Flags().IntVar(&f.maxSpans, "max-spans", 0, "keep at most this many spans per run, always keeping those that matter to a violation (0: all)")
+	cmd.Flags().DurationVar(&f.timeout, "otlp-timeout", traces.DefaultExportTimeout, "give up on the OTLP endpoint after this long per request")
+}
+
+func (f *traceFlags) wanted() bool { return f.otlp != "" || f.out != "" }
+
+// check validates the flags before anything runs.
+func (f *traceFlags) check() error {
+	if _, err := traces.ParseEpoch(f.epoch, nil); err != nil {
+		return badInput(err)
+	}
+	if f.maxSpans < 0 {
+		return badInput(fmt.Errorf("--max-spans = %d: want 0 (all) or more", f.maxSpans))
+	}
+	if f.otlp != "" {
+		if _, err := traces.EndpointURL(f.otlp); err != nil {
+			return badInput(err)
+		}
+	}
+	return nil
+}
+
+// emit writes the trace file first, then exports: a trace that could not be
+// sent is still on disk.
+func (f *traceFlags) emit(h *model.History) error {
+	epoch, _ := traces.ParseEpoch(f.epoch, nil)
+	spans, err := traces.Build(h, traces.Options{Epoch: epoch, MaxSpans: f.maxSpans})
+	if err != nil {
+		return err
+	}
+	if f.out != "" {
+		if err := writeFileAtomic(f.out, func(w *bufio.Writer) error { return traces.WriteJSONL(w, spans) }); err != nil {
+			return badInput(fmt.Errorf("--trace-out %s: %w", f.out, err))
+		}
+	}
+	if f.otlp != "" {
+		if err := traces.ExportOTLP(context.Background(), f.otlp, spans, traces.WithTimeout(f.timeout)); err != nil {
+			if f.out != "" {
+				err = fmt.Errorf("%w (the trace file %s was written)", err, f.out)
+			}
+			return badInput(err)
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and
+// renames it, so a reader never sees half a trace.
+func writeFileAtomic(path string, write func(*bufio.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	w := bufio.NewWriter(tmp)
+	if err := write(w); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
