@@ -1,10 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -96,9 +97,7 @@ outcome never happened (coverage), 2 on bad input.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
 			} else {
@@ -140,26 +139,13 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		fmt.Fprintf(w, "\nfirst counterexample (seed %d):\n%s\nreplay: %s\n", f.Seed, strings.Join(f.Story, "\n"), f.Replay)
 	}
 	var cov []string
-	for _, k := range sortedKeys(rep.Coverage) {
+	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
 		cov = append(cov, fmt.Sprintf("%s=%d", k, rep.Coverage[k]))
 	}
 	fmt.Fprintf(w, "\ncoverage: %s\n", strings.Join(cov, " "))
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
 	}
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 func newReplayCommand() *cobra.Command {
@@ -180,9 +166,7 @@ func newReplayCommand() *cobra.Command {
 			out := cmd.OutOrStdout()
 			got := fmt.Sprintf("%016x", res.History.Hash)
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(struct {
+				if err := writeJSON(out, struct {
 					HistoryHash string                 `json:"history_hash"`
 					Saved       string                 `json:"saved_history_hash"`
 					Mismatches  int                    `json:"choice_mismatches"`
@@ -208,16 +192,10 @@ func newReplayCommand() *cobra.Command {
 }
 
 func newPropertiesCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "properties",
-		Short: "List the properties simlab checks",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			for _, p := range properties.All() {
-				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Desc)
-			}
-			return tw.Flush()
-		},
-	}
+	return newListCommand("properties", "List the properties simlab checks", func() (rows [][2]string) {
+		for _, p := range properties.All() {
+			rows = append(rows, [2]string{p.Name, p.Desc})
+		}
+		return rows
+	})
 }

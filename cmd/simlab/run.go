@@ -119,9 +119,7 @@ event where the two runs differ, if they ever do.`,
 			sum := model.Summarize(res)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(sum); err != nil {
+				if err := writeJSON(out, sum); err != nil {
 					return err
 				}
 			} else {
@@ -183,33 +181,45 @@ func printRunSummary(w io.Writer, s model.Summary, replay string, twice bool) {
 	fmt.Fprintf(w, "replay: %s\n", replay)
 }
 
-func newScenariosCommand() *cobra.Command {
+// newListCommand is a command that prints one line per item: a name and
+// what it is.
+func newListCommand(use, short string, rows func() [][2]string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "scenarios",
-		Short: "List the built-in scenarios",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			for _, n := range model.BuiltinNames() {
-				sc, _ := model.Builtin(n)
-				fmt.Fprintf(tw, "%s\t%s\n", n, sc.Description)
+			for _, r := range rows() {
+				fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
 			}
 			return tw.Flush()
 		},
 	}
 }
 
+func newScenariosCommand() *cobra.Command {
+	return newListCommand("scenarios", "List the built-in scenarios", func() (rows [][2]string) {
+		for _, n := range model.BuiltinNames() {
+			sc, _ := model.Builtin(n)
+			rows = append(rows, [2]string{n, sc.Description})
+		}
+		return rows
+	})
+}
+
 func newVariantsCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "variants",
-		Short: "List the protocol variants (historical bugs and proposed fixes)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			for _, v := range model.Variants() {
-				fmt.Fprintf(tw, "%s\t%s\n", v.Name, v.Desc)
-			}
-			return tw.Flush()
-		},
-	}
+	return newListCommand("variants", "List the protocol variants (historical bugs and proposed fixes)", func() (rows [][2]string) {
+		for _, v := range model.Variants() {
+			rows = append(rows, [2]string{v.Name, v.Desc})
+		}
+		return rows
+	})
+}
+
+// writeJSON prints v as indented JSON, the form of every --json output.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
