@@ -1,0 +1,60 @@
+package properties
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// A sweep in which an outcome the scenario turns on never happened fails
+// and says which (an Antithesis-style "sometimes" assertion).
+func TestSweepFailsWhenADeclaredOutcomeNeverHappened(t *testing.T) {
+	sc := model.DefaultScenario()
+	sc.Faults.Crash = 0.5
+	sc.Faults.Until = 1 // on, but the fault phase ends before anything runs
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: []uint64{1, 2}, Props: All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Failed() || !slices.Contains(rep.Missing, "crash") {
+		t.Fatalf("missing = %v, failed = %v, coverage %v, declared %v; want crash reported", rep.Missing, rep.Failed(), rep.Coverage, rep.Declared)
+	}
+	sc.Faults.Until = 0
+	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: []uint64{1, 2, 3, 4, 5, 6, 7, 8}, Props: All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(rep.Missing, "crash") || rep.Coverage["crash"] == 0 {
+		t.Fatalf("crash never counted at rate 0.2: coverage %v", rep.Coverage)
+	}
+}
+
+func TestStoriesAreInVirtualTimeOrder(t *testing.T) {
+	sc, _ := model.Builtin("faults")
+	found := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range Check(res.History, All()) {
+			found++
+			if len(v.Evidence) == 0 {
+				t.Fatalf("%s carries no evidence", v)
+			}
+			for i := 1; i < len(v.Evidence); i++ {
+				if v.Evidence[i].At < v.Evidence[i-1].At {
+					t.Fatalf("%s: evidence out of order: %+v", v, v.Evidence)
+				}
+			}
+			if story := Story(v); len(story) != len(v.Evidence)+1 {
+				t.Fatalf("story has %d lines for %d events", len(story), len(v.Evidence))
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("the faults scenario produced no violation in 20 seeds")
+	}
+}
