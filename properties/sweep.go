@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/sim"
@@ -41,6 +42,10 @@ type Report struct {
 	Violations map[string]int    `json:"violations"` // runs violating each property
 	First      map[string]*First `json:"first"`
 	Coverage   map[string]int    `json:"coverage"`
+	// Declared lists the outcomes the scenario declares ("sometimes"
+	// assertions), so that a merge of shard reports can recompute Missing
+	// from the merged coverage.
+	Declared []string `json:"declared"`
 	// Missing lists the outcomes this scenario declares must happen at
 	// least once in a sweep ("sometimes" assertions) that never did.
 	Missing []string `json:"coverage_missing"`
@@ -94,12 +99,63 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			cfg.Progress(i + 1)
 		}
 	}
-	for _, need := range Declared(&sc) {
-		if rep.Coverage[need] == 0 {
-			rep.Missing = append(rep.Missing, need)
+	rep.Declared = Declared(&sc)
+	rep.Missing = missing(rep.Declared, rep.Coverage)
+	return rep, nil
+}
+
+// missing lists the declared outcomes the coverage never saw, in declared
+// order; nil when none is missing.
+func missing(declared []string, coverage map[string]int) []string {
+	var out []string
+	for _, need := range declared {
+		if coverage[need] == 0 {
+			out = append(out, need)
 		}
 	}
-	return rep, nil
+	return out
+}
+
+// MergeReports combines the reports of the shards of one check (the same
+// scenario and variants, disjoint seeds) into the report one process
+// checking all their seeds prints: seeds, violations and coverage sum; the
+// first counterexample of each property is the one with the lowest seed (an
+// unsharded check walks seeds in increasing order); coverage_missing is
+// recomputed from declared and the merged coverage, since an outcome one
+// shard never saw another may have.
+func MergeReports(parts []*Report) (*Report, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("merge: no check reports")
+	}
+	base := parts[0]
+	out := &Report{Scenario: base.Scenario, Variants: append([]string{}, base.Variants...), Violations: map[string]int{},
+		First: map[string]*First{}, Coverage: map[string]int{}, Declared: slices.Clone(base.Declared)}
+	for i, p := range parts {
+		if p.Scenario != base.Scenario || !slices.Equal(p.Variants, base.Variants) {
+			return nil, fmt.Errorf("merge: report %d checks scenario %s with variants %v, report 0 scenario %s with %v: not shards of one check",
+				i, p.Scenario, p.Variants, base.Scenario, base.Variants)
+		}
+		if !slices.Equal(p.Declared, base.Declared) {
+			return nil, fmt.Errorf("merge: report %d declares %v, report 0 declares %v: not shards of one check", i, p.Declared, base.Declared)
+		}
+		out.Seeds += p.Seeds
+		for k, n := range p.Violations {
+			out.Violations[k] += n
+		}
+		for k, n := range p.Coverage {
+			out.Coverage[k] += n
+		}
+		for k, f := range p.First {
+			if f == nil {
+				continue
+			}
+			if cur := out.First[k]; cur == nil || f.Seed < cur.Seed {
+				out.First[k] = f
+			}
+		}
+	}
+	out.Missing = missing(out.Declared, out.Coverage)
+	return out, nil
 }
 
 // saveMinimized records the violating seed's schedule, minimizes it and

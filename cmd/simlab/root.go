@@ -25,7 +25,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newVersionCommand(), newRunCommand(), newScenariosCommand(), newVariantsCommand(),
-		newCheckCommand(), newReplayCommand(), newPropertiesCommand())
+		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
 	return root
 }
 

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/simlab/simlab/model/sweep"
+)
+
+// parseShard reads --shard i/n; "" means the whole sweep.
+func parseShard(s string) (*sweep.Shard, error) {
+	if s == "" {
+		return nil, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return nil, fmt.Errorf("--shard = %q: want i/n with 0 ≤ i < n, for example 0/4", s)
+	}
+	return &sweep.Shard{Index: i, Count: n}, nil
+}
+
+func newSweepCommand() *cobra.Command {
+	var sf scenarioFlags
+	var branches []int
+	var prologues []string
+	var seeds, workers int
+	var shard, chart string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Measure TTFS, TTLS and runs.get contention across fan-out widths and prologues",
+		Long: `Run the scenario at every fan-out width (--branches) with each step-dispatch
+prologue (--prologue: legacy = the legacy-producers variant, a runs.get before
+every claim; run_context = fetch-free) on seeds 1..N, and print one row per
+(branches, prologue): TTFS and TTLS p50/p90, runs.get count and p50/p90
+latency, reads and lazy reads per fan-out, and the share of fan-outs with
+concurrent last completers. --json prints the contract of docs/SWEEP.md;
+--chart writes TTLS p90 and runs.get p90 against branches (SVG or PNG).
+--shard i/n runs every n-th cell and keeps its raw samples for simlab merge.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := sf.load()
+			if err != nil {
+				return err
+			}
+			sh, err := parseShard(shard)
+			if err != nil {
+				return badInput(err)
+			}
+			if err := checkChartPath(chart); err != nil {
+				return badInput(err)
+			}
+			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Workers: workers}
+			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				var bar *progressbar.ProgressBar
+				opts.Progress = func(done, total int) {
+					if bar == nil {
+						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
+							progressbar.OptionSetDescription("sweeping cells"), progressbar.OptionShowCount(),
+							progressbar.OptionClearOnFinish())
+					}
+					_ = bar.Set(done)
+				}
+			}
+			res, err := sweep.Run(sc, opts)
+			if err != nil {
+				// Run checks the grid and every cell's scenario before it
+				// simulates anything, so what it refuses is the input.
+				return badInput(err)
+			}
+			return writeSweep(cmd.OutOrStdout(), res, asJSON, chart)
+		},
+	}
+	sf.register(cmd)
+	// The sweep exists for the durabench calibration; a plain default of
+	// fanout would measure a world-local store with no contention at all.
+	if f := cmd.Flags().Lookup("scenario"); f != nil {
+		f.DefValue = "durabench-256"
+		_ = f.Value.Set(f.DefValue)
+	}
+	cmd.Flags().IntSliceVar(&branches, "branches", []int{16, 64, 128, 256}, "fan-out widths to sweep (every fan-out of the workflow takes the width)")
+	cmd.Flags().StringSliceVar(&prologues, "prologue", []string{sweep.Legacy, sweep.RunContext}, "prologues to compare: legacy (variant legacy-producers) and/or run_context")
+	cmd.Flags().IntVar(&seeds, "seeds", 10, "seeds 1..N per (branches, prologue)")
+	cmd.Flags().StringVar(&shard, "shard", "", "run only shard i of n (i/n) of the (branches, prologue, seed) cells; combine with simlab merge")
+	cmd.Flags().IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "simulations run at once (the result does not depend on it)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/SWEEP.md)")
+	cmd.Flags().StringVar(&chart, "chart", "", "write a chart of TTLS p90 and runs.get p90 against branches to FILE (.svg or .png)")
+	return cmd
+}
+
+// writeSweep prints a sweep result as a table or JSON and draws its chart.
+func writeSweep(out io.Writer, res *sweep.Result, asJSON bool, chart string) error {
+	if chart != "" {
+		if err := writeChart(chart, res); err != nil {
+			return fmt.Errorf("--chart %s: %w", chart, err)
+		}
+	}
+	if asJSON {
+		// The one encoding of every --json output (writeJSON): merge's
+		// output must be byte-identical to an unsharded run's.
+		return writeJSON(out, res)
+	}
+	printSweep(out, res)
+	return nil
+}
+
+func printSweep(w io.Writer, res *sweep.Result) {
+	variants := "none"
+	if len(res.Variants) > 0 {
+		variants = strings.Join(res.Variants, ",")
+	}
+	fmt.Fprintf(w, "scenario %s · variants: %s · seeds 1..%d · runs.get uncontended p50 %g ms\n", res.Scenario, variants, res.Seeds, res.RunsGetBaseP50MS)
+	if res.Shard != nil {
+		fmt.Fprintf(w, "shard %d/%d: rows cover this shard's cells only; combine the shards' --json with simlab merge\n", res.Shard.Index, res.Shard.Count)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "BRANCHES\tPROLOGUE\tSEEDS\tTTFS p50\tp90\tTTLS p50\tp90\tRUNS.GET\tp50\tp90\tREADS/FAN-OUT\tLAZY/FAN-OUT\tCONCURRENT LAST\t")
+	for _, r := range res.Rows {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f ms\t%.0f ms\t%.0f ms\t%.0f ms\t%d\t%.0f ms\t%.0f ms\t%.1f\t%.1f\t%.0f%%\t\n",
+			r.Branches, r.Prologue, r.Seeds, r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS,
+			r.RunsGetCount, r.RunsGetP50MS, r.RunsGetP90MS, r.ReadsPerFanout, r.LazyPerFanout, 100*r.ConcurrentLastCompleters)
+	}
+	tw.Flush()
+}
+
+// checkChartPath refuses a chart format before any simulation runs.
+func checkChartPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg", ".png":
+		return nil
+	}
+	return fmt.Errorf("--chart %s: want a file ending in .svg or .png", path)
+}
+
+// writeChart draws two panels side by side: TTLS p90 and runs.get p90
+// against branches, one line per prologue, so the legacy cliff and the read
+// amplification behind it are seen together.
+func writeChart(path string, res *sweep.Result) error {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	ttls := newPanel("time to last step (p90)", "TTLS p90 (ms)")
+	gets := newPanel("runs.get latency (p90)", "runs.get p90 (ms)")
+	colors := []color.Color{color.RGBA{R: 200, G: 60, B: 40, A: 255}, color.RGBA{R: 40, G: 100, B: 200, A: 255}}
+	for i, pro := range res.Prologues {
+		var a, b plotter.XYs
+		for _, r := range res.Rows {
+			if r.Prologue == pro {
+				a = append(a, plotter.XY{X: float64(r.Branches), Y: r.TTLSP90MS})
+				b = append(b, plotter.XY{X: float64(r.Branches), Y: r.RunsGetP90MS})
+			}
+		}
+		// Rows come in the --branches order, which need not be sorted.
+		byX := func(p, q plotter.XY) int { return int(p.X - q.X) }
+		slices.SortFunc(a, byX)
+		slices.SortFunc(b, byX)
+		for _, pl := range []struct {
+			p   *plot.Plot
+			xys plotter.XYs
+		}{{ttls, a}, {gets, b}} {
+			if len(pl.xys) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(pl.xys)
+			if err != nil {
+				return err
+			}
+			line.Color = colors[i%len(colors)]
+			line.Width = vg.Points(1.5)
+			points.Color = line.Color
+			pl.p.Add(line, points)
+			pl.p.Legend.Add(pro, line, points)
+		}
+	}
+	if len(res.Rows) > 0 {
+		// The calibration's uncontended read, to read the p90 against.
+		lo, hi := float64(res.Rows[0].Branches), float64(res.Rows[0].Branches)
+		for _, r := range res.Rows {
+			lo, hi = min(lo, float64(r.Branches)), max(hi, float64(r.Branches))
+		}
+		base, err := plotter.NewLine(plotter.XYs{{X: lo, Y: res.RunsGetBaseP50MS}, {X: hi, Y: res.RunsGetBaseP50MS}})
+		if err != nil {
+			return err
+		}
+		base.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		base.Color = color.Gray{Y: 120}
+		gets.Add(base)
+		gets.Legend.Add("uncontended p50", base)
+	}
+	const w, h = 9 * vg.Inch, 4 * vg.Inch
+	c, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return err
+	}
+	plots := [][]*plot.Plot{{ttls, gets}}
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(20), PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8)}
+	canvases := plot.Align(plots, tiles, draw.New(c))
+	ttls.Draw(canvases[0][0])
+	gets.Draw(canvases[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func newPanel(title, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "branches"
+	p.Y.Label.Text = ylabel
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Y.Tick.Marker = plainTicks{}
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// (2500, not 2500.00).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simlab/simlab/properties"
+)
+
+// writeShards runs args once per shard of n with --shard i/n and --json,
+// writes each output to a file and returns the files.
+func writeShards(t *testing.T, n int, args ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var files []string
+	for i := 0; i < n; i++ {
+		out, _, err := runCLI(t, append(args, "--shard", fmt.Sprintf("%d/%d", i, n))...)
+		if code := exitCode(err); code > 1 {
+			t.Fatalf("%v --shard %d/%d: %v", args, i, n, err)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+var sweepArgs = []string{"sweep", "--json", "--branches", "8,32", "--seeds", "4"}
+
+func TestSweepJSONIsDeterministicAndCarriesTheContract(t *testing.T) {
+	a, _, err := runCLI(t, append(sweepArgs, "--workers", "1")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := runCLI(t, append(sweepArgs, "--workers", "4")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatal("the same sweep printed two different results")
+	}
+	var doc struct {
+		Base *float64                     `json:"runs_get_base_p50_ms"`
+		Rows []map[string]json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(a), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Base == nil || len(doc.Rows) != 2*2 {
+		t.Fatalf("want runs_get_base_p50_ms and 4 rows (2 widths × 2 prologues):\n%s", a)
+	}
+	for _, key := range []string{"branches", "prologue", "seeds", "ttfs_p50_ms", "ttfs_p90_ms", "ttls_p50_ms", "ttls_p90_ms",
+		"runs_get_count", "runs_get_p50_ms", "runs_get_p90_ms", "reads_per_fanout", "lazy_per_fanout", "concurrent_last_completers"} {
+		if _, ok := doc.Rows[0][key]; !ok {
+			t.Errorf("a row lacks %s:\n%s", key, a)
+		}
+	}
+	if strings.Contains(a, `"samples"`) {
+		t.Error("an unsharded sweep printed its samples")
+	}
+	table, _, err := runCLI(t, "sweep", "--branches", "8", "--seeds", "2")
+	if err != nil || !strings.Contains(table, "legacy") || !strings.Contains(table, "run_context") || !strings.Contains(table, "durabench-256") {
+		t.Fatalf("sweep table (default scenario durabench-256): %v\n%s", err, table)
+	}
+}
+
+func TestSweepShardsMergeToTheUnshardedRun(t *testing.T) {
+	whole, _, err := runCLI(t, sweepArgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := writeShards(t, 3, sweepArgs...)
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if !bytes.Contains(data, []byte(`"samples"`)) {
+			t.Fatalf("shard output %s carries no samples to merge", f)
+		}
+	}
+	chart := filepath.Join(t.TempDir(), "merged.svg")
+	merged, _, err := runCLI(t, append([]string{"merge", "--chart", chart}, files...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged != whole {
+		t.Fatalf("merged shards differ from the unsharded sweep:\n%s\n---\n%s", merged, whole)
+	}
+	if data, err := os.ReadFile(chart); err != nil || !bytes.Contains(data, []byte("<svg")) {
+		t.Errorf("merge --chart wrote no SVG: %v", err)
+	}
+	// A missing shard cannot merge into a whole sweep.
+	if _, _, err := runCLI(t, append([]string{"merge"}, files[:2]...)...); exitCode(err) != 2 {
+		t.Errorf("merge of 2 of 3 shards: exit %d (%v), want 2", exitCode(err), err)
+	}
+}
+
+func TestCheckShardsMergeToTheUnshardedRun(t *testing.T) {
+	schedules := t.TempDir()
+	// The faults scenario declares outcomes ("sometimes" coverage) and, over
+	// these seeds, violates a property in more than one shard, so the
+	// merged first counterexample has to be chosen.
+	args := []string{"check", "--json", "--scenario", "faults", "--seeds", "30", "--schedules", schedules}
+	whole, _, err := runCLI(t, args...)
+	if exitCode(err) > 1 {
+		t.Fatal(err)
+	}
+	files := writeShards(t, 3, args...)
+	withFirst := 0
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var rep properties.Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.First) > 0 {
+			withFirst++
+		}
+	}
+	if withFirst < 2 {
+		t.Fatalf("precondition: %d shards found a counterexample; pick seeds where at least 2 do", withFirst)
+	}
+	merged, _, mergeErr := runCLI(t, append([]string{"merge"}, files...)...)
+	if merged != whole {
+		t.Fatalf("merged shards differ from the unsharded check:\n%s\n---\n%s", merged, whole)
+	}
+	if exitCode(mergeErr) != exitCode(err) {
+		t.Errorf("merge exit %d, unsharded check exit %d", exitCode(mergeErr), exitCode(err))
+	}
+	// Check reports and sweep results do not mix.
+	sweepFiles := writeShards(t, 1, sweepArgs...)
+	if _, _, err := runCLI(t, "merge", files[0], sweepFiles[0]); exitCode(err) != 2 {
+		t.Errorf("merge of a check report with a sweep result: exit %d (%v), want 2", exitCode(err), err)
+	}
+}
+
+// TestMergeReports covers what a small real check may not: an outcome one
+// shard misses and another sees, and the first counterexample coming from
+// a later part.
+func TestMergeReports(t *testing.T) {
+	a := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 2, Declared: []string{"crash", "gone"},
+		Violations: map[string]int{"p": 1, "q": 0}, Coverage: map[string]int{"crash": 3},
+		First: map[string]*properties.First{"p": {Seed: 5}}, Missing: []string{"gone"}}
+	b := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 3, Declared: []string{"crash", "gone"},
+		Violations: map[string]int{"p": 2, "q": 0}, Coverage: map[string]int{"gone": 1, "crash": 1},
+		First: map[string]*properties.First{"p": {Seed: 2}}, Missing: nil}
+	m, err := properties.MergeReports([]*properties.Report{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Seeds != 5 || m.Violations["p"] != 3 || m.Coverage["crash"] != 4 || m.Coverage["gone"] != 1 {
+		t.Errorf("merged seeds %d, violations %v, coverage %v: want sums", m.Seeds, m.Violations, m.Coverage)
+	}
+	if m.First["p"] == nil || m.First["p"].Seed != 2 {
+		t.Errorf("merged first counterexample %+v, want the lowest seed's (2)", m.First["p"])
+	}
+	if len(m.Missing) != 0 {
+		t.Errorf("coverage_missing %v after merge, want none: the second shard saw gone", m.Missing)
+	}
+	c := *b
+	c.Declared = []string{"crash"}
+	if _, err := properties.MergeReports([]*properties.Report{a, &c}); err == nil {
+		t.Error("reports declaring different outcomes merged")
+	}
+}
+
+func TestSweepChartFormats(t *testing.T) {
+	dir := t.TempDir()
+	for ext, magic := range map[string][]byte{".svg": []byte("<svg"), ".png": []byte("\x89PNG\r\n\x1a\n")} {
+		path := filepath.Join(dir, "chart"+ext)
+		if _, _, err := runCLI(t, "sweep", "--branches", "8,16", "--seeds", "2", "--chart", path); err != nil {
+			t.Fatalf("--chart %s: %v", path, err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(data[:min(len(data), 512)], magic) {
+			t.Errorf("--chart %s did not write a %s file (%v)", path, ext, err)
+		}
+	}
+	gif := filepath.Join(dir, "chart.gif")
+	if _, _, err := runCLI(t, "sweep", "--seeds", "1", "--chart", gif); exitCode(err) != 2 {
+		t.Errorf("--chart .gif: exit %d (%v), want 2", exitCode(err), err)
+	}
+	if _, err := os.Stat(gif); err == nil {
+		t.Error("a refused chart format still wrote a file")
+	}
+}
+
+func TestSweepBadInput(t *testing.T) {
+	unsharded := filepath.Join(t.TempDir(), "whole.json")
+	out, _, err := runCLI(t, sweepArgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unsharded, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"sweep", "--shard", "3/3"}, {"sweep", "--shard", "x"}, {"sweep", "--prologue", "runs_get"},
+		{"sweep", "--branches", "0"}, {"sweep", "--seeds", "0"}, {"sweep", "--variant", "legacy-producers"},
+		{"merge", unsharded}, {"merge", filepath.Join(t.TempDir(), "none.json")},
+	} {
+		if _, _, err := runCLI(t, args...); exitCode(err) != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)
+		}
+	}
+}
+
+func TestSweepShardsCoverEveryCellOnce(t *testing.T) {
+	files := writeShards(t, 4, sweepArgs...)
+	seen := map[string]int{}
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var part struct {
+			Samples []struct {
+				Branches int    `json:"branches"`
+				Prologue string `json:"prologue"`
+				Seed     int    `json:"seed"`
+			} `json:"samples"`
+		}
+		if err := json.Unmarshal(data, &part); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range part.Samples {
+			seen[fmt.Sprintf("%d/%s/%d", s.Branches, s.Prologue, s.Seed)]++
+		}
+	}
+	if want := 2 * 2 * 4; len(seen) != want {
+		t.Fatalf("4 shards ran %d distinct cells, want %d", len(seen), want)
+	}
+	for cell, n := range seen {
+		if n != 1 {
+			t.Errorf("cell %s ran %d times", cell, n)
+		}
+	}
+}
