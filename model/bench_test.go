@@ -1,7 +1,9 @@
 package model
 
 import (
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/simlab/simlab/sim"
 )
@@ -77,3 +79,41 @@ func BenchmarkScenarioFanout(b *testing.B) { benchBuiltin(b, "fanout", false) }
 // BenchmarkScenarioDurabench256 runs the built-in durabench-256 scenario,
 // recording off, and reports virtual seconds simulated per wall second.
 func BenchmarkScenarioDurabench256(b *testing.B) { benchBuiltin(b, "durabench-256", true) }
+
+// BenchmarkMillionEvents runs about a million simulated events (durabench-256
+// with 310 runs started 100 ms apart) with recording on and off, and reports
+// the heap still live once the run has finished (the History the caller
+// holds: what recording costs in memory) and the run's allocations.
+func BenchmarkMillionEvents(b *testing.B) {
+	for _, record := range []bool{true, false} {
+		name := "record=off"
+		if record {
+			name = "record=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			sc, _ := Builtin("durabench-256")
+			sc.Runs = 310
+			sc.RunInterval = 100 * time.Millisecond
+			var events uint64
+			var live uint64
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				res, err := Run(&sc, sim.NewPCG(uint64(i)), Options{Record: record})
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				live = after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+				events = res.Stats.Events
+				runtime.KeepAlive(res)
+			}
+			b.ReportMetric(float64(events), "events")
+			b.ReportMetric(float64(live)/(1<<20), "live-MB")
+		})
+	}
+}

@@ -81,6 +81,7 @@ type Call struct {
 	PendingEmpty bool
 
 	serial uint64 // issue order, the call's identity in the run's hash
+	done   bool   // answered; the slot may be reused once nothing refers to it
 }
 
 // Site is where a step message was published (DOMAIN §5).

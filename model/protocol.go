@@ -47,7 +47,9 @@ func (e *engine) call(p int32, op Op, ev world.EventType, step world.StepID, fan
 func (e *engine) read(p int32, reason ReadReason, fan int32) {
 	idx := e.call(p, OpRunsGet, 0, world.NoStep, fan)
 	e.calls[idx].Reason = reason
+	old := e.procs[p].getCall
 	e.procs[p].getCall = idx
+	e.recycleIfUnused(p, old)
 }
 
 // resume is called when one of p's calls, publishes, children or its body

@@ -50,8 +50,11 @@ func (e *engine) rootKind(p int32) MsgKind {
 // p < 0): it waits for a slot in its pool, then takes a drawn latency.
 func (e *engine) issue(p int32, idx int32) {
 	if p >= 0 {
-		e.procs[p].outstanding++
-		e.procs[p].lastCall = idx
+		pr := &e.procs[p]
+		pr.outstanding++
+		old := pr.lastCall
+		pr.lastCall = idx
+		e.recycleIfUnused(p, old)
 	}
 	e.counts.StoreCalls++
 	pl := &e.writes
@@ -100,6 +103,11 @@ func (e *engine) release(op Op) {
 		pl.head++
 		if pl.head == len(pl.waiting) {
 			pl.waiting, pl.head = pl.waiting[:0], 0
+		} else if pl.head >= 1024 && pl.head*2 >= len(pl.waiting) {
+			// Under steady load the queue may never empty: drop the served
+			// front so it does not grow for the whole run.
+			n := copy(pl.waiting, pl.waiting[pl.head:])
+			pl.waiting, pl.head = pl.waiting[:n], 0
 		}
 		e.serve(next)
 		return
@@ -117,21 +125,35 @@ func (e *engine) callDone(idx int32) {
 		// A write commits at the end of its service.
 		e.answerCreate(idx, c)
 	}
+	c.done = true
 	p := c.Caller.Delivery
 	if c.Caller.Kind == CallerClient || c.Caller.Kind == CallerWorld {
 		e.recycle(idx)
 		return
 	}
 	e.resume(p)
+	e.recycleIfUnused(p, idx)
 }
 
-// recycle returns a call slot when the History does not keep calls. A proc
-// reads its last call's answer before it issues another, so a slot is only
-// recycled once its answer has been read.
+// recycle returns a call slot when the History does not keep calls.
 func (e *engine) recycle(idx int32) {
 	if !e.opts.Record {
 		e.free = append(e.free, idx)
 	}
+}
+
+// recycleIfUnused frees a proc's call slot once its answer has arrived and
+// the proc no longer refers to it: a proc reads only its last call and its
+// last runs.get, so every other answered call of it is dead.
+func (e *engine) recycleIfUnused(p, idx int32) {
+	if e.opts.Record || idx < 0 || !e.calls[idx].done {
+		return
+	}
+	if pr := &e.procs[p]; idx == pr.lastCall || idx == pr.getCall {
+		return
+	}
+	e.calls[idx].done = false
+	e.free = append(e.free, idx)
 }
 
 func (e *engine) answerRunsGet(c *Call) {
@@ -355,7 +377,7 @@ func (e *engine) newProc(d Delivery, parent int32) int32 {
 	d.Start = e.k.Now()
 	p := int32(len(e.h.Deliveries))
 	e.h.Deliveries = append(e.h.Deliveries, d)
-	e.procs = append(e.procs, proc{parent: parent, lastCall: -1, suspendFan: -1})
+	e.procs = append(e.procs, proc{parent: parent, lastCall: -1, getCall: -1, suspendFan: -1})
 	return p
 }
 
