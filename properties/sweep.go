@@ -34,7 +34,7 @@ type First struct {
 	ScheduleFile string   `json:"schedule_file,omitempty"`
 }
 
-// Report is `simlab check --json`: a contract (docs/CLI.md).
+// Report is `simlab check --json`: a contract (docs/CLI.md; README).
 type Report struct {
 	Scenario   string            `json:"scenario"`
 	Variants   []string          `json:"variants"`
