@@ -138,6 +138,7 @@ type fanRT struct {
 type pendingPublish struct {
 	msg  int32 // message index
 	proc int32 // the producer waiting for it, or -1
+	rec  int32 // its History.Publishes record, or -1 when not recording
 }
 
 // engine is one simulation of a scenario.

@@ -147,7 +147,8 @@ type Publish struct {
 	Caller   Caller
 	Producer Version // the producing deployment's producer version
 	At       sim.Time
-	Deduped  bool // an idempotency key was already claimed: no message
+	Done     sim.Time // the queue's answer to the publish call
+	Deduped  bool     // an idempotency key was already claimed: no message
 }
 
 // Version is a producer or consumer version.
@@ -227,6 +228,7 @@ type Delivery struct {
 	Outcome      StepOutcome
 	BodyRan      bool
 	BodyStart    sim.Time
+	BodyEnd      sim.Time
 	LastComplete bool // this delivery saw an empty pending set
 	Continued    bool // and went on to replay the workflow
 	Rerouted     bool

@@ -491,6 +491,7 @@ func (e *engine) claimed(p int32) {
 // bodyDone decides the body's result and writes it.
 func (e *engine) bodyDone(p int32) {
 	d := &e.h.Deliveries[p]
+	d.BodyEnd = e.k.Now()
 	pr := &e.procs[p]
 	w := &e.sc.Workflow
 	fo := &e.h.Fanouts[d.Fanout]

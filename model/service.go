@@ -262,7 +262,7 @@ func (e *engine) publish(p int32, m Message, site Site, producer Version) {
 			if p >= 0 {
 				// The producer still waits for the publish call's answer.
 				e.procs[p].outstanding++
-				e.pubs = append(e.pubs, pendingPublish{msg: -1, proc: p})
+				e.pubs = append(e.pubs, pendingPublish{msg: -1, proc: p, rec: e.lastPublishRecord()})
 				e.k.After(e.prof.Publish.Draw(e.c), evPublishDone, 0, uint64(len(e.pubs)-1))
 			}
 			return
@@ -278,12 +278,23 @@ func (e *engine) publish(p int32, m Message, site Site, producer Version) {
 	if p >= 0 {
 		e.procs[p].outstanding++
 	}
-	e.pubs = append(e.pubs, pendingPublish{msg: m.ID, proc: p})
+	e.pubs = append(e.pubs, pendingPublish{msg: m.ID, proc: p, rec: e.lastPublishRecord()})
 	e.k.After(e.prof.Publish.Draw(e.c), evPublishDone, 1, uint64(len(e.pubs)-1))
+}
+
+// lastPublishRecord is the index of the publish just recorded, or -1.
+func (e *engine) lastPublishRecord() int32 {
+	if !e.opts.Record {
+		return -1
+	}
+	return int32(len(e.h.Publishes) - 1)
 }
 
 func (e *engine) publishDone(i int32) {
 	pp := e.pubs[i]
+	if pp.rec >= 0 {
+		e.h.Publishes[pp.rec].Done = e.k.Now()
+	}
 	if pp.msg >= 0 {
 		m := &e.h.Messages[pp.msg]
 		e.msgs[pp.msg].state = msgQueued

@@ -508,6 +508,9 @@ func (p *planner) step(d int32) node {
 	}
 	if del.BodyRan {
 		n.events = append(n.events, event{name: "step.body.start", at: del.BodyStart})
+		if del.BodyEnd > 0 {
+			n.events = append(n.events, event{name: "step.body.end", at: del.BodyEnd})
+		}
 	}
 	if del.Outcome == model.OutcomeFailed {
 		n.status, n.desc = codes.Error, "step failed"
@@ -515,14 +518,15 @@ func (p *planner) step(d int32) node {
 	return n
 }
 
-// publish plans a queue.publish span. The queue's publish latency is not in
-// the History, so the span is an instant at the publish call.
+// publish plans a queue.publish span: from the publish call to the queue's
+// answer (the producer waits for it).
 func (p *planner) publish(i, parent, svc int32) node {
 	h := p.h
 	pub := &h.Publishes[i]
+	end := max(pub.Done, pub.At)
 	n := node{
 		kind: entPublish, index: i, parent: parent, svc: svc, name: "queue.publish",
-		spanKind: trace.SpanKindProducer, start: pub.At, end: pub.At,
+		spanKind: trace.SpanKindProducer, start: pub.At, end: end,
 		attrs: []attribute.KeyValue{
 			attribute.String("messaging.system", "simlab-queue"),
 			attribute.String("messaging.operation.type", "send"),
