@@ -128,7 +128,7 @@ event where the two runs differ, if they ever do.`,
 			// The summary is out before the export, which is the step that
 			// can fail: nothing computed is lost.
 			if tf.wanted() {
-				return tf.emit(res.History)
+				return tf.emit(res.History, cmd.ErrOrStderr())
 			}
 			return nil
 		},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -50,8 +51,9 @@ func (f *traceFlags) check() error {
 }
 
 // emit writes the trace file first, then exports: a trace that could not be
-// sent is still on disk.
-func (f *traceFlags) emit(h *model.History) error {
+// sent is still on disk. It tells on log (stderr) where the traces went and
+// their ids, so a person can open them in Jaeger.
+func (f *traceFlags) emit(h *model.History, log io.Writer) error {
 	epoch, _ := traces.ParseEpoch(f.epoch, nil)
 	spans, err := traces.Build(h, traces.Options{Epoch: epoch, MaxSpans: f.maxSpans})
 	if err != nil {
@@ -61,6 +63,7 @@ func (f *traceFlags) emit(h *model.History) error {
 		if err := writeFileAtomic(f.out, func(w *bufio.Writer) error { return traces.WriteJSONL(w, spans) }); err != nil {
 			return badInput(fmt.Errorf("--trace-out %s: %w", f.out, err))
 		}
+		fmt.Fprintf(log, "traces: %d spans written to %s\n", len(spans), f.out)
 	}
 	if f.otlp != "" {
 		if err := traces.ExportOTLP(context.Background(), f.otlp, spans, traces.WithTimeout(f.timeout)); err != nil {
@@ -69,6 +72,10 @@ func (f *traceFlags) emit(h *model.History) error {
 			}
 			return badInput(err)
 		}
+		fmt.Fprintf(log, "traces: %d spans exported to %s\n", len(spans), f.otlp)
+	}
+	for i := range h.Runs {
+		fmt.Fprintf(log, "traces: %s trace id %s\n", model.RunName(h.Runs[i].ID), traces.TraceID(h, i))
 	}
 	return nil
 }
