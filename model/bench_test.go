@@ -80,6 +80,14 @@ func BenchmarkScenarioFanout(b *testing.B) { benchBuiltin(b, "fanout", false) }
 // recording off, and reports virtual seconds simulated per wall second.
 func BenchmarkScenarioDurabench256(b *testing.B) { benchBuiltin(b, "durabench-256", true) }
 
+// BenchmarkScenarios runs every built-in scenario, recording off, and
+// reports simulated events/s and runs/s for each.
+func BenchmarkScenarios(b *testing.B) {
+	for _, name := range BuiltinNames() {
+		b.Run(name, func(b *testing.B) { benchBuiltin(b, name, false) })
+	}
+}
+
 // BenchmarkMillionEvents runs about a million simulated events (durabench-256
 // with 310 runs started 100 ms apart) with recording on and off, and reports
 // the heap still live once the run has finished (the History the caller

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -120,6 +124,25 @@ func TestShardsCoverEverySeedOnce(t *testing.T) {
 	for s, n := range seen {
 		if n != 1 {
 			t.Fatalf("seed %d checked %d times", s, n)
+		}
+	}
+}
+
+// The README lists every variant and property with its line; a new one
+// must be documented there too.
+func TestREADMEListsEveryVariantAndProperty(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range model.Variants() {
+		if !strings.Contains(string(readme), "| `"+v.Name+"` | "+v.Desc+" |") {
+			t.Errorf("README.md lacks the variant %s with its description", v.Name)
+		}
+	}
+	for _, p := range properties.All() {
+		if !strings.Contains(string(readme), "| `"+p.Name+"` | "+p.Desc+" |") {
+			t.Errorf("README.md lacks the property %s with its description", p.Name)
 		}
 	}
 }
