@@ -153,7 +153,7 @@ func oneLazyFetchPerFanout(h *model.History) []Violation {
 		switch {
 		case n > 1:
 			msg = fmt.Sprintf("fan-out %d made %d lazy runs.get: %d deliveries saw its pending set empty", fo.Index, n, len(lists[f]))
-		case fo.Continued && fo.ContinuedBy == model.CallerOrchestrator && n > 0:
+		case fo.Continued && fo.ContinuedBy == model.CallerOrchestrator && n > 0 && !continuerCrashed(h, int32(f)):
 			msg = fmt.Sprintf("fan-out %d was continued by the orchestrator's inline step, yet a consumer also made a lazy runs.get", fo.Index)
 		case fo.Continued && fo.ContinuedBy == model.CallerConsumer && anyLazy[f] == 0 && continuedFetchFree(h, int32(f)):
 			msg = fmt.Sprintf("fan-out %d was continued by a fetch-free consumer without its lazy runs.get", fo.Index)
@@ -170,6 +170,28 @@ func oneLazyFetchPerFanout(h *model.History) []Violation {
 		out = append(out, v)
 	}
 	return out
+}
+
+// continuerCrashed reports whether a delivery that took the fan-out's
+// continuation died before finishing it (itself, or the invocation an
+// inline step ran in): a second continuation is then the retry the crash
+// forced, not a second last completer.
+func continuerCrashed(h *model.History, fan int32) bool {
+	for i := range h.Deliveries {
+		d := &h.Deliveries[i]
+		if d.Fanout != fan || !d.Continued {
+			continue
+		}
+		for j := int32(i); j >= 0; j = h.Deliveries[j].Parent {
+			if h.Deliveries[j].Disposition == model.DispCrash {
+				return true
+			}
+			if h.Deliveries[j].Msg >= 0 {
+				break
+			}
+		}
+	}
+	return false
 }
 
 func crashed(h *model.History, c model.Caller) bool {

@@ -26,6 +26,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 	root.SetErr(stderr)
 	root.AddCommand(newVersionCommand(), newRunCommand(), newScenariosCommand(), newVariantsCommand(),
 		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
+	root.AddCommand(newTUICommand())
 	return root
 }
 

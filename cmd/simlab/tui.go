@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simlab/simlab/tui"
+)
+
+// tuiLogPath is where the TUI logs unless --log says otherwise: the XDG
+// state directory, since a log is state that is worth keeping but not
+// configuration and not cache.
+func tuiLogPath() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "simlab-tui.log")
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "simlab", "tui.log")
+}
+
+// parseTUISeeds reads the repeatable --seed: N or A..B each.
+func parseTUISeeds(args []string) ([]uint64, error) {
+	if len(args) == 0 {
+		return append([]uint64(nil), tui.DefaultSeeds...), nil
+	}
+	var out []uint64
+	for _, a := range args {
+		if lo, hi, ok := strings.Cut(a, ".."); ok {
+			x, err1 := strconv.ParseUint(lo, 10, 64)
+			y, err2 := strconv.ParseUint(hi, 10, 64)
+			if err1 != nil || err2 != nil || y < x || y-x >= 10000 {
+				return nil, fmt.Errorf("--seed %q: want N or A..B with A ≤ B, at most 10000 seeds", a)
+			}
+			for s := x; ; s++ {
+				out = append(out, s)
+				if s == y {
+					break
+				}
+			}
+			continue
+		}
+		n, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seed %q: want an unsigned integer or A..B: %w", a, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// openTUILog opens the log file, creating its directory. The screen belongs
+// to the TUI, so nothing may ever be logged to it.
+func openTUILog(path string) (*slog.Logger, io.Closer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("log file %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), f, nil
+}
+
+func newTUICommand() *cobra.Command {
+	var sf scenarioFlags
+	var seeds []string
+	var tracePath, logPath string
+	cmd := &cobra.Command{
+		Use:   "tui",
+		Short: "Explore runs in a terminal UI: runs, timelines, spans, verdicts, comparisons",
+		Long: `Open the terminal lab. Without arguments it simulates the fanout scenario for
+seeds 1–8; --scenario, --seed, --variant and --set choose others, as in run.
+--trace FILE.jsonl opens an exported trace file instead (one row per trace).
+Press ? inside for the keys. Logs go to --log (default
+$XDG_STATE_HOME/simlab/tui.log), never to the screen. Bad input exits 2
+before the screen opens.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := parseTUISeeds(seeds)
+			if err != nil {
+				return badInput(err)
+			}
+			cfg := tui.Config{Scenario: sf.scenario, Sets: sf.sets, Variants: sf.variants, Seeds: list}
+			var runs []*tui.Run
+			origin := cfg.Scenario
+			if tracePath != "" {
+				if runs, err = tui.LoadTrace(tracePath); err != nil {
+					return badInput(err)
+				}
+				origin = tracePath
+				// Later :seed commands simulate the file's scenario when it
+				// names a built-in one and --scenario did not choose.
+				if !cmd.Flags().Changed("scenario") && runs[0].Scenario != "" {
+					if c := (tui.Config{Scenario: runs[0].Scenario, Variants: runs[0].Variants, Seeds: list}); c.Check() == nil {
+						cfg = c
+					}
+				}
+			}
+			if err := cfg.Check(); err != nil {
+				return badInput(err)
+			}
+			if tracePath == "" {
+				if runs, err = tui.Simulate(cfg); err != nil {
+					return badInput(err)
+				}
+			}
+			if logPath == "" {
+				logPath = tuiLogPath()
+			}
+			log, closer, err := openTUILog(logPath)
+			if err != nil {
+				return badInput(err)
+			}
+			defer closer.Close()
+			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log})
+			if err != nil {
+				return err
+			}
+			return app.Run()
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringArrayVar(&seeds, "seed", nil, "seed to simulate, N or A..B (repeatable; default 1..8)")
+	cmd.Flags().StringVar(&tracePath, "trace", "", "open an OTLP JSON Lines trace file instead of simulating")
+	cmd.Flags().StringVar(&logPath, "log", "", "log file (default $XDG_STATE_HOME/simlab/tui.log)")
+	return cmd
+}

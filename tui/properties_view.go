@@ -1,0 +1,132 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rivo/tview"
+
+	"github.com/simlab/simlab/properties"
+)
+
+// propertiesView lists every property's verdict for one run; under it, the
+// story of the selected property's violations (properties.Story) and the
+// command that replays the run.
+type propertiesView struct {
+	*tview.Flex
+	run   *Run
+	table *tview.Table
+	story *tview.TextView
+	props []properties.Property
+}
+
+func newPropertiesView(r *Run) *propertiesView {
+	v := &propertiesView{Flex: tview.NewFlex().SetDirection(tview.FlexRow), run: r,
+		table: tview.NewTable(), story: tview.NewTextView(), props: properties.All()}
+	v.table.SetSelectable(true, false).SetFixed(1, 0).SetSelectedStyle(styleSelected)
+	v.story.SetWrap(true).SetWordWrap(true)
+	v.story.SetTextStyle(styleBase)
+	v.table.SetSelectionChangedFunc(func(int, int) { v.showStory() })
+	for c, t := range []string{"PROPERTY", "VERDICT", "WHAT IT SAYS"} {
+		v.table.SetCell(0, c, tview.NewTableCell(t).SetStyle(styleHeader).SetSelectable(false))
+	}
+	for i, p := range v.props {
+		n := len(v.violations(p.Name))
+		verdict, st := "✓ holds", styleOK
+		switch {
+		case !r.Checked:
+			verdict, st = "n/a", styleDim
+		case n > 0:
+			verdict, st = "✗ "+itoa(n)+" violation", styleError
+			if n > 1 {
+				verdict += "s"
+			}
+		}
+		v.table.SetCell(i+1, 0, tview.NewTableCell(p.Name).SetStyle(st))
+		v.table.SetCell(i+1, 1, tview.NewTableCell(verdict).SetStyle(st))
+		v.table.SetCell(i+1, 2, tview.NewTableCell(tview.Escape(p.Desc)).SetStyle(styleDim).SetExpansion(1).SetMaxWidth(70))
+	}
+	v.AddItem(v.table, len(v.props)+2, 0, true)
+	v.AddItem(v.story, 0, 1, false)
+	// Land on the first violated property: that is what the view is for.
+	first := 1
+	for i, p := range v.props {
+		if len(v.violations(p.Name)) > 0 {
+			first = i + 1
+			break
+		}
+	}
+	v.table.Select(first, 0)
+	v.showStory()
+	return v
+}
+
+func (v *propertiesView) kind() ViewKind { return ViewProperties }
+
+func (v *propertiesView) crumb() string { return "properties of " + v.run.Label() }
+
+func (v *propertiesView) violations(name string) []properties.Violation {
+	var out []properties.Violation
+	for _, x := range v.run.Violations {
+		if x.Property == name {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (v *propertiesView) selected() (properties.Property, bool) {
+	row, _ := v.table.GetSelection()
+	if row < 1 || row > len(v.props) {
+		return properties.Property{}, false
+	}
+	return v.props[row-1], true
+}
+
+func (v *propertiesView) showStory() {
+	p, ok := v.selected()
+	if !ok {
+		return
+	}
+	var lines []string
+	replay := v.run.Replay()
+	switch vs := v.violations(p.Name); {
+	case !v.run.Checked:
+		lines = append(lines, "Verdicts need the simulation's history; this run was read from "+v.run.Source()+".",
+			"Replay it to check the properties:")
+	case len(vs) == 0:
+		lines = append(lines, p.Name+" holds for "+v.run.RunID+".")
+	default:
+		for _, x := range vs {
+			lines = append(lines, properties.Story(x)...)
+			lines = append(lines, "")
+		}
+		lines = append(lines, "⏎ puts the timeline's cursor at the first event of the story. Replay:")
+	}
+	if replay == "" {
+		replay = "(unknown: the trace does not say which seed and scenario made it)"
+	}
+	lines = append(lines, "  "+replay)
+	v.story.SetText(strings.Join(lines, "\n"))
+	v.story.ScrollToBeginning()
+}
+
+// firstEvidence is the offset of the selected property's first proof, for
+// opening the timeline there.
+func (v *propertiesView) firstEvidence() (time.Duration, bool) {
+	p, ok := v.selected()
+	if !ok {
+		return 0, false
+	}
+	for _, x := range v.violations(p.Name) {
+		for _, e := range x.Evidence {
+			return historyOffset(v.run, e.At), true
+		}
+	}
+	return 0, false
+}
+
+func (v *propertiesView) move(delta int) {
+	moveTable(v.table, delta)
+	v.showStory()
+}

@@ -1,0 +1,422 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/sim"
+	"github.com/simlab/simlab/traces"
+)
+
+// DefaultSeeds are the seeds `simlab tui` runs when none are given: enough
+// to see seeds differ, few enough to read in one screen.
+var DefaultSeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+
+// Config is what a set of simulated runs is built from, in the CLI's terms,
+// so that every run can print the command that replays it.
+type Config struct {
+	Scenario string   // built-in name or scenario file
+	Sets     []string // --set key=value, in order
+	Variants []string // --variant, in order
+	Seeds    []uint64
+}
+
+// scenario builds and validates the scenario the config names.
+func (c Config) scenario() (model.Scenario, error) {
+	sc, err := model.LoadScenario(c.Scenario, os.ReadFile)
+	if err != nil {
+		return sc, err
+	}
+	for _, kv := range c.Sets {
+		if err := sc.Set(kv); err != nil {
+			return sc, err
+		}
+	}
+	sc.Variants = append(sc.Variants, c.Variants...)
+	if err := sc.Validate(); err != nil {
+		return sc, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	return sc, nil
+}
+
+// Check reports whether the config would simulate, without simulating: the
+// CLI calls it so a bad --scenario, --set or --variant fails before the
+// screen opens.
+func (c Config) Check() error {
+	_, err := c.scenario()
+	return err
+}
+
+// ReplayCommand is the `simlab run` command line that replays seed of c.
+func (c Config) ReplayCommand(seed uint64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "simlab run --scenario %s --seed %d", shellQuote(c.Scenario), seed)
+	for _, kv := range c.Sets {
+		fmt.Fprintf(&b, " --set %s", shellQuote(kv))
+	}
+	for _, v := range c.Variants {
+		fmt.Fprintf(&b, " --variant %s", shellQuote(v))
+	}
+	return b.String()
+}
+
+// key identifies the simulation a config and seed make, so that running the
+// same seed twice adds no duplicate rows.
+func (c Config) key(seed uint64) string {
+	return fmt.Sprintf("%s\x00%q\x00%q\x00%d", c.Scenario, c.Sets, c.Variants, seed)
+}
+
+func (c Config) clone() Config {
+	c.Sets = slices.Clone(c.Sets)
+	c.Variants = slices.Clone(c.Variants)
+	c.Seeds = slices.Clone(c.Seeds)
+	return c
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ',' || r == ':' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Run is one workflow run: one trace, one row of the runs view. Everything
+// the views show comes from its spans, so a run read from a file and one
+// just simulated look alike; a simulated run also carries its History, for
+// what spans cannot tell (property verdicts, the accepted log).
+type Run struct {
+	No       int // 1-based row number, in load order: what :compare names
+	Seed     uint64
+	HasSeed  bool
+	Scenario string
+	Variants []string
+	RunID    string
+	Status   string
+	Spans    []traces.Span
+	Start    time.Time // the root span's start: offsets are measured from it
+	Duration time.Duration
+	// TTLS is the latest step end minus the run's start (DOMAIN §10).
+	TTLS    time.Duration
+	HasTTLS bool
+	// Prologue is run_context, runs_get, mixed or none, as model.Summarize says it.
+	Prologue        string
+	PrologueFetches int
+	LazyFetches     int
+	Deliveries      int
+	Redeliveries    int
+	// Violations are this run's property violations; Checked says whether
+	// the properties could be checked at all (not for a file).
+	Violations []properties.Violation
+	Checked    bool
+
+	cfg      Config // the simulation's config; Scenario "" for a file
+	file     string
+	key      string
+	hist     *model.History
+	runIndex int
+	byID     map[string]int
+	children [][]int
+	root     int
+	depth    []int
+}
+
+// Source names where the run came from, for the header and the replay line.
+func (r *Run) Source() string {
+	if r.file != "" {
+		return r.file
+	}
+	return r.cfg.Scenario
+}
+
+// Label is a run's short name in breadcrumbs and the compare view.
+func (r *Run) Label() string {
+	s := fmt.Sprintf("#%d %s", r.No, r.RunID)
+	if r.HasSeed {
+		s += fmt.Sprintf(" seed %d", r.Seed)
+	}
+	if len(r.Variants) > 0 {
+		s += " [" + strings.Join(r.Variants, ",") + "]"
+	}
+	return s
+}
+
+// Replay is the command that reproduces the run, or "" when it cannot be
+// known (a file without the simlab.seed attribute).
+func (r *Run) Replay() string {
+	if r.file == "" {
+		return r.cfg.ReplayCommand(r.Seed)
+	}
+	if !r.HasSeed || r.Scenario == "" {
+		return ""
+	}
+	c := Config{Scenario: r.Scenario, Variants: r.Variants}
+	return c.ReplayCommand(r.Seed)
+}
+
+// offset is an instant as time since the run's start.
+func (r *Run) offset(t time.Time) time.Duration { return t.Sub(r.Start) }
+
+// span finds a span by id.
+func (r *Run) span(id string) (int, bool) {
+	i, ok := r.byID[id]
+	return i, ok
+}
+
+// Simulate runs every seed of cfg with recording on and returns one Run per
+// workflow run of each seed, in seed order.
+func Simulate(cfg Config) ([]*Run, error) {
+	sc, err := cfg.scenario()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Run
+	for _, seed := range cfg.Seeds {
+		s := sc // model.Run does not change the scenario, but each seed gets its own copy anyway
+		res, err := model.Run(&s, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		runs, err := runsOf(res.History, cfg, seed)
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		out = append(out, runs...)
+	}
+	return out, nil
+}
+
+func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {
+	ro, err := traces.Build(h, traces.Options{})
+	if err != nil {
+		return nil, err
+	}
+	byTrace := groupByTrace(traces.FromReadOnly(ro))
+	violations := properties.Check(h, properties.All())
+	out := make([]*Run, 0, len(h.Runs))
+	for i := range h.Runs {
+		tid := traces.TraceID(h, i).String()
+		spans := byTrace[tid]
+		if len(spans) == 0 {
+			return nil, fmt.Errorf("run %s: no spans in trace %s", model.RunName(h.Runs[i].ID), tid)
+		}
+		r, err := newRun(spans)
+		if err != nil {
+			return nil, err
+		}
+		r.cfg, r.hist, r.runIndex = cfg.clone(), h, i
+		r.Seed, r.HasSeed, r.Scenario = seed, true, h.Scenario
+		r.Variants = slices.Clone(h.Variants)
+		r.key = cfg.key(seed) + "\x00" + strconv.Itoa(i)
+		r.Checked = true
+		for _, v := range violations {
+			if v.Run < 0 || int(v.Run) == i {
+				r.Violations = append(r.Violations, v)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// LoadTrace reads an OTLP JSON Lines file: one Run per trace in it.
+func LoadTrace(path string) ([]*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace file: %w", err)
+	}
+	defer f.Close()
+	runs, err := ReadTrace(f, path)
+	if err != nil {
+		return nil, fmt.Errorf("trace file %s: %w", path, err)
+	}
+	return runs, nil
+}
+
+// ReadTrace reads OTLP JSON Lines from r; name is what the views call it.
+func ReadTrace(r io.Reader, name string) ([]*Run, error) {
+	spans, err := traces.ReadJSONL(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("no spans: want OTLP JSON Lines as `simlab run` or traces.WriteJSONL writes them")
+	}
+	var out []*Run
+	byTrace := groupByTrace(spans)
+	// Walk the spans rather than the map so that runs keep the file's
+	// canonical trace order.
+	for _, s := range spans {
+		tr, ok := byTrace[s.TraceID]
+		if !ok {
+			continue
+		}
+		delete(byTrace, s.TraceID)
+		run, err := newRun(tr)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: %w", s.TraceID, err)
+		}
+		run.file, run.key = name, name+"\x00"+s.TraceID
+		root := &run.Spans[run.root]
+		if v, ok := root.Attr("simlab.seed"); ok {
+			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+				run.Seed, run.HasSeed = n, true
+			}
+		}
+		run.Scenario, _ = root.Attr("simlab.scenario")
+		if v, ok := root.Attr("simlab.variants"); ok {
+			// A string slice is rendered as JSON by traces.ReadJSONL.
+			if err := json.Unmarshal([]byte(v), &run.Variants); err != nil {
+				run.Variants = []string{v}
+			}
+		}
+		out = append(out, run)
+	}
+	return out, nil
+}
+
+// groupByTrace splits spans (in SortSpans order) by trace, keeping order.
+func groupByTrace(spans []traces.Span) map[string][]traces.Span {
+	out := map[string][]traces.Span{}
+	for _, s := range spans {
+		out[s.TraceID] = append(out[s.TraceID], s)
+	}
+	return out
+}
+
+// newRun indexes one trace's spans and derives the runs view's columns
+// from them.
+func newRun(spans []traces.Span) (*Run, error) {
+	r := &Run{Spans: spans, byID: make(map[string]int, len(spans)), root: -1, Prologue: "none"}
+	for i, s := range spans {
+		r.byID[s.SpanID] = i
+	}
+	r.children = make([][]int, len(spans))
+	for i, s := range spans {
+		p, ok := r.byID[s.ParentID]
+		switch {
+		case s.ParentID == "" || !ok:
+			// A span whose parent is not in the file (sampled away) hangs
+			// under the root rather than vanishing; the first parentless
+			// span is the root.
+			if r.root < 0 && s.ParentID == "" {
+				r.root = i
+			}
+		default:
+			r.children[p] = append(r.children[p], i)
+		}
+	}
+	if r.root < 0 {
+		return nil, fmt.Errorf("no root span (every span has a parent)")
+	}
+	for i, s := range spans {
+		if _, ok := r.byID[s.ParentID]; i != r.root && !ok {
+			r.children[r.root] = append(r.children[r.root], i)
+		}
+	}
+	r.depth = make([]int, len(spans))
+	var walk func(i, d int)
+	walk = func(i, d int) {
+		r.depth[i] = d
+		for _, c := range r.children[i] {
+			walk(c, d+1)
+		}
+	}
+	walk(r.root, 0)
+
+	root := &spans[r.root]
+	r.Start, r.Duration = root.Start, root.End.Sub(root.Start)
+	r.RunID, _ = root.Attr("workflow.run.id")
+	if r.RunID == "" {
+		r.RunID = root.Name
+	}
+	r.Status, _ = root.Attr("workflow.run.status")
+	var ctx, get int
+	for i := range spans {
+		s := &spans[i]
+		r.Duration = max(r.Duration, s.End.Sub(r.Start))
+		switch {
+		case strings.HasPrefix(s.Name, "step.execute"):
+			if out, _ := s.Attr("workflow.step.outcome"); out == "completed" || out == "failed" {
+				if ttls := s.End.Sub(r.Start); !r.HasTTLS || ttls > r.TTLS {
+					r.TTLS, r.HasTTLS = ttls, true
+				}
+			}
+			switch p, _ := s.Attr("workflow.step.dispatch_prologue"); p {
+			case "run_context":
+				ctx++
+			case "runs_get":
+				get++
+			}
+		case s.Name == "world.runs.get":
+			switch reason, _ := s.Attr("workflow.runs_get.reason"); reason {
+			case "prologue":
+				r.PrologueFetches++
+			case "last_completer":
+				r.LazyFetches++
+			}
+		case s.Name == "queue.process":
+			r.Deliveries++
+			if a, _ := s.Attr("workflow.delivery.attempt"); a != "" && a != "1" {
+				r.Redeliveries++
+			}
+		}
+	}
+	switch {
+	case ctx > 0 && get > 0:
+		r.Prologue = "mixed"
+	case ctx > 0:
+		r.Prologue = "run_context"
+	case get > 0:
+		r.Prologue = "runs_get"
+	}
+	return r, nil
+}
+
+// session is the set of runs the TUI shows and the config new runs are
+// made from.
+type session struct {
+	runs []*Run
+	cfg  Config
+	// origin says what the session was opened on, for the header.
+	origin string
+}
+
+// add appends runs not already present (same config, seed and run) and
+// returns the rows that stand for the given runs, new or existing.
+func (s *session) add(runs []*Run) []*Run {
+	byKey := map[string]*Run{}
+	for _, r := range s.runs {
+		byKey[r.key] = r
+	}
+	out := make([]*Run, 0, len(runs))
+	for _, r := range runs {
+		if old, ok := byKey[r.key]; ok {
+			out = append(out, old)
+			continue
+		}
+		r.No = len(s.runs) + 1
+		s.runs = append(s.runs, r)
+		byKey[r.key] = r
+		out = append(out, r)
+	}
+	return out
+}
+
+// byNo finds the run with row number n.
+func (s *session) byNo(n int) (*Run, bool) {
+	if n < 1 || n > len(s.runs) {
+		return nil, false
+	}
+	return s.runs[n-1], true
+}

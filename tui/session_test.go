@@ -1,0 +1,201 @@
+package tui
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+	"github.com/simlab/simlab/traces"
+)
+
+// The runs view's columns, read off spans, agree with what the History says
+// directly: TTLS with the step deliveries, the read counts with the fan-outs.
+func TestRunColumnsAgreeWithTheHistory(t *testing.T) {
+	for _, name := range []string{"fanout", "skew-rollout", "faults", "golden-t5"} {
+		runs, err := Simulate(Config{Scenario: name, Seeds: []uint64{1, 2, 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			h := r.hist
+			info := &h.Runs[r.runIndex]
+			var pro, lazy int32
+			for _, f := range info.Fanouts {
+				pro += h.Fanouts[f].PrologueFetches
+				lazy += h.Fanouts[f].LazyFetches
+			}
+			if r.PrologueFetches != int(pro) || r.LazyFetches != int(lazy) {
+				t.Errorf("%s seed %d %s: spans say %d prologue and %d lazy reads, the History %d and %d",
+					name, r.Seed, r.RunID, r.PrologueFetches, r.LazyFetches, pro, lazy)
+			}
+			var ttls time.Duration
+			has := false
+			for _, d := range h.Deliveries {
+				if int(d.Run) == r.runIndex && d.Kind == model.MsgStep &&
+					(d.Outcome == model.OutcomeCompleted || d.Outcome == model.OutcomeFailed) {
+					ttls, has = max(ttls, time.Duration(d.End-info.StartAt)), true
+				}
+			}
+			if has != r.HasTTLS || ttls != r.TTLS {
+				t.Errorf("%s seed %d %s: TTLS %v (%v), the History says %v (%v)", name, r.Seed, r.RunID, r.TTLS, r.HasTTLS, ttls, has)
+			}
+			if want := h.FinalRuns[r.runIndex].Status.String(); r.Status != want {
+				t.Errorf("%s seed %d: status %s, the History says %s", name, r.Seed, r.Status, want)
+			}
+			sum := model.Summarize(&model.Result{History: h})
+			if want := sum.Runs[r.runIndex].Prologue; r.Prologue != want {
+				t.Errorf("%s seed %d %s: prologue %s, model.Summarize says %s", name, r.Seed, r.RunID, r.Prologue, want)
+			}
+		}
+	}
+}
+
+// A run read back from its trace file shows the same columns and the same
+// states over time as the simulated run it was written from; only what
+// needs the History (verdicts) is missing.
+func TestTraceFileRunsMatchSimulatedRuns(t *testing.T) {
+	sc, _ := model.Builtin("skew-rollout")
+	sc.Variants = []string{"legacy-producers"}
+	res, err := model.Run(&sc, sim.NewPCG(4), model.Options{Record: true, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := traces.Build(res.History, traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := traces.WriteJSONL(&buf, ro); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "skew.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := LoadTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simulated, err := runsOf(res.History, Config{Scenario: "skew-rollout", Variants: sc.Variants, Seeds: []uint64{4}}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromFile) != len(simulated) || len(fromFile) != sc.Runs {
+		t.Fatalf("%d runs from the file, %d simulated, want %d", len(fromFile), len(simulated), sc.Runs)
+	}
+	byID := map[string]*Run{}
+	for _, r := range simulated {
+		byID[r.RunID] = r
+	}
+	for _, f := range fromFile {
+		s := byID[f.RunID]
+		if s == nil {
+			t.Fatalf("the file has run %s the simulation does not", f.RunID)
+		}
+		for _, c := range runColumns {
+			if c.title == "#" || c.title == "PROPS" {
+				continue
+			}
+			if a, b := c.value(f), c.value(s); a != b {
+				t.Errorf("%s %s: %q from the file, %q simulated", f.RunID, c.title, a, b)
+			}
+		}
+		if f.Checked || verdictText(f) != "n/a" {
+			t.Errorf("%s: a file run claims checked verdicts", f.RunID)
+		}
+		if got, want := f.Replay(), "simlab run --scenario skew-rollout --seed 4 --variant legacy-producers"; got != want {
+			t.Errorf("replay from the file %q, want %q", got, want)
+		}
+		// Both clocks of moments end in the same state, and pass through the
+		// same sequence of accepted events.
+		fm, sm := newTimeModel(f), newTimeModel(s)
+		if len(fm.moments) != len(sm.moments) {
+			t.Fatalf("%s: %d moments from spans, %d from the History", f.RunID, len(fm.moments), len(sm.moments))
+		}
+		evs := func(tm *timeModel) []string {
+			var out []string
+			for _, m := range tm.moments {
+				out = append(out, m.text(tm.stepNames))
+			}
+			slices.Sort(out)
+			return out
+		}
+		if !slices.Equal(evs(fm), evs(sm)) {
+			t.Errorf("%s: the events differ:\n%v\n%v", f.RunID, evs(fm), evs(sm))
+		}
+		last := len(fm.moments) - 1
+		if a, b := fm.stateAt(last), sm.stateAt(last); a != b {
+			t.Errorf("%s: final state from spans %+v, from the History %+v", f.RunID, a, b)
+		}
+	}
+}
+
+func TestLoadTraceErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"resourceSpans\":[]}\n{nope\n"), 0o644)
+	for path, want := range map[string]string{
+		filepath.Join(dir, "missing.jsonl"): "no such file",
+		empty:                               "no spans",
+		bad:                                 "line 2",
+	} {
+		if _, err := LoadTrace(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadTrace(%s) = %v, want an error with %q", filepath.Base(path), err, want)
+		}
+	}
+}
+
+func TestConfigCheckAndReplay(t *testing.T) {
+	for _, bad := range []Config{
+		{Scenario: "nope"}, {Scenario: "fanout", Variants: []string{"bogus"}},
+		{Scenario: "fanout", Sets: []string{"workflow.max_inline=-1"}}, {Scenario: "fanout", Sets: []string{"nokey"}},
+	} {
+		if err := bad.Check(); err == nil {
+			t.Errorf("%+v passed the check", bad)
+		}
+	}
+	c := Config{Scenario: "fanout", Sets: []string{"faults.crash=0.1", "workflow.fanouts=4,4"}, Variants: []string{"atomic-fan-in"}}
+	if got, want := c.ReplayCommand(9), "simlab run --scenario fanout --seed 9 --set faults.crash=0.1 --set workflow.fanouts=4,4 --variant atomic-fan-in"; got != want {
+		t.Fatalf("replay %q, want %q", got, want)
+	}
+	// The skew knob makes valid scenarios with the asked share on v1.
+	for _, name := range []string{"fanout", "skew-rollout"} {
+		base, _ := model.Builtin(name)
+		cfg := Config{Scenario: name, Sets: skewSets(&base, 0.25)}
+		sc, err := cfg.scenario()
+		if err != nil {
+			t.Fatalf("%s with skew 0.25: %v", name, err)
+		}
+		if got := skewShare(&sc); got != 0.25 {
+			t.Fatalf("%s: skew share %v after setting 0.25", name, got)
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", 999: "999ns", 1500: "1.5µs", 2_500_000: "2.5ms", 5_036_000_000: "5.036s",
+		-3 * time.Millisecond: "-3ms", 125 * time.Second: "2m5s",
+	} {
+		if got := fmtDur(d); got != want {
+			t.Errorf("fmtDur(%d) = %q, want %q", d, got, want)
+		}
+	}
+	if got := fit("abcdef", 4); got != "abc…" {
+		t.Errorf("fit = %q", got)
+	}
+	if got := fit("ab", 4); got != "ab  " {
+		t.Errorf("fit pads to %q", got)
+	}
+	if got := seedList([]uint64{1, 2, 3, 4}); got != "1–4" {
+		t.Errorf("seedList = %q", got)
+	}
+}
