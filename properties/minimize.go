@@ -61,7 +61,7 @@ func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Sce
 }
 
 // minimizeSeeds is how many fresh schedules Minimize tries per edit.
-const minimizeSeeds = 64
+const minimizeSeeds = 256
 
 // shrinkEdits lists the one-step simplifications of sc, biggest first.
 func shrinkEdits(sc model.Scenario) []func() model.Scenario {
@@ -103,6 +103,13 @@ func shrinkEdits(sc model.Scenario) []func() model.Scenario {
 	for _, r := range rates {
 		if *r(&sc.Faults) > 0 {
 			edits = append(edits, func() model.Scenario { c := clone(); *r(&c.Faults) = 0; return c })
+		}
+	}
+	// A rate that cannot be 0 may still be lower: fewer faults fire, so
+	// the story has fewer of them.
+	for _, r := range rates {
+		if v := *r(&sc.Faults); v > 0.01 {
+			edits = append(edits, func() model.Scenario { c := clone(); *r(&c.Faults) = v / 2; return c })
 		}
 	}
 	if sc.Workflow.QuickJSShare > 0 {
