@@ -157,6 +157,11 @@ func (a *App) chrome() {
 	if len(cfg.Sets) > 0 {
 		right += fmt.Sprintf(" · %d --set", len(cfg.Sets))
 	}
+	if !a.sess.simulated && a.sess.origin != cfg.Scenario {
+		// Opened on a trace file and nothing simulated yet: the runs shown
+		// are the file's, whatever :seed would simulate.
+		right = "file " + a.sess.origin
+	}
 	a.header.right = right
 	a.footer.view = a.top().kind()
 }
@@ -376,6 +381,7 @@ func (a *App) simulate(cfg Config) error {
 	a.log.Info("simulated", "scenario", cfg.Scenario, "sets", cfg.Sets, "variants", cfg.Variants,
 		"seeds", seedList(cfg.Seeds), "runs", len(runs))
 	a.sess.cfg = cfg.clone()
+	a.sess.simulated = true
 	rows := a.sess.add(runs)
 	a.popTo()
 	a.runs.refresh()

@@ -390,6 +390,8 @@ type session struct {
 	cfg  Config
 	// origin says what the session was opened on, for the header.
 	origin string
+	// simulated says whether the session has simulated since it opened.
+	simulated bool
 }
 
 // add appends runs not already present (same config, seed and run) and

@@ -199,3 +199,33 @@ func TestFormatting(t *testing.T) {
 		t.Errorf("seedList = %q", got)
 	}
 }
+
+// A session opened on a trace file names the file in the header until it
+// simulates something, whatever config :seed would use.
+func TestHeaderNamesTheTraceFile(t *testing.T) {
+	sc, _ := model.Builtin("golden-t2")
+	res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := traces.Build(res.History, traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := traces.WriteJSONL(&buf, ro); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ReadTrace(&buf, "t2.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := harnessFor(t, Config{Scenario: "golden-t2", Seeds: []uint64{1, 2}}, runs, "t2.jsonl")
+	if screen := h.draw(); !strings.Contains(screen, "file t2.jsonl") || strings.Contains(screen, "seeds 1–2") {
+		t.Fatalf("header does not name the file:\n%s", screen)
+	}
+	h.command("seed 3")
+	if screen := h.draw(); strings.Contains(screen, "file t2.jsonl") || !strings.Contains(screen, "golden-t2 · seeds") {
+		t.Fatalf("after :seed the header still names the file:\n%s", screen)
+	}
+}
