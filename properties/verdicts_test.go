@@ -22,7 +22,7 @@ var long = flag.Bool("simlab.long", os.Getenv("SIMLAB_SEARCH") == "long", "run t
 
 func budget() (checks int, shrink time.Duration) {
 	if *long {
-		return 2000, 60 * time.Second
+		return 20000, 60 * time.Second
 	}
 	return 150, 10 * time.Second
 }
