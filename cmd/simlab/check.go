@@ -10,9 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/simlab/simlab/properties"
 )
@@ -85,11 +83,8 @@ outcome never happened (coverage), 2 on bad input.`,
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
 				ReplayArgs: sf.replayArgs(), ScheduleDir: schedules}
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				bar := progressbar.NewOptions(len(list), progressbar.OptionSetWriter(f),
-					progressbar.OptionSetDescription("checking seeds"), progressbar.OptionShowCount(),
-					progressbar.OptionClearOnFinish())
-				cfg.Progress = func(int) { _ = bar.Add(1) }
+			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
+				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}
 			rep, err := properties.Sweep(cfg)
 			if err != nil {

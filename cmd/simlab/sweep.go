@@ -10,11 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -68,18 +67,8 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 			if err := checkChartPath(chart); err != nil {
 				return badInput(err)
 			}
-			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Workers: workers}
-			if f, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				var bar *progressbar.ProgressBar
-				opts.Progress = func(done, total int) {
-					if bar == nil {
-						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
-							progressbar.OptionSetDescription("sweeping cells"), progressbar.OptionShowCount(),
-							progressbar.OptionClearOnFinish())
-					}
-					_ = bar.Set(done)
-				}
-			}
+			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Each: parallel(workers)}
+			opts.Progress = progress(cmd.ErrOrStderr(), "sweeping cells")
 			res, err := sweep.Run(sc, opts)
 			if err != nil {
 				// Run checks the grid and every cell's scenario before it
@@ -253,4 +242,34 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// parallel returns a sweep.Each that runs cells on up to workers
+// goroutines. Each cell is a simulation of its own, single-threaded and
+// deterministic; only their scheduling is parallel, and the sweep's result
+// does not depend on it.
+func parallel(workers int) func(n int, do func(i int)) {
+	return func(n int, do func(i int)) {
+		w := max(1, min(workers, n))
+		if w == 1 {
+			sweep.InOrder(n, do)
+			return
+		}
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range w {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					do(i)
+				}
+			}()
+		}
+		for i := 0; i < n; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}
 }

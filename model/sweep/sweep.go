@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/simlab/simlab/model"
@@ -47,13 +47,23 @@ type Options struct {
 	// Shard, if set, runs only the cells whose position in the grid is
 	// Index modulo Count, and keeps their raw Samples for Merge.
 	Shard *Shard
-	// Workers is how many simulations run at once (each on one goroutine
-	// of its own; a simulation never shares its state). The result does not
-	// depend on it. Below 1 means 1.
-	Workers int
-	// Progress, if set, is called from the caller's goroutine after each
-	// cell, with the cells done and the cells this process runs.
+	// Each runs do(i) once for every i in [0, n). Nil runs them one after
+	// another. A caller may run them at once (each is a simulation of its
+	// own that shares no state); the result does not depend on how: every
+	// cell writes only its own slot. simlab's kernel and model stay free of
+	// goroutines; the command line brings the parallelism.
+	Each func(n int, do func(i int))
+	// Progress, if set, is called after each cell with the cells done and
+	// the cells this process runs; with a parallel Each it is called from
+	// Each's goroutines.
 	Progress func(done, total int)
+}
+
+// InOrder is the default Each: one cell after another.
+func InOrder(n int, do func(i int)) {
+	for i := 0; i < n; i++ {
+		do(i)
+	}
 }
 
 // Row is one (branches, prologue) pair summarized over its seeds: the JSON
@@ -207,7 +217,7 @@ func cellScenario(sc model.Scenario, b int, prologue string) model.Scenario {
 }
 
 // Run sweeps sc over the grid of opts. It is deterministic: the same
-// scenario and options give the same Result, whatever opts.Workers is.
+// scenario and options give the same Result, however opts.Each runs cells.
 func Run(sc model.Scenario, opts Options) (*Result, error) {
 	if err := opts.validate(&sc); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
@@ -248,40 +258,22 @@ func header(sc model.Scenario, opts Options) *Result {
 	}
 }
 
-// runCells simulates the cells, each into its own slot, so the order the
-// workers finish in cannot reach the result.
+// runCells simulates the cells, each into its own slot, so the order in
+// which a parallel Each finishes them cannot reach the result.
 func runCells(sc model.Scenario, cells []cell, opts Options) ([]Sample, error) {
 	out := make([]Sample, len(cells))
 	errs := make([]error, len(cells))
-	workers := max(1, min(opts.Workers, len(cells)))
-	done := make(chan int, len(cells))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = runCell(sc, cells[i])
-				done <- i
-			}
-		}()
+	each := opts.Each
+	if each == nil {
+		each = InOrder
 	}
-	go func() {
-		for i := range cells {
-			next <- i
+	var done atomic.Int64
+	each(len(cells), func(i int) {
+		out[i], errs[i] = runCell(sc, cells[i])
+		if n := done.Add(1); opts.Progress != nil {
+			opts.Progress(int(n), len(cells))
 		}
-		close(next)
-		wg.Wait()
-		close(done)
-	}()
-	n := 0
-	for range done {
-		n++
-		if opts.Progress != nil {
-			opts.Progress(n, len(cells))
-		}
-	}
+	})
 	for i, err := range errs {
 		if err != nil {
 			c := cells[i]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/simlab/simlab/model"
@@ -74,7 +75,7 @@ func TestDurabenchShape(t *testing.T) {
 	widths := []int{16, 64, 128, 256}
 	// Shard 0/1 is the whole grid, but keeps the per-cell samples.
 	res, err := sweep.Run(sc, sweep.Options{Branches: widths, Prologues: sweep.Prologues(), Seeds: 10,
-		Shard: &sweep.Shard{Index: 0, Count: 1}, Workers: 2})
+		Shard: &sweep.Shard{Index: 0, Count: 1}, Each: parallelEach(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestRunIsDeterministicWhateverTheWorkers(t *testing.T) {
 	var outs []string
 	for _, w := range []int{1, 3, 8} {
 		opts := smallGrid()
-		opts.Workers = w
+		opts.Each = parallelEach(w)
 		res, err := sweep.Run(sc, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -279,7 +280,7 @@ func BenchmarkSweep(b *testing.B) {
 	sc := durabench(b)
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 2, Workers: workers}
+			opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 2, Each: parallelEach(workers)}
 			cells := 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -295,5 +296,28 @@ func BenchmarkSweep(b *testing.B) {
 				b.ReportMetric(float64(cells)/s, "cells/s")
 			}
 		})
+	}
+}
+
+// parallelEach runs cells on w goroutines, as the command line does, to
+// show the result does not depend on it.
+func parallelEach(w int) func(n int, do func(i int)) {
+	return func(n int, do func(i int)) {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range w {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					do(i)
+				}
+			}()
+		}
+		for i := 0; i < n; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
 	}
 }
