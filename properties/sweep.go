@@ -14,9 +14,9 @@ type SweepConfig struct {
 	Scenario model.Scenario
 	Seeds    []uint64
 	Props    []Property
-	// ReplayArgs rebuild the scenario on the command line (for the replay
+	// Spec names the scenario as the command line did (for the replay
 	// command printed with each counterexample).
-	ReplayArgs string
+	Spec model.Spec
 	// ScheduleDir, if set, receives one minimized schedule file per
 	// violated property.
 	ScheduleDir string
@@ -83,7 +83,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				continue
 			}
 			f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
-				Replay: fmt.Sprintf("simlab run %s --seed %d", cfg.ReplayArgs, seed)}
+				Replay: cfg.Spec.RunCommand(seed)}
 			if cfg.ScheduleDir != "" {
 				path, err := saveMinimized(cfg.ScheduleDir, sc, seed, v.Property)
 				if err != nil {

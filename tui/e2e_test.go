@@ -55,8 +55,8 @@ func TestEndToEndUnderTmux(t *testing.T) {
 	t.Cleanup(func() { _, _ = tm("kill-server") })
 	logFile := filepath.Join(dir, "tui.log")
 	rcFile := filepath.Join(dir, "rc")
-	line := fmt.Sprintf("%s tui --scenario golden-t2 --seed 1 --log %s; echo $? > %s",
-		shellQuote(bin), shellQuote(logFile), shellQuote(rcFile))
+	// Temporary paths hold no single quote, so quoting them is enough.
+	line := fmt.Sprintf("'%s' tui --scenario golden-t2 --seed 1 --log '%s'; echo $? > '%s'", bin, logFile, rcFile)
 	if out, err := tm("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", line); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}

@@ -29,23 +29,13 @@ type Config struct {
 	Seeds    []uint64
 }
 
-// scenario builds and validates the scenario the config names.
-func (c Config) scenario() (model.Scenario, error) {
-	sc, err := model.LoadScenario(c.Scenario, os.ReadFile)
-	if err != nil {
-		return sc, err
-	}
-	for _, kv := range c.Sets {
-		if err := sc.Set(kv); err != nil {
-			return sc, err
-		}
-	}
-	sc.Variants = append(sc.Variants, c.Variants...)
-	if err := sc.Validate(); err != nil {
-		return sc, fmt.Errorf("scenario %s: %w", sc.Name, err)
-	}
-	return sc, nil
+// spec is the config's scenario as the command line names it.
+func (c Config) spec() model.Spec {
+	return model.Spec{Scenario: c.Scenario, Sets: c.Sets, Variants: c.Variants}
 }
+
+// scenario builds and validates the scenario the config names.
+func (c Config) scenario() (model.Scenario, error) { return c.spec().Load() }
 
 // Check reports whether the config would simulate, without simulating: the
 // CLI calls it so a bad --scenario, --set or --variant fails before the
@@ -56,17 +46,7 @@ func (c Config) Check() error {
 }
 
 // ReplayCommand is the `simlab run` command line that replays seed of c.
-func (c Config) ReplayCommand(seed uint64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "simlab run --scenario %s --seed %d", shellQuote(c.Scenario), seed)
-	for _, kv := range c.Sets {
-		fmt.Fprintf(&b, " --set %s", shellQuote(kv))
-	}
-	for _, v := range c.Variants {
-		fmt.Fprintf(&b, " --variant %s", shellQuote(v))
-	}
-	return b.String()
-}
+func (c Config) ReplayCommand(seed uint64) string { return c.spec().RunCommand(seed) }
 
 // key identifies the simulation a config and seed make, so that running the
 // same seed twice adds no duplicate rows.
@@ -79,16 +59,6 @@ func (c Config) clone() Config {
 	c.Variants = slices.Clone(c.Variants)
 	c.Seeds = slices.Clone(c.Seeds)
 	return c
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ',' || r == ':' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Run is one workflow run: one trace, one row of the runs view. Everything

@@ -82,7 +82,7 @@ outcome never happened (coverage), 2 on bad input.`,
 				return badInput(fmt.Errorf("--schedules %s: %w", schedules, err))
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				ReplayArgs: sf.replayArgs(), ScheduleDir: schedules}
+				Spec: sf.spec, ScheduleDir: schedules}
 			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
 				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,57 +28,21 @@ func (e *exitError) ExitCode() int { return e.code }
 func badInput(err error) error { return &exitError{code: 2, err: err} }
 
 // scenarioFlags are the flags every command that builds a scenario shares.
-type scenarioFlags struct {
-	scenario string
-	sets     []string
-	variants []string
-}
+type scenarioFlags struct{ spec model.Spec }
 
 func (f *scenarioFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.scenario, "scenario", "fanout", "built-in scenario name or scenario file (YAML or JSON)")
-	cmd.Flags().StringArrayVar(&f.sets, "set", nil, "override a scenario field, e.g. --set workflow.max_inline=1 (repeatable)")
-	cmd.Flags().StringArrayVar(&f.variants, "variant", nil, "protocol variant to switch on (repeatable; see `simlab variants`)")
+	cmd.Flags().StringVar(&f.spec.Scenario, "scenario", "fanout", "built-in scenario name or scenario file (YAML or JSON)")
+	cmd.Flags().StringArrayVar(&f.spec.Sets, "set", nil, "override a scenario field, e.g. --set workflow.max_inline=1 (repeatable)")
+	cmd.Flags().StringArrayVar(&f.spec.Variants, "variant", nil, "protocol variant to switch on (repeatable; see `simlab variants`)")
 }
 
 // load builds and validates the scenario; every error is bad input.
 func (f *scenarioFlags) load() (model.Scenario, error) {
-	sc, err := model.LoadScenario(f.scenario, os.ReadFile)
+	sc, err := f.spec.Load()
 	if err != nil {
 		return sc, badInput(err)
 	}
-	for _, kv := range f.sets {
-		if err := sc.Set(kv); err != nil {
-			return sc, badInput(err)
-		}
-	}
-	sc.Variants = append(sc.Variants, f.variants...)
-	if err := sc.Validate(); err != nil {
-		return sc, badInput(fmt.Errorf("scenario %s: %w", sc.Name, err))
-	}
 	return sc, nil
-}
-
-// replayArgs renders the flags that rebuild this scenario, for a replay command.
-func (f *scenarioFlags) replayArgs() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "--scenario %s", shellQuote(f.scenario))
-	for _, kv := range f.sets {
-		fmt.Fprintf(&b, " --set %s", shellQuote(kv))
-	}
-	for _, v := range f.variants {
-		fmt.Fprintf(&b, " --variant %s", shellQuote(v))
-	}
-	return b.String()
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ',' || r == ':' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func newRunCommand() *cobra.Command {
@@ -123,7 +86,7 @@ event where the two runs differ, if they ever do.`,
 					return err
 				}
 			} else {
-				printRunSummary(out, sum, fmt.Sprintf("simlab run %s --seed %d", sf.replayArgs(), seed), twice)
+				printRunSummary(out, sum, sf.spec.RunCommand(seed), twice)
 			}
 			// The summary is out before the export, which is the step that
 			// can fail: nothing computed is lost.

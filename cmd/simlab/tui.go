@@ -91,7 +91,7 @@ before the screen opens.`,
 			if err != nil {
 				return badInput(err)
 			}
-			cfg := tui.Config{Scenario: sf.scenario, Sets: sf.sets, Variants: sf.variants, Seeds: list}
+			cfg := tui.Config{Scenario: sf.spec.Scenario, Sets: sf.spec.Sets, Variants: sf.spec.Variants, Seeds: list}
 			var runs []*tui.Run
 			origin := cfg.Scenario
 			if tracePath != "" {
