@@ -291,7 +291,7 @@ func (e *engine) setupRuns() {
 			info.CancelAt = start.Add(e.sc.Faults.CancelAt)
 		} else if e.faults.Fire(e.siteCancel) {
 			info.CancelAt = start.Add(time.Duration(1+e.c.Choose(1000)) * e.sc.Faults.CancelWithin / 1000)
-			e.fault(FaultCancel, world.RunID(i), -1)
+			info.CancelledByFault = true // recorded as a fault when it happens
 		}
 		step := world.StepID(0)
 		for fi, n := range w.Fanouts {

@@ -273,7 +273,10 @@ type RunInfo struct {
 	Engine     Engine
 	StartAt    sim.Time
 	CancelAt   sim.Time // 0: never cancelled
-	Fanouts    []int32  // global fan-out indices, in order
+	// CancelledByFault: the cancellation is the client.cancel fault, not
+	// the scenario's scripted faults.cancel_at.
+	CancelledByFault bool
+	Fanouts          []int32 // global fan-out indices, in order
 }
 
 // Fanout is one Promise.all in one run.

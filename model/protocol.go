@@ -30,6 +30,9 @@ func (e *engine) startRun(i int32) {
 
 // cancelRun is the client cancelling run i from outside.
 func (e *engine) cancelRun(i int32) {
+	if e.h.Runs[i].CancelledByFault {
+		e.fault(FaultCancel, world.RunID(i), -1)
+	}
 	idx := e.newCall(-1, OpEventsCreate, world.RunID(i), world.NoStep, -1)
 	e.calls[idx].Event = world.EvRunCancelled
 	e.issue(-1, idx)
@@ -314,8 +317,14 @@ func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
 	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
 		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0)}
 	if site == SiteDelayedRetry {
+		st := e.store.Step(d.Run, step)
 		m.Delay = sim.Time(e.sc.Workflow.RetryDelay)
-		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
+		if d.Msg < 0 && d.Outcome == OutcomeThrottled {
+			// A retry a replay dispatches late is due when the step may
+			// start again.
+			m.Delay = max(0, st.RetryAfter-e.k.Now())
+		}
+		m.Key = msgKey(d.Run, step, st.Attempt)
 	}
 	if ver == V2 {
 		m.HasCtx = true
@@ -473,6 +482,15 @@ func (e *engine) claimed(p int32) {
 		e.checkPending(p)
 	case world.TooEarly:
 		e.outcome(p, OutcomeThrottled)
+		if d.Msg < 0 {
+			// An inline step a replay finds retrying has no message to be
+			// redelivered: its retry's re-publish may have died with the
+			// actor that wrote step_retrying. The replay dispatches it (the
+			// retry's idempotency key absorbs it if the first got out).
+			e.procs[p].state = psAfterPublish
+			e.publishStep(p, d.Step, d.Fanout, SiteDelayedRetry)
+			return
+		}
 		e.done(p, DispRedeliver, c.RetryAfter-e.k.Now())
 	case world.NotFound:
 		m := e.msgOf(p)

@@ -156,13 +156,19 @@ func (e *engine) recycleIfUnused(p, idx int32) {
 	e.free = append(e.free, idx)
 }
 
+// staleSteps is how finely a stale read's lag is drawn.
+const staleSteps = 8
+
 func (e *engine) answerRunsGet(c *Call) {
 	e.counts.RunsGet++
 	now := e.k.Now()
 	fresh := e.store.Get(c.Run)
 	view := fresh
 	if e.prof.StaleLag > 0 && e.faults.Fire(e.siteStale) {
-		lag := sim.Time(int64(1+e.c.Choose(1000)) * int64(e.prof.StaleLag) / 1000)
+		// Choice 0 of the fault is the fresh read. Once it fires, the lag
+		// is drawn in eighths of the bound: coarse on purpose, so that a
+		// searcher favouring small draws still reaches back a long way.
+		lag := sim.Time(int64(1+e.c.Choose(staleSteps)) * int64(e.prof.StaleLag) / staleSteps)
 		view = e.store.GetAsOf(c.Run, now-lag)
 		e.fault(FaultStaleRead, c.Run, c.Caller.Delivery)
 	}

@@ -247,7 +247,7 @@ func TestPreFixFenceHoldsTheRest(t *testing.T) {
 // more than a run's age.
 func withStaleReads(sc *model.Scenario) {
 	sc.Faults.StaleRead = max(sc.Faults.StaleRead, 0.5)
-	sc.Store.StaleLag = max(sc.Store.StaleLag, 500*time.Millisecond)
+	sc.Store.StaleLag = max(sc.Store.StaleLag, 5*time.Second)
 }
 
 func TestStrictRunningGateFindsLiveness(t *testing.T) {

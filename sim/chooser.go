@@ -113,8 +113,8 @@ func (r *Replayer) Used() int { return r.pos }
 // to multiples of 1/65536.
 const chanceResolution = 1 << 16
 
-// Chance reports true with probability p. Choice 0 is always false (the plain
-// outcome: the fault does not fire) unless p ≥ 1. p ≤ 0 and p ≥ 1 make no
+// Chance reports true with probability p (under uniform choices). Choice 0
+// is always false (the plain outcome: the fault does not fire). p ≤ 0 and p ≥ 1 make no
 // draw at all, so switching a fault off does not shift the rest of the run's
 // choices more than it must.
 func Chance(c Chooser, p float64) bool {
@@ -128,7 +128,12 @@ func Chance(c Chooser, p float64) bool {
 	if k < 1 {
 		k = 1
 	}
-	return c.Choose(chanceResolution) >= chanceResolution-k
+	// The smallest non-zero choices fire. Uniform choices (PCG) fire with
+	// probability k/65536 ≈ p; a searcher such as rapid, which favours small
+	// values, fires faults more often than p, which is what a search for
+	// bugs wants, and still shrinks every fault away by driving it to 0.
+	x := c.Choose(chanceResolution)
+	return x != 0 && x <= k
 }
 
 // PickTie picks one of n equally placed candidates (for example messages that

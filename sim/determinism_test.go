@@ -107,7 +107,10 @@ func TestAPerturbedChoiceDivergesWhereItIsUsed(t *testing.T) {
 	// Change one latency draw late in the run: the streams must agree up to
 	// the event whose handler made that draw and differ afterwards.
 	j := len(choices) / 2
-	choices[j].V = (choices[j].V + 1) % choices[j].N
+	for choices[j].N != distResolution {
+		j++ // a latency draw: every value of it moves an event
+	}
+	choices[j].V = (choices[j].V + distResolution/2) % distResolution
 	other, _ := runToy(NewReplayer(choices), true)
 	d, differ := FirstDifference(base.Stream(), other.Stream())
 	if !differ {
