@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/simlab/simlab/model"
@@ -75,7 +74,7 @@ func TestDurabenchShape(t *testing.T) {
 	widths := []int{16, 64, 128, 256}
 	// Shard 0/1 is the whole grid, but keeps the per-cell samples.
 	res, err := sweep.Run(sc, sweep.Options{Branches: widths, Prologues: sweep.Prologues(), Seeds: 10,
-		Shard: &sweep.Shard{Index: 0, Count: 1}, Each: parallelEach(2)})
+		Shard: &sweep.Shard{Index: 0, Count: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,25 +142,13 @@ func smallGrid() sweep.Options {
 	return sweep.Options{Branches: []int{32, 8}, Prologues: []string{sweep.RunContext, sweep.Legacy}, Seeds: 5}
 }
 
-func TestRunIsDeterministicWhateverTheWorkers(t *testing.T) {
-	sc := durabench(t)
-	var outs []string
-	for _, w := range []int{1, 3, 8} {
-		opts := smallGrid()
-		opts.Each = parallelEach(w)
-		res, err := sweep.Run(sc, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, mustJSON(t, res))
+func TestUnshardedResultCarriesNoSamples(t *testing.T) {
+	res, err := sweep.Run(durabench(t), smallGrid())
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := 1; i < len(outs); i++ {
-		if outs[i] != outs[0] {
-			t.Fatalf("the result depends on the number of workers:\n%s\n---\n%s", outs[0], outs[i])
-		}
-	}
-	if strings.Contains(outs[0], `"samples"`) || strings.Contains(outs[0], `"shard"`) {
-		t.Errorf("an unsharded result carries samples or a shard:\n%s", outs[0])
+	if out := mustJSON(t, res); strings.Contains(out, `"samples"`) || strings.Contains(out, `"shard"`) {
+		t.Errorf("an unsharded result carries samples or a shard:\n%s", out)
 	}
 }
 
@@ -274,50 +261,24 @@ func TestRunRefusesBadOptions(t *testing.T) {
 }
 
 // BenchmarkSweep runs the default grid (4 widths × 2 prologues) with two
-// seeds per pair on durabench-256, recording on, and reports cells (one
-// seeded simulation plus its reduction) per wall second.
+// seeds per pair on durabench-256, recording on, one cell after another, and
+// reports cells (one seeded simulation plus its reduction) per wall second.
+// BenchmarkSweepWorkers in cmd/simlab measures the parallel runner.
 func BenchmarkSweep(b *testing.B) {
 	sc := durabench(b)
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 2, Each: parallelEach(workers)}
-			cells := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				res, err := sweep.Run(sc, opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range res.Rows {
-					cells += r.Seeds
-				}
-			}
-			if s := b.Elapsed().Seconds(); s > 0 {
-				b.ReportMetric(float64(cells)/s, "cells/s")
-			}
-		})
+	opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 2}
+	cells := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := sweep.Run(sc, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res.Rows {
+			cells += r.Seeds
+		}
 	}
-}
-
-// parallelEach runs cells on w goroutines, as the command line does, to
-// show the result does not depend on it.
-func parallelEach(w int) func(n int, do func(i int)) {
-	return func(n int, do func(i int)) {
-		next := make(chan int)
-		var wg sync.WaitGroup
-		for range w {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					do(i)
-				}
-			}()
-		}
-		for i := 0; i < n; i++ {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(cells)/s, "cells/s")
 	}
 }
