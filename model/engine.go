@@ -118,7 +118,6 @@ type proc struct {
 	hasHeld     bool
 	crashed     bool
 	recreated   bool
-	stepFailed  bool // the body failed this attempt
 	suspendFan  int32
 	suspendNext int32 // next step to create in the fan-out being suspended
 	getCall     int32 // the prologue's or lazy runs.get, read after a join

@@ -281,7 +281,7 @@ func countAccepted(h *model.History, match func(t world.EventType) bool) map[ste
 	return out
 }
 
-// sortedViolations turns per-key groups into violations in log order, so
+// groupViolations turns per-key groups into violations in log order, so
 // that map iteration never decides the order of a report.
 func groupViolations(h *model.History, groups map[stepKey][]*model.Accepted, max int, msg func(k stepKey, n int) string) []Violation {
 	var out []Violation

@@ -118,6 +118,3 @@ func (f *Faults) Report() []SiteReport {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
-// Fired returns how often the site fired.
-func (f *Faults) Fired(s Site) int { return f.sites[s].fired }

@@ -86,9 +86,6 @@ func (k *Kernel) AfterRef(d time.Duration, kind, actor uint32, payload uint64, r
 	k.ScheduleRef(k.now.Add(d), kind, actor, payload, ref)
 }
 
-// Pending returns how many events are waiting.
-func (k *Kernel) Pending() int { return k.queue.len() }
-
 // Stop makes Run return after the event being dispatched.
 func (k *Kernel) Stop() { k.stop = true }
 

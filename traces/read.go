@@ -169,10 +169,27 @@ func valueString(v attribute.Value) string {
 		return strconv.FormatInt(v.AsInt64(), 10)
 	case attribute.FLOAT64:
 		return strconv.FormatFloat(v.AsFloat64(), 'g', -1, 64)
-	case attribute.INVALID:
+	case attribute.EMPTY:
 		return ""
 	}
-	return v.Emit()
+	var list any
+	switch v.Type() {
+	case attribute.STRINGSLICE:
+		list = v.AsStringSlice()
+	case attribute.INT64SLICE:
+		list = v.AsInt64Slice()
+	case attribute.FLOAT64SLICE:
+		list = v.AsFloat64Slice()
+	case attribute.BOOLSLICE:
+		list = v.AsBoolSlice()
+	default:
+		return v.String()
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return v.String()
+	}
+	return string(b)
 }
 
 // ReadJSONL reads OTLP JSON Lines, the format WriteJSONL writes: one

@@ -189,12 +189,12 @@ func attr(s *tracetest.SpanStub, key string) (attribute.Value, bool) {
 
 func str(s *tracetest.SpanStub, key string) string {
 	v, _ := attr(s, key)
-	return v.Emit()
+	return v.String()
 }
 
 func resAttr(s *tracetest.SpanStub, key string) string {
 	v, _ := s.Resource.Set().Value(attribute.Key(key))
-	return v.Emit()
+	return v.String()
 }
 
 // contract is docs/TRACE_SCHEMA.md's required attributes per span name,
@@ -257,8 +257,8 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 			t.Errorf("span name %q is not in the schema", s.Name)
 		}
 		for _, kv := range s.Attributes {
-			if vals, ok := allowed[string(kv.Key)]; ok && !slices.Contains(vals, kv.Value.Emit()) {
-				t.Errorf("%s: %s = %q, want one of %v", s.Name, kv.Key, kv.Value.Emit(), vals)
+			if vals, ok := allowed[string(kv.Key)]; ok && !slices.Contains(vals, kv.Value.String()) {
+				t.Errorf("%s: %s = %q, want one of %v", s.Name, kv.Key, kv.Value.String(), vals)
 			}
 		}
 		if s.StartTime.Before(epoch) || s.EndTime.Before(s.StartTime) {

@@ -49,8 +49,7 @@ func signatureCounts(r *Run) map[string]int {
 // kinds of span whose counts differ.
 type compareView struct {
 	*tview.Table
-	a, b  *Run
-	lines int
+	a, b *Run
 }
 
 func newCompareView(a, b *Run) *compareView {
