@@ -62,18 +62,7 @@ func TestRunColumnsAgreeWithTheHistory(t *testing.T) {
 func TestTraceFileRunsMatchSimulatedRuns(t *testing.T) {
 	sc, _ := model.Builtin("skew-rollout")
 	sc.Variants = []string{"legacy-producers"}
-	res, err := model.Run(&sc, sim.NewPCG(4), model.Options{Record: true, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ro, err := traces.Build(res.History, traces.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := traces.WriteJSONL(&buf, ro); err != nil {
-		t.Fatal(err)
-	}
+	res, buf := traceFile(t, sc, 4)
 	path := filepath.Join(t.TempDir(), "skew.jsonl")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -204,19 +193,8 @@ func TestFormatting(t *testing.T) {
 // simulates something, whatever config :seed would use.
 func TestHeaderNamesTheTraceFile(t *testing.T) {
 	sc, _ := model.Builtin("golden-t2")
-	res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ro, err := traces.Build(res.History, traces.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := traces.WriteJSONL(&buf, ro); err != nil {
-		t.Fatal(err)
-	}
-	runs, err := ReadTrace(&buf, "t2.jsonl")
+	_, buf := traceFile(t, sc, 1)
+	runs, err := ReadTrace(buf, "t2.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,4 +206,22 @@ func TestHeaderNamesTheTraceFile(t *testing.T) {
 	if screen := h.draw(); strings.Contains(screen, "file t2.jsonl") || !strings.Contains(screen, "golden-t2 · seeds") {
 		t.Fatalf("after :seed the header still names the file:\n%s", screen)
 	}
+}
+
+// traceFile simulates one seed of sc and writes its trace as OTLP JSON Lines.
+func traceFile(t *testing.T, sc model.Scenario, seed uint64) (*model.Result, *bytes.Buffer) {
+	t.Helper()
+	res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := traces.Build(res.History, traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := traces.WriteJSONL(&buf, ro); err != nil {
+		t.Fatal(err)
+	}
+	return res, &buf
 }
