@@ -311,20 +311,23 @@ func (e *engine) dispatchSite(run world.RunID, resilient bool) Site {
 
 // publishStep publishes a step message produced by p's deployment.
 func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
+	e.publishStepAfter(p, step, fan, site, 0)
+}
+
+// publishRetry re-publishes a retrying step (dispatch site 2), due after
+// delay; its key names the attempt, so one retry is published once.
+func (e *engine) publishRetry(p int32, step world.StepID, fan int32, delay sim.Time) {
+	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay)
+}
+
+func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Site, delay sim.Time) {
 	d := &e.h.Deliveries[p]
 	dep := d.Deployment
 	ver := e.deployments[dep].Producer
 	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
-		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0)}
+		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0), Delay: delay}
 	if site == SiteDelayedRetry {
-		st := e.store.Step(d.Run, step)
-		m.Delay = sim.Time(e.sc.Workflow.RetryDelay)
-		if d.Msg < 0 && d.Outcome == OutcomeThrottled {
-			// A retry a replay dispatches late is due when the step may
-			// start again.
-			m.Delay = max(0, st.RetryAfter-e.k.Now())
-		}
-		m.Key = msgKey(d.Run, step, st.Attempt)
+		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
 	}
 	if ver == V2 {
 		m.HasCtx = true
@@ -488,7 +491,7 @@ func (e *engine) claimed(p int32) {
 			// actor that wrote step_retrying. The replay dispatches it (the
 			// retry's idempotency key absorbs it if the first got out).
 			e.procs[p].state = psAfterPublish
-			e.publishStep(p, d.Step, d.Fanout, SiteDelayedRetry)
+			e.publishRetry(p, d.Step, d.Fanout, max(0, c.RetryAfter-e.k.Now()))
 			return
 		}
 		e.done(p, DispRedeliver, c.RetryAfter-e.k.Now())
@@ -541,7 +544,7 @@ func (e *engine) terminalWritten(p int32) {
 		case world.EvStepRetrying:
 			e.outcome(p, OutcomeRetry)
 			e.procs[p].state = psAfterPublish
-			e.publishStep(p, c.Step, c.Fanout, SiteDelayedRetry)
+			e.publishRetry(p, c.Step, c.Fanout, sim.Time(e.sc.Workflow.RetryDelay))
 			return
 		case world.EvStepFailed:
 			e.outcome(p, OutcomeFailed)
