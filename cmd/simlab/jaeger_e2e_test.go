@@ -209,6 +209,8 @@ func TestOTLPDownStillWritesTheFile(t *testing.T) {
 	}
 	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
 		t.Fatalf("trace file not written: %v", err)
+	} else if st.Mode().Perm() != 0o644 {
+		t.Fatalf("trace file mode %v, want rw-r--r-- like any file a person shares", st.Mode().Perm())
 	}
 }
 
