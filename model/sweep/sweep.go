@@ -202,8 +202,9 @@ func (o *Options) grid() []cell {
 	return cells
 }
 
-// cellScenario is sc with every fan-out b wide and the prologue's variant.
-func cellScenario(sc model.Scenario, b int, prologue string) model.Scenario {
+// CellScenario is sc with every fan-out b wide and the prologue's variant
+// (Legacy switches on legacy-producers): the scenario one cell simulates.
+func CellScenario(sc model.Scenario, b int, prologue string) model.Scenario {
 	fans := make([]int, len(sc.Workflow.Fanouts))
 	for i := range fans {
 		fans[i] = b
@@ -226,7 +227,7 @@ func Run(sc model.Scenario, opts Options) (*Result, error) {
 	// scenario cannot take is bad input, not a failure halfway through.
 	for _, b := range opts.Branches {
 		for _, p := range opts.Prologues {
-			csc := cellScenario(sc, b, p)
+			csc := CellScenario(sc, b, p)
 			if err := csc.Validate(); err != nil {
 				return nil, fmt.Errorf("sweep: scenario %s at %d branches, %s prologue: %w", sc.Name, b, p, err)
 			}
@@ -286,7 +287,7 @@ func runCells(sc model.Scenario, cells []cell, opts Options) ([]Sample, error) {
 // runCell simulates one cell with recording on (latencies need the Calls)
 // and keeps what its row needs.
 func runCell(sc model.Scenario, c cell) (Sample, error) {
-	csc := cellScenario(sc, c.branches, c.prologue)
+	csc := CellScenario(sc, c.branches, c.prologue)
 	res, err := model.Run(&csc, sim.NewPCG(c.seed), model.Options{Record: true, Seed: c.seed})
 	if err != nil {
 		return Sample{}, err
@@ -296,19 +297,38 @@ func runCell(sc model.Scenario, c cell) (Sample, error) {
 
 func sampleOf(h *model.History, c cell, maxInline int) Sample {
 	s := Sample{Branches: c.branches, Prologue: c.prologue, Seed: c.seed}
+	for i := range h.Calls {
+		call := &h.Calls[i]
+		// A call the simulation stopped before answering has no end.
+		if call.Op == model.OpRunsGet && call.End >= call.Start && call.End > 0 {
+			s.RunsGetNS = append(s.RunsGetNS, int64(call.End-call.Start))
+		}
+	}
+	s.TTFSNS, s.TTLSNS = StepTimes(h)
+	for _, f := range h.Fanouts {
+		s.Fanouts++
+		s.StepReads += int(f.PrologueFetches + f.LazyFetches)
+		s.LazyReads += int(f.LazyFetches)
+		s.LastCompleters += int(f.LastCompleters)
+		if f.LastCompleters > 1 {
+			s.ConcurrentLast++
+		}
+		s.QueuedBranches += int(f.Branches) - min(int(f.Branches), maxInline)
+	}
+	return s
+}
+
+// StepTimes returns, per run that wrote a terminal step event, its TTFS and
+// TTLS: the earliest and latest End of an accepted step_completed or
+// step_failed call, minus the run's start. It needs a recorded History.
+func StepTimes(h *model.History) (ttfs, ttls []int64) {
 	first := make([]sim.Time, len(h.Runs))
 	last := make([]sim.Time, len(h.Runs))
 	seen := make([]bool, len(h.Runs))
 	for i := range h.Calls {
 		call := &h.Calls[i]
-		switch {
-		case call.Op == model.OpRunsGet:
-			// A call the simulation stopped before answering has no end.
-			if call.End >= call.Start && call.End > 0 {
-				s.RunsGetNS = append(s.RunsGetNS, int64(call.End-call.Start))
-			}
-		case call.Op == model.OpEventsCreate && call.Result == world.OK &&
-			(call.Event == world.EvStepCompleted || call.Event == world.EvStepFailed):
+		if call.Op == model.OpEventsCreate && call.Result == world.OK &&
+			(call.Event == world.EvStepCompleted || call.Event == world.EvStepFailed) {
 			r := call.Run
 			if !seen[r] || call.End < first[r] {
 				first[r] = call.End
@@ -321,21 +341,11 @@ func sampleOf(h *model.History, c cell, maxInline int) Sample {
 	}
 	for r, info := range h.Runs {
 		if seen[r] {
-			s.TTFSNS = append(s.TTFSNS, int64(first[r]-info.StartAt))
-			s.TTLSNS = append(s.TTLSNS, int64(last[r]-info.StartAt))
+			ttfs = append(ttfs, int64(first[r]-info.StartAt))
+			ttls = append(ttls, int64(last[r]-info.StartAt))
 		}
 	}
-	for _, f := range h.Fanouts {
-		s.Fanouts++
-		s.StepReads += int(f.PrologueFetches + f.LazyFetches)
-		s.LazyReads += int(f.LazyFetches)
-		s.LastCompleters += int(f.LastCompleters)
-		if f.LastCompleters > 1 {
-			s.ConcurrentLast++
-		}
-		s.QueuedBranches += int(f.Branches) - min(int(f.Branches), maxInline)
-	}
-	return s
+	return ttfs, ttls
 }
 
 // rows summarizes samples per (branches, prologue), in the grid's order;

@@ -1,0 +1,334 @@
+// Runs the real Workflow SDK runtime (@workflow/core) on world-local for
+// simlab validate.
+//
+//   node --import ./register.mjs harness.mjs build DIR     compile workflow/fanout.ts into DIR
+//   node --import ./register.mjs harness.mjs run CONFIG    run it once, print a JSON summary
+//
+// CONFIG is a JSON file written by simlab (conformance/engine.go): the
+// resolved scenario's store model, the widths, the body latencies and where
+// to put the data dir and the OTLP JSON Lines trace. SIMLAB_CORE_ALIAS
+// (hooks.mjs) picks the runtime: unset for @workflow/core 5.0.0-beta.52,
+// core-b50 for 5.0.0-beta.50. Everything counted is counted from the World's
+// calls (store.mjs wraps the World) and the deliveries the queue made, never
+// inferred.
+
+import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const [, , mode, arg] = process.argv;
+
+if (mode === 'build') {
+  await build(arg);
+  process.exit(0);
+} else if (mode === 'run') {
+  const cfg = JSON.parse(await readFile(arg, 'utf8'));
+  const out = await run(cfg);
+  process.stdout.write(JSON.stringify(out) + '\n');
+  process.exit(out.error ? 1 : 0);
+} else {
+  console.error('usage: harness.mjs build DIR | run CONFIG.json');
+  process.exit(2);
+}
+
+// build compiles the workflow with @workflow/builders (the steps bundle
+// registers the step functions; the workflow bundle exports the POST handler
+// of the __wkf_workflow_ queue). Non-step imports stay external and the
+// workflow bundle imports `workflow/runtime` at run time, so the runtime that
+// executes is the one hooks.mjs resolves, not one frozen into the bundle.
+async function build(dir) {
+  const { BaseBuilder } = await import('@workflow/builders');
+  class Builder extends BaseBuilder {
+    async build() {}
+  }
+  await mkdir(dir, { recursive: true });
+  await symlink(path.join(here, 'node_modules'), path.join(dir, 'node_modules')).catch((e) => {
+    if (e.code !== 'EEXIST') throw e;
+  });
+  await cp(path.join(here, 'workflow', 'fanout.ts'), path.join(dir, 'fanout.ts'));
+  const b = new Builder({
+    dirs: ['.'], workingDir: dir, buildTarget: 'standalone',
+    stepsBundlePath: 'steps.mjs', workflowsBundlePath: 'workflows.mjs', webhookBundlePath: 'webhook.mjs',
+    suppressCreateWorkflowsBundleLogs: true, suppressCreateWorkflowsBundleWarnings: true,
+  });
+  const inputFiles = [path.join(dir, 'fanout.ts')];
+  process.chdir(dir); // swc keeps its plugin cache in ./.swc: the build dir, not the source tree
+  const log = console.log;
+  console.log = () => {}; // the builder's progress lines would mix with our JSON
+  try {
+    await b.createStepsBundle({ inputFiles, outfile: path.join(dir, 'steps.mjs'), externalizeNonSteps: true });
+    await b.createWorkflowsBundle({ inputFiles, outfile: path.join(dir, 'workflows.mjs'), bundleFinalOutput: false });
+  } finally {
+    console.log = log;
+  }
+  const code = await readFile(path.join(dir, 'workflows.mjs'), 'utf8');
+  const id = code.match(/workflow\/\/\.\/fanout\/\/fanout/);
+  if (!id) throw new Error('build: the compiled workflow bundle names no workflow//./fanout//fanout');
+  await writeFile(path.join(dir, 'build.json'), JSON.stringify({ workflowId: id[0] }) + '\n');
+}
+
+async function run(cfg) {
+  // Env the runtime reads: the inline count; the local queue's concurrency
+  // (simlab's store.consumers); no recovery of old runs.
+  process.env.WORKFLOW_MAX_INLINE_STEPS = String(cfg.max_inline);
+  if (cfg.consumers > 0) process.env.WORKFLOW_LOCAL_QUEUE_CONCURRENCY = String(cfg.consumers);
+  process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
+
+  // The tracer provider must exist before the runtime is imported.
+  const { NodeTracerProvider } = await import('@opentelemetry/sdk-trace-node');
+  const { SimpleSpanProcessor, InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base');
+  const exporter = new InMemorySpanExporter();
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  provider.register();
+
+  const coreVersion = JSON.parse(await readFile(
+    path.join(here, 'node_modules', process.env.SIMLAB_CORE_ALIAS || '@workflow/core', 'package.json'), 'utf8')).version;
+  const { createWorld } = await import('@workflow/world-local');
+  const real = createWorld({ dataDir: cfg.data_dir, recoverActiveRuns: false });
+  await real.start();
+
+  const calls = [];
+  const deliveries = [];
+  const rand = rng((cfg.seed ?? 1) * 7919 + 1);
+  const crashAt = (rec, d) => {
+    if (d.crashed) return false;
+    if (cfg.crash_first_delivery && d.step && d.attempt === 1 && rec.op === 'events.create' && rec.event === 'step_started') return true;
+    return cfg.crash > 0 && rand() < cfg.crash;
+  };
+  const t0 = performance.now();
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, crash: crashAt, t0 });
+  const world = store.world;
+
+  const runtime = await import('workflow/runtime');
+  const { start: startRun } = await import('workflow/api');
+  runtime.setWorld(world);
+  const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
+  await import(bundles + 'steps.mjs');
+  const { POST } = await import(bundles + 'workflows.mjs');
+  const { workflowId } = JSON.parse(await readFile(path.join(cfg.bundle_dir, 'build.json'), 'utf8'));
+
+  let inFlight = 0;
+  const handler = async (req) => {
+    const body = await req.clone().json().catch(() => ({}));
+    const d = {
+      index: deliveries.length, attempt: Number(req.headers.get('x-vqs-message-attempt')),
+      message: req.headers.get('x-vqs-message-id'), queue: req.headers.get('x-vqs-queue-name'),
+      run: body.runId, step: body.stepId, runContext: body.runContext !== undefined,
+      start: store.now(), end: -1, crashed: false, status: 0,
+    };
+    deliveries.push(d);
+    inFlight++;
+    try {
+      const lat = store.deliverLatency();
+      if (lat > 0) await new Promise((r) => setTimeout(r, lat));
+      const crashed = new Promise((resolve) => {
+        d.crash = () => {
+          d.crashed = true;
+          resolve(new Response(JSON.stringify({ error: 'simlab: injected consumer crash' }), { status: 500 }));
+        };
+      });
+      const res = await Promise.race([delivery.run(d, () => POST(req)), crashed]);
+      d.status = res.status;
+      return res;
+    } finally {
+      d.end = store.now();
+      inFlight--;
+    }
+  };
+  world.registerHandler('__wkf_workflow_', handler);
+  world.registerHandler('__wkf_step_', handler);
+
+  const runs = [];
+  const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), cfg.timeout_ms ?? 120000).unref());
+  let error;
+  for (let r = 0; r < cfg.runs; r++) {
+    if (r > 0 && cfg.run_interval_ms > 0) await new Promise((res) => setTimeout(res, cfg.run_interval_ms));
+    const bodyMs = cfg.fanouts.map((w) => Array.from({ length: w }, () => Math.round(draw(cfg.body, rand))));
+    const start = store.now();
+    const run = await startRun({ workflowId }, [cfg.fanouts, bodyMs]);
+    runs.push({ run_id: run.runId, start, handle: run });
+  }
+  const outcomes = await Promise.race([
+    Promise.allSettled(runs.map((r) => r.handle.returnValue)),
+    timeout,
+  ]);
+  if (outcomes === 'timeout') {
+    error = `timed out after ${cfg.timeout_ms} ms waiting for the runs' return values`;
+  } else {
+    outcomes.forEach((o, i) => {
+      runs[i].status = o.status === 'fulfilled' ? 'completed' : 'failed';
+      if (o.status === 'rejected' && !error) error = `run ${runs[i].run_id} failed: ${String(o.reason?.message ?? o.reason).slice(0, 300)}`;
+    });
+  }
+  // A concurrent last completer may still be replaying after the run ended:
+  // wait (polled, with a deadline) until no delivery is in flight.
+  const quiet = performance.now() + 10000;
+  while (inFlight > 0 && performance.now() < quiet) await new Promise((r) => setTimeout(r, 20));
+
+  await provider.forceFlush();
+  const spans = exporter.getFinishedSpans();
+  if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
+  const summary = summarize({ cfg, coreVersion, calls, deliveries, runs, spans });
+  if (cfg.dump_calls) {
+    summary.calls = calls;
+    summary.deliveries = deliveries.map(({ crash, ...d }) => d);
+  }
+  if (error) {
+    summary.error = error;
+    summary.run_ids = runs.map((r) => r.run_id);
+    summary.last_spans = spans.slice(-15).map((s) => ({ name: s.name, attributes: s.attributes, status: s.status }));
+    summary.world_log = calls.slice(-40);
+  }
+  await Promise.race([real.close?.(), new Promise((r) => setTimeout(r, 2000))]);
+  await rm(cfg.data_dir, { recursive: true, force: true });
+  return summary;
+}
+
+// writeTrace writes spans as OTLP JSON Lines, one {"resourceSpans":[...]}
+// per trace and line, as simlab's traces.WriteJSONL does.
+async function writeTrace(file, spans) {
+  const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  const byTrace = new Map();
+  for (const s of spans) {
+    const id = s.spanContext().traceId;
+    if (!byTrace.has(id)) byTrace.set(id, []);
+    byTrace.get(id).push(s);
+  }
+  const lines = [];
+  for (const group of byTrace.values()) {
+    lines.push(Buffer.from(JsonTraceSerializer.serializeRequest(group)).toString('utf8'));
+  }
+  await writeFile(file, lines.join('\n') + (lines.length ? '\n' : ''), { mode: 0o644 });
+}
+
+function percentile(xs, p) {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(1, Math.min(s.length, Math.ceil((p / 100) * s.length))) - 1];
+}
+
+// summarize counts what the World and the queue saw.
+export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) {
+  const byDelivery = new Map();
+  for (const c of calls) {
+    if (c.delivery < 0) continue;
+    if (!byDelivery.has(c.delivery)) byDelivery.set(c.delivery, []);
+    byDelivery.get(c.delivery).push(c);
+  }
+  // Fan-out of a step: the order in which step_created first landed, cut
+  // by the widths (fan-outs are sequential: the next starts after the last).
+  const fanOfStep = new Map();
+  let created = 0;
+  const bounds = [];
+  let acc = 0;
+  for (const w of cfg.fanouts) bounds.push((acc += w));
+  const perRun = new Map();
+  for (const c of calls) {
+    if (c.op !== 'events.create' || c.result !== 'ok') continue;
+    if (c.event === 'step_created' || (c.event === 'step_started' && c.lazy)) {
+      const key = c.run + '/' + c.correlation;
+      if (!fanOfStep.has(key)) {
+        const n = (perRun.get(c.run) ?? 0);
+        perRun.set(c.run, n + 1);
+        fanOfStep.set(key, bounds.findIndex((b) => n < b));
+        created++;
+      }
+    }
+  }
+  const fanouts = [];
+  for (const r of runs) {
+    cfg.fanouts.forEach((w, i) => fanouts.push({ run_id: r.run_id, index: i, branches: w, inline: Math.min(w, cfg.max_inline), prologue_reads: 0, lazy_reads: 0, last_completers: 0, step_deliveries: 0 }));
+  }
+  const fanKey = (run, idx) => fanouts.find((f) => f.run_id === run && f.index === idx);
+  let prologueReads = 0, lazyReads = 0, otherReads = 0;
+  for (const d of deliveries) {
+    const cs = byDelivery.get(d.index) ?? [];
+    if (!d.step) {
+      otherReads += cs.filter((c) => c.op === 'runs.get').length;
+      continue;
+    }
+    const f = fanKey(d.run, fanOfStep.get(d.run + '/' + d.step));
+    if (f) f.step_deliveries++;
+    const claim = cs.findIndex((c) => c.op === 'events.create' && c.event === 'step_started');
+    const term = cs.findIndex((c) => c.op === 'events.create' && (c.event === 'step_completed' || c.event === 'step_failed'));
+    let p = 0, l = 0, last = false;
+    cs.forEach((c, i) => {
+      if (c.op !== 'runs.get') return;
+      if (claim < 0 || i < claim) p++;
+      else if (term >= 0 && i > term) l++;
+    });
+    // The last completer lists the log after its terminal write (or skip)
+    // and goes on to replay; the others return right after that list.
+    const after = term >= 0 ? term : claim;
+    const list = cs.findIndex((c, i) => i > after && c.op.startsWith('events.list'));
+    if (after >= 0 && list >= 0 && cs.length > list + 1) last = true;
+    prologueReads += p;
+    lazyReads += l;
+    if (f) {
+      f.prologue_reads += p;
+      f.lazy_reads += l;
+      if (last) f.last_completers++;
+    }
+  }
+  const clientReads = calls.filter((c) => c.op === 'runs.get' && c.delivery < 0).length;
+  const started = calls.filter((c) => c.op === 'events.create' && c.event === 'step_started' && c.result !== undefined);
+  const rejected = {};
+  for (const c of started) if (c.result !== 'ok') rejected[c.result] = (rejected[c.result] ?? 0) + 1;
+  const ttfs = [], ttls = [];
+  for (const r of runs) {
+    const ends = calls.filter((c) => c.op === 'events.create' && c.result === 'ok' && c.run === r.run_id && (c.event === 'step_completed' || c.event === 'step_failed')).map((c) => c.end - r.start);
+    if (ends.length) {
+      ttfs.push(Math.min(...ends));
+      ttls.push(Math.max(...ends));
+    }
+  }
+  const spanNames = {};
+  const dispatchPrologue = {};
+  const attrKeys = new Set();
+  for (const s of spans) {
+    spanNames[s.name] = (spanNames[s.name] ?? 0) + 1;
+    for (const k of Object.keys(s.attributes)) attrKeys.add(k);
+    const v = s.attributes['workflow.step.dispatch_prologue'];
+    if (v !== undefined) dispatchPrologue[v] = (dispatchPrologue[v] ?? 0) + 1;
+  }
+  const stepDeliveries = deliveries.filter((d) => d.step);
+  return {
+    core: coreVersion,
+    prologue: cfg.strip_run_context ? 'runs_get' : undefined,
+    seed: cfg.seed,
+    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown' })),
+    fanouts,
+    counts: {
+      deliveries: deliveries.length,
+      redeliveries: deliveries.filter((d) => d.attempt > 1).length,
+      step_deliveries: stepDeliveries.length,
+      step_redeliveries: stepDeliveries.filter((d) => d.attempt > 1).length,
+      step_messages_with_run_context: stepDeliveries.filter((d) => d.runContext).length,
+      crashes: deliveries.filter((d) => d.crashed).length,
+      runs_get: calls.filter((c) => c.op === 'runs.get').length,
+      runs_get_prologue: prologueReads,
+      runs_get_lazy: lazyReads,
+      runs_get_orchestrator: otherReads,
+      runs_get_client: clientReads,
+      stale_reads: calls.filter((c) => c.stale).length,
+      events_list: calls.filter((c) => c.op.startsWith('events.list')).length,
+      events_create: calls.filter((c) => c.op === 'events.create').length,
+      step_created: calls.filter((c) => c.op === 'events.create' && c.event === 'step_created' && c.result === 'ok').length,
+      steps_created_total: created,
+      step_started_accepted: started.filter((c) => c.result === 'ok').length,
+      step_started_rejected: started.filter((c) => c.result !== 'ok').length,
+      step_started_rejected_by: rejected,
+      publishes: calls.filter((c) => c.op === 'queue').length,
+      publishes_delayed: calls.filter((c) => c.op === 'queue' && c.delay > 0).length,
+    },
+    ttfs_ms: ttfs,
+    ttls_ms: ttls,
+    ttfs_p50_ms: percentile(ttfs, 50),
+    ttls_p50_ms: percentile(ttls, 50),
+    span_names: spanNames,
+    dispatch_prologue: dispatchPrologue,
+    attribute_keys: [...attrKeys].sort(),
+  };
+}

@@ -1,0 +1,198 @@
+// The store model of a simlab scenario, imposed on a real World.
+//
+// simlab's Worlds serve each call after a latency drawn from a distribution
+// (min, p50, p90, p99, max; linear between the quantiles, as sim.Dist), from
+// bounded pools of read and write slots, and may answer runs.get with a stale
+// row. wrapWorld puts the same model in front of a real World object so that
+// one scenario drives both sides: a call waits for a slot of its pool, holds it
+// for the drawn latency plus the real call, and then answers. Every call is
+// recorded (op, event type, outcome, times, delivery) so the summary counts
+// what the World saw, not what anyone expected it to see.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+// mulberry32: a small seeded generator, so one seed gives the same draws.
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// quantile is sim.Dist.Quantile: linear between (0,min) (0.5,p50) (0.9,p90)
+// (0.99,p99) (1,max). Values are milliseconds.
+export function quantile(d, q) {
+  const pts = [[0, d.min], [0.5, d.p50], [0.9, d.p90], [0.99, d.p99], [1, d.max]];
+  if (q <= 0) return d.min;
+  for (let i = 1; i < pts.length; i++) {
+    if (q <= pts[i][0]) {
+      const [q0, v0] = pts[i - 1];
+      const [q1, v1] = pts[i];
+      return v0 + ((q - q0) / (q1 - q0)) * (v1 - v0);
+    }
+  }
+  return d.max;
+}
+
+export function draw(d, rand) {
+  if (!d || d.max === 0) return 0;
+  if (d.min === d.max) return d.min;
+  return quantile(d, Math.floor(rand() * 1000) / 1000);
+}
+
+// Pool serves at most n holders at once, the rest in arrival order; 0 is
+// unbounded.
+class Pool {
+  constructor(n) {
+    this.n = n;
+    this.busy = 0;
+    this.waiting = [];
+  }
+  async acquire() {
+    if (this.n === 0 || this.busy < this.n) {
+      this.busy++;
+      return;
+    }
+    await new Promise((resolve) => this.waiting.push(resolve));
+  }
+  release() {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.busy--;
+  }
+}
+
+const sleep = (ms) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+
+// delivery is the queue delivery a World call is made from (AsyncLocalStorage
+// follows the runtime's awaits); outside any delivery the caller is the client.
+export const delivery = new AsyncLocalStorage();
+
+// A crashed delivery's pending World call never answers: from the store's
+// side the consumer is gone, as a process that died between two calls.
+export class Crash extends Error {}
+
+const READS = new Set(['runs.get', 'runs.list', 'events.list', 'events.listByCorrelationId', 'events.get', 'steps.get', 'steps.list']);
+const WRITES = new Set(['events.create']);
+
+// wrapWorld returns a World that behaves as `world` under the store model
+// `store` ({runs_get, events_create, events_list: dist; max_concurrent_reads,
+// max_concurrent_writes; stale_read, stale_lag_ms}) and records every call in
+// `calls`. opts.stripRunContext removes runContext from published step
+// messages (a legacy producer); opts.crash(call) may return true to crash the
+// current delivery at that call.
+export function wrapWorld(world, store, calls, opts = {}) {
+  const rand = rng(opts.seed ?? 1);
+  const reads = new Pool(store.max_concurrent_reads ?? 0);
+  const writes = new Pool(store.max_concurrent_writes ?? 0);
+  const t0 = opts.t0 ?? performance.now();
+  const now = () => performance.now() - t0;
+  // Every run row the store has answered with, per run, in time order: a stale
+  // read answers with the newest row at least `lag` old.
+  const rows = new Map();
+  const remember = (run) => {
+    if (!run?.runId) return;
+    const list = rows.get(run.runId) ?? [];
+    list.push({ t: now(), run });
+    rows.set(run.runId, list);
+  };
+  const latencyOf = (op) =>
+    op === 'runs.get' ? store.runs_get : op === 'events.create' ? store.events_create : op.startsWith('events.list') ? store.events_list : undefined;
+
+  const call = async (op, fn, args) => {
+    const d = delivery.getStore();
+    const rec = { op, start: now(), end: -1, delivery: d?.index ?? -1 };
+    if (op === 'events.create') {
+      rec.run = args[0];
+      rec.event = args[1]?.eventType;
+      rec.correlation = args[1]?.correlationId;
+      rec.lazy = args[1]?.eventType === 'step_started' && args[1]?.eventData?.stepName !== undefined;
+    } else if (op === 'runs.get') {
+      rec.run = args[0];
+    }
+    calls.push(rec);
+    if (d && opts.crash?.(rec, d)) {
+      rec.crashed = true;
+      d.crash();
+      return new Promise(() => {}); // never answers: the consumer is gone
+    }
+    const pool = READS.has(op) ? reads : WRITES.has(op) ? writes : null;
+    if (pool) await pool.acquire();
+    rec.served = now();
+    try {
+      await sleep(draw(latencyOf(op), rand));
+      const res = await fn(...args);
+      rec.result = 'ok';
+      if (op === 'events.create') {
+        remember(res?.run);
+        if (res?.step) rec.attempt = res.step.attempt;
+      }
+      if (op === 'runs.get') {
+        if (store.stale_read > 0 && rand() < store.stale_read) {
+          const lag = rand() * (store.stale_lag_ms ?? 0);
+          const hist = rows.get(res.runId) ?? [];
+          let old;
+          for (const h of hist) if (h.t <= now() - lag) old = h.run;
+          remember(res);
+          if (old && old.status !== res.status) {
+            rec.stale = true;
+            rec.status = old.status;
+            return { ...res, status: old.status };
+          }
+        } else {
+          remember(res);
+        }
+        rec.status = res.status;
+      }
+      return res;
+    } catch (err) {
+      rec.result = err?.name ?? 'Error';
+      rec.error = String(err?.message ?? err).slice(0, 200);
+      throw err;
+    } finally {
+      rec.end = now();
+      if (pool) pool.release();
+    }
+  };
+
+  const wrapGroup = (name, group) =>
+    new Proxy(group, {
+      get(target, prop, recv) {
+        const v = Reflect.get(target, prop, recv);
+        if (typeof v !== 'function') return v;
+        const op = `${name}.${String(prop)}`;
+        return (...args) => call(op, v.bind(target), args);
+      },
+    });
+
+  const wrapped = new Proxy(world, {
+    get(target, prop, recv) {
+      if (prop === 'runs' || prop === 'events' || prop === 'steps') return wrapGroup(prop, target[prop]);
+      if (prop === 'queue') {
+        return async (queueName, message, qopts) => {
+          const d = delivery.getStore();
+          const rec = { op: 'queue', start: now(), end: -1, delivery: d?.index ?? -1, queue: queueName, step: message?.stepId, runContext: message?.runContext !== undefined, delay: qopts?.delaySeconds ?? 0 };
+          calls.push(rec);
+          if (opts.stripRunContext && message?.runContext !== undefined) {
+            message = { ...message };
+            delete message.runContext;
+            rec.stripped = true;
+          }
+          await sleep(draw(store.publish, rand));
+          try {
+            return await target.queue(queueName, message, qopts);
+          } finally {
+            rec.end = now();
+          }
+        };
+      }
+      const v = Reflect.get(target, prop, recv);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return { world: wrapped, now, deliverLatency: () => draw(store.deliver, rand), rand };
+}

@@ -1,0 +1,21 @@
+// The workflow simlab validates against: a sequence of fan-outs, each a
+// Promise.all over `widths[f]` steps whose bodies sleep bodyMs[f][i]
+// milliseconds (drawn from the scenario's body distribution by the harness).
+
+export async function branch(fanout: number, index: number, ms: number) {
+  "use step";
+  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+  return fanout * 100000 + index;
+}
+
+export async function fanout(widths: number[], bodyMs: number[][]) {
+  "use workflow";
+  let done = 0;
+  for (let f = 0; f < widths.length; f++) {
+    const results = await Promise.all(
+      Array.from({ length: widths[f] }, (_, i) => branch(f, i, bodyMs[f][i]))
+    );
+    done += results.length;
+  }
+  return done;
+}
