@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// dist is a sim.Dist in milliseconds, the harness's unit (store.mjs).
+type dist struct {
+	Min float64 `json:"min"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func distOf(d sim.Dist) dist {
+	return dist{msOf(d.Min), msOf(d.P50), msOf(d.P90), msOf(d.P99), msOf(d.Max)}
+}
+
+// storeConfig is the store model store.mjs imposes on the real World.
+type storeConfig struct {
+	RunsGet             dist    `json:"runs_get"`
+	EventsCreate        dist    `json:"events_create"`
+	EventsList          dist    `json:"events_list"`
+	Publish             dist    `json:"publish"`
+	Deliver             dist    `json:"deliver"`
+	MaxConcurrentReads  int     `json:"max_concurrent_reads"`
+	MaxConcurrentWrites int     `json:"max_concurrent_writes"`
+	StaleRead           float64 `json:"stale_read"`
+	StaleLagMS          float64 `json:"stale_lag_ms"`
+}
+
+// harnessConfig is what harness.mjs reads for one run: one scenario, both
+// sides (the simlab side reads the same model.Scenario).
+type harnessConfig struct {
+	Seed               uint64      `json:"seed"`
+	Fanouts            []int       `json:"fanouts"`
+	MaxInline          int         `json:"max_inline"`
+	Body               dist        `json:"body"`
+	Runs               int         `json:"runs"`
+	RunIntervalMS      float64     `json:"run_interval_ms"`
+	Consumers          int         `json:"consumers"`
+	Store              storeConfig `json:"store"`
+	Crash              float64     `json:"crash"`
+	CrashFirstDelivery bool        `json:"crash_first_delivery"`
+	StripRunContext    bool        `json:"strip_run_context"`
+	BundleDir          string      `json:"bundle_dir"`
+	DataDir            string      `json:"data_dir"`
+	TraceOut           string      `json:"trace_out,omitempty"`
+	TimeoutMS          int64       `json:"timeout_ms"`
+	DumpCalls          bool        `json:"dump_calls,omitempty"`
+}
+
+// The real world-local queue's own rules (@workflow/world-local 5.0.0-beta.45,
+// dist/queue.js): a delivery answered with an error (our injected crash
+// answers HTTP 500) comes back after a fixed 5 s; the runtime caps a
+// message at 48 deliveries; a delivery still running is never delivered again.
+const (
+	localRetryBackoff  = 5 * time.Second
+	localMaxDeliveries = 48
+	// maxInlineLimit is the runtime's WORKFLOW_MAX_INLINE_STEPS range.
+	maxInlineLimit = 16
+	// batchEvents is the runtime's MAX_BATCH_FANOUT_EVENTS: step_created
+	// events are written 32 at a time.
+	batchEvents = 32
+)
+
+// HarnessConfig translates a validated scenario, at one width, into what
+// the real side runs, and refuses every knob the real engine on world-local
+// cannot honour, naming it. legacy says the real producer must stamp no
+// runContext (the legacy-producers variant on the simlab side).
+func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
+	if err := Honourable(sc); err != nil {
+		return harnessConfig{}, err
+	}
+	fans := make([]int, len(sc.Workflow.Fanouts))
+	for i := range fans {
+		fans[i] = branches
+	}
+	p := sc.Store
+	crash := sc.Faults.Crash
+	return harnessConfig{
+		Fanouts:       fans,
+		MaxInline:     sc.Workflow.MaxInline,
+		Body:          distOf(sc.Workflow.Body),
+		Runs:          sc.Runs,
+		RunIntervalMS: msOf(sc.RunInterval),
+		Consumers:     p.Consumers,
+		Store: storeConfig{
+			RunsGet: distOf(p.RunsGet), EventsCreate: distOf(p.EventsWrite), EventsList: distOf(p.EventsList),
+			Publish: distOf(p.Publish), Deliver: distOf(p.Deliver),
+			MaxConcurrentReads: p.MaxConcurrentReads, MaxConcurrentWrites: p.MaxConcurrentWrites,
+			StaleRead: sc.Faults.StaleRead, StaleLagMS: msOf(p.StaleLag),
+		},
+		Crash:              crash,
+		CrashFirstDelivery: sc.Faults.CrashFirstDelivery,
+		StripRunContext:    slices.Contains(sc.Variants, "legacy-producers"),
+	}, nil
+}
+
+// Honourable returns an error naming the first scenario knob the real engine
+// on world-local cannot honour. The store model (latencies, pools, stale
+// reads), the workflow's shape (fan-outs, inline count, bodies, runs),
+// consumer concurrency and consumer crashes are honoured; what the real
+// runtime has no switch for is refused rather than silently dropped.
+func Honourable(sc model.Scenario) error {
+	w, f, p := sc.Workflow, sc.Faults, sc.Store
+	refuse := func(knob string, v any, why string) error {
+		return fmt.Errorf("%s = %v: the real engine cannot honour it: %s", knob, v, why)
+	}
+	for _, v := range sc.Variants {
+		if v != "legacy-producers" {
+			return refuse("variants", v, "a model switch with no counterpart in the published runtime (only legacy-producers, a producer that stamps no runContext, has one)")
+		}
+	}
+	switch {
+	case w.MaxInline < 1 || w.MaxInline > maxInlineLimit:
+		return refuse("workflow.max_inline", w.MaxInline, fmt.Sprintf("WORKFLOW_MAX_INLINE_STEPS takes 1..%d", maxInlineLimit))
+	case w.ChunkSize != batchEvents:
+		return refuse("workflow.chunk_size", w.ChunkSize, fmt.Sprintf("the runtime writes step_created in batches of %d (MAX_BATCH_FANOUT_EVENTS), not a setting", batchEvents))
+	case !w.ResilientDispatch:
+		return refuse("workflow.resilient_dispatch", w.ResilientDispatch, "the runtime always publishes with the step's input; there is no switch")
+	case w.FlakySteps > 0:
+		return refuse("workflow.flaky_steps", w.FlakySteps, "the harness's steps do not fail (not implemented on the real side)")
+	case w.FatalSteps > 0:
+		return refuse("workflow.fatal_steps", w.FatalSteps, "the harness's steps do not fail (not implemented on the real side)")
+	case w.QuickJSShare > 0:
+		return refuse("workflow.quickjs_share", w.QuickJSShare, "the harness runs the Node engine only")
+	case len(sc.Deployments) != 1:
+		return refuse("deployments", len(sc.Deployments), "world-local has one deployment (dpl_local@<version>)")
+	case sc.Deployments[0].Consumer != "v2" || sc.Deployments[0].Producer != "v2":
+		return refuse("deployments[0]", sc.Deployments[0].Producer+"/"+sc.Deployments[0].Consumer,
+			"the consumer and producer are the core version under test; use the legacy-producers variant or core 5.0.0-beta.50 for the legacy path")
+	case sc.Rollout.To != "":
+		return refuse("rollout.to", sc.Rollout.To, "world-local has one deployment")
+	case f.Swarm:
+		return refuse("faults.swarm", f.Swarm, "swarm switches fault sites the real side does not have")
+	case f.Misdeliver > 0:
+		return refuse("faults.misdeliver", f.Misdeliver, "world-local has one deployment")
+	case f.LostCreate > 0:
+		return refuse("faults.lost_create", f.LostCreate, "the harness cannot drop a real step_created write")
+	case f.BodyFailure > 0:
+		return refuse("faults.body_failure", f.BodyFailure, "the harness's steps do not fail (not implemented on the real side)")
+	case f.Cancel > 0 || f.CancelAt > 0:
+		return refuse("faults.cancel", f.Cancel, "cancellation is not driven on the real side")
+	case f.Until > 0 && (f.Crash > 0 || f.StaleRead > 0):
+		return refuse("faults.until", f.Until, "the real side's faults do not stop at a time")
+	}
+	crashes := f.Crash > 0 || f.CrashFirstDelivery
+	if crashes {
+		// A crashed delivery answers 500; world-local brings it back after
+		// its fixed backoff, which is simlab's visibility timeout here.
+		switch {
+		case p.VisibilityTimeout != localRetryBackoff:
+			return refuse("store.visibility_timeout", p.VisibilityTimeout, "world-local redelivers a crashed delivery after its fixed 5s backoff; set it to 5s or turn crashes off")
+		case p.MaxDeliveries != 0 && p.MaxDeliveries != localMaxDeliveries:
+			return refuse("store.max_deliveries", p.MaxDeliveries, "the runtime caps a message at 48 deliveries on world-local; set 0 or 48")
+		case p.FreshCopyOnThrow > 0:
+			return refuse("store.fresh_copy_on_throw", p.FreshCopyOnThrow, "world-local redelivers the same message, never a fresh copy")
+		}
+	}
+	if p.RedeliverInFlight && p.VisibilityTimeout < 30*time.Second {
+		return refuse("store.redeliver_in_flight", p.RedeliverInFlight, "world-local never redelivers a delivery that is still running; with a visibility timeout under 30s simlab would")
+	}
+	if f.StaleRead > 0 && p.StaleLag <= 0 {
+		return refuse("store.stale_lag", p.StaleLag, "stale reads need a positive lag")
+	}
+	if math.IsNaN(f.Crash) {
+		return refuse("faults.crash", f.Crash, "not a probability")
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Core is one runtime under test: its package version and the npm alias
+// package.json installs it under ("" for @workflow/core itself).
+type Core struct {
+	Version string
+	Alias   string
+}
+
+// Cores are the runtimes package.json pins, in the order rows print.
+var Cores = []Core{
+	{Version: "5.0.0-beta.52", Alias: ""},
+	{Version: "5.0.0-beta.50", Alias: "core-b50"},
+}
+
+// CoreByVersion finds a pinned core by its version.
+func CoreByVersion(v string) (Core, error) {
+	var have []string
+	for _, c := range Cores {
+		if c.Version == v {
+			return c, nil
+		}
+		have = append(have, c.Version)
+	}
+	return Core{}, fmt.Errorf("core %q is not installed by conformance/engine/package.json: want one of %s", v, strings.Join(have, ", "))
+}
+
+// Runner runs the Node harness in Dir (conformance/engine).
+type Runner struct {
+	Dir string
+	// Log receives npm's output while it installs; nil discards it.
+	Log io.Writer
+	// build is the temp dir holding the compiled bundles.
+	build string
+}
+
+// FindDir locates conformance/engine from the working directory upwards
+// (the repository root holds go.mod), so the command works from anywhere in
+// a checkout.
+func FindDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "conformance", "engine", "harness.mjs")); err == nil {
+			return filepath.Join(d, "conformance", "engine"), nil
+		}
+		if _, err := os.Stat(filepath.Join(d, "harness.mjs")); err == nil && filepath.Base(d) == "engine" {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("conformance/engine/harness.mjs not found from %s upwards: run simlab validate inside a simlab checkout, or pass --engine-dir", wd)
+		}
+	}
+}
+
+// Prepare checks Node, installs the pinned packages if they are missing
+// (npm ci from the committed lock file) when install is set, and compiles
+// the workflow once. Close removes what it built.
+func (r *Runner) Prepare(ctx context.Context, install bool) error {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return fmt.Errorf("node not found on PATH: simlab validate runs the real @workflow/core in Node.js (v20 or later); install Node.js and npm")
+	}
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return fmt.Errorf("%s --version: %w", node, err)
+	}
+	var major int
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "v%d", &major); err != nil || major < 20 {
+		return fmt.Errorf("node %s: the real engine needs Node.js v20 or later", strings.TrimSpace(string(out)))
+	}
+	if !r.installed() {
+		if !install {
+			return fmt.Errorf("the real engine's packages are not installed in %s: run `npm ci --prefix %s` (or drop --no-install)", r.Dir, r.Dir)
+		}
+		if _, err := exec.LookPath("npm"); err != nil {
+			return fmt.Errorf("npm not found on PATH: needed once to install %s/package-lock.json", r.Dir)
+		}
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = r.Dir
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if r.Log != nil {
+			fmt.Fprintf(r.Log, "installing the real engine's packages: npm ci in %s\n", r.Dir)
+		}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("npm ci in %s: %w\n%s", r.Dir, err, tail(buf.String(), 2000))
+		}
+		if !r.installed() {
+			return fmt.Errorf("npm ci in %s finished but a pinned package is still missing", r.Dir)
+		}
+	}
+	build, err := os.MkdirTemp("", "simlab-engine-build-")
+	if err != nil {
+		return err
+	}
+	r.build = build
+	var stderr bytes.Buffer
+	if err := r.node(ctx, "", nil, &stderr, "build", build); err != nil {
+		return fmt.Errorf("compiling workflow/fanout.ts with @workflow/builders: %w\n%s", err, tail(stderr.String(), 2000))
+	}
+	return nil
+}
+
+// installed says whether every pinned package is present.
+func (r *Runner) installed() bool {
+	for _, p := range []string{"@workflow/core", "core-b50", "@workflow/world-local", "@workflow/builders", "workflow", "@opentelemetry/sdk-trace-node", "@opentelemetry/otlp-transformer"} {
+		if _, err := os.Stat(filepath.Join(r.Dir, "node_modules", p, "package.json")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Close removes the compiled bundles.
+func (r *Runner) Close() error {
+	if r.build == "" {
+		return nil
+	}
+	err := os.RemoveAll(r.build)
+	r.build = ""
+	return err
+}
+
+// node runs the harness in its own process group, killed as a group when
+// ctx ends, so no Node process outlives the call.
+func (r *Runner) node(ctx context.Context, alias string, stdout, stderr io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "node", append([]string{"--import", "./register.mjs", "harness.mjs"}, args...)...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(os.Environ(), "SIMLAB_CORE_ALIAS="+alias, "NO_COLOR=1")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		// The harness exits on its own; whatever it left in its group goes too.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return err
+}
+
+// RealRun is one run of the harness: its summary (harness.mjs summarize).
+type RealRun struct {
+	Core string `json:"core"`
+	Seed uint64 `json:"seed"`
+	Runs []struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	} `json:"runs"`
+	Fanouts []struct {
+		RunID          string `json:"run_id"`
+		Index          int    `json:"index"`
+		Branches       int    `json:"branches"`
+		Inline         int    `json:"inline"`
+		PrologueReads  int    `json:"prologue_reads"`
+		LazyReads      int    `json:"lazy_reads"`
+		LastCompleters int    `json:"last_completers"`
+		StepDeliveries int    `json:"step_deliveries"`
+	} `json:"fanouts"`
+	Counts struct {
+		Deliveries          int            `json:"deliveries"`
+		Redeliveries        int            `json:"redeliveries"`
+		StepDeliveries      int            `json:"step_deliveries"`
+		WithRunContext      int            `json:"step_messages_with_run_context"`
+		Crashes             int            `json:"crashes"`
+		RunsGet             int            `json:"runs_get"`
+		RunsGetPrologue     int            `json:"runs_get_prologue"`
+		RunsGetLazy         int            `json:"runs_get_lazy"`
+		RunsGetClient       int            `json:"runs_get_client"`
+		StaleReads          int            `json:"stale_reads"`
+		EventsList          int            `json:"events_list"`
+		StepStartedAccepted int            `json:"step_started_accepted"`
+		StepStartedRejected int            `json:"step_started_rejected"`
+		RejectedBy          map[string]int `json:"step_started_rejected_by"`
+	} `json:"counts"`
+	TTFSMS           []float64       `json:"ttfs_ms"`
+	TTLSMS           []float64       `json:"ttls_ms"`
+	SpanNames        map[string]int  `json:"span_names"`
+	DispatchPrologue map[string]int  `json:"dispatch_prologue"`
+	AttributeKeys    []string        `json:"attribute_keys"`
+	Error            string          `json:"error,omitempty"`
+	RunIDs           []string        `json:"run_ids,omitempty"`
+	LastSpans        json.RawMessage `json:"last_spans,omitempty"`
+	WorldLog         json.RawMessage `json:"world_log,omitempty"`
+}
+
+// RunError is a real workflow that failed or timed out: its run ids, the
+// last spans and the World's log, as the harness reported them.
+type RunError struct {
+	Core, Msg string
+	Branches  int
+	Seed      uint64
+	RunIDs    []string
+	LastSpans json.RawMessage
+	WorldLog  json.RawMessage
+	Stderr    string
+}
+
+func (e *RunError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "real engine, core %s, %d branches, repetition %d: %s", e.Core, e.Branches, e.Seed, e.Msg)
+	if len(e.RunIDs) > 0 {
+		fmt.Fprintf(&b, "\n  run ids: %s", strings.Join(e.RunIDs, ", "))
+	}
+	if len(e.LastSpans) > 0 {
+		fmt.Fprintf(&b, "\n  last spans: %s", tail(string(e.LastSpans), 3000))
+	}
+	if len(e.WorldLog) > 0 {
+		fmt.Fprintf(&b, "\n  World log (last calls): %s", tail(string(e.WorldLog), 4000))
+	}
+	if e.Stderr != "" {
+		fmt.Fprintf(&b, "\n  harness stderr: %s", tail(e.Stderr, 2000))
+	}
+	return b.String()
+}
+
+// Run runs the harness once: cfg at one width on one core, in a temp data
+// dir that is removed afterwards, killed after timeout.
+func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout time.Duration) (*RealRun, error) {
+	if r.build == "" {
+		return nil, errors.New("engine: Run before Prepare")
+	}
+	tmp, err := os.MkdirTemp("", "simlab-engine-run-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	cfg.BundleDir = r.build
+	cfg.DataDir = filepath.Join(tmp, "data")
+	cfg.TimeoutMS = timeout.Milliseconds()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(tmp, "config.json")
+	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
+		return nil, err
+	}
+	// The harness stops itself at timeout and reports; the context is the
+	// backstop for a harness that cannot.
+	ctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	runErr := r.node(ctx, core.Alias, &stdout, &stderr, "run", cfgPath)
+	var out RealRun
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
+		msg := "the harness printed no summary"
+		if runErr != nil {
+			msg = runErr.Error()
+		}
+		if ctx.Err() != nil {
+			msg = fmt.Sprintf("killed after %v: %s", timeout+30*time.Second, msg)
+		}
+		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, Stderr: stderr.String()}
+	}
+	if out.Error != "" || runErr != nil {
+		msg := out.Error
+		if msg == "" {
+			msg = runErr.Error()
+		}
+		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
+			LastSpans: out.LastSpans, WorldLog: out.WorldLog, Stderr: stderr.String()}
+	}
+	return &out, nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
