@@ -52,6 +52,7 @@ type harnessConfig struct {
 	Crash              float64     `json:"crash"`
 	CrashFirstDelivery bool        `json:"crash_first_delivery"`
 	StripRunContext    bool        `json:"strip_run_context"`
+	ResilientDispatch  bool        `json:"resilient_dispatch"`
 	BundleDir          string      `json:"bundle_dir"`
 	DataDir            string      `json:"data_dir"`
 	TraceOut           string      `json:"trace_out,omitempty"`
@@ -103,6 +104,10 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 		Crash:              crash,
 		CrashFirstDelivery: sc.Faults.CrashFirstDelivery,
 		StripRunContext:    slices.Contains(sc.Variants, "legacy-producers"),
+		// The runtime's WORKFLOW_RESILIENT_STEP_DISPATCH (off by default in
+		// the published runtime): step_created and the step's publish in
+		// parallel, the message carrying stepInput.
+		ResilientDispatch: sc.Workflow.ResilientDispatch,
 	}, nil
 }
 
@@ -126,8 +131,6 @@ func Honourable(sc model.Scenario) error {
 		return refuse("workflow.max_inline", w.MaxInline, fmt.Sprintf("WORKFLOW_MAX_INLINE_STEPS takes 1..%d", maxInlineLimit))
 	case w.ChunkSize != batchEvents:
 		return refuse("workflow.chunk_size", w.ChunkSize, fmt.Sprintf("the runtime writes step_created in batches of %d (MAX_BATCH_FANOUT_EVENTS), not a setting", batchEvents))
-	case !w.ResilientDispatch:
-		return refuse("workflow.resilient_dispatch", w.ResilientDispatch, "the runtime always publishes with the step's input; there is no switch")
 	case w.FlakySteps > 0:
 		return refuse("workflow.flaky_steps", w.FlakySteps, "the harness's steps do not fail (not implemented on the real side)")
 	case w.FatalSteps > 0:

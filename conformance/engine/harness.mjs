@@ -75,6 +75,7 @@ async function run(cfg) {
   process.env.WORKFLOW_MAX_INLINE_STEPS = String(cfg.max_inline);
   if (cfg.consumers > 0) process.env.WORKFLOW_LOCAL_QUEUE_CONCURRENCY = String(cfg.consumers);
   process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
+  process.env.WORKFLOW_RESILIENT_STEP_DISPATCH = cfg.resilient_dispatch ? '1' : '0';
 
   // The tracer provider must exist before the runtime is imported.
   const { NodeTracerProvider } = await import('@opentelemetry/sdk-trace-node');

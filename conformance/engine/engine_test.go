@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// optOut is the explicit opt-out of the tests that run the real engine;
+// .ci/run never sets it, so CI always runs them.
+const optOut = "SIMLAB_SKIP_REAL_ENGINE"
+
+// prepared returns a Runner with the pinned packages installed (npm ci on a
+// fresh clone) and the workflow compiled; it fails, never skips, when Node is
+// missing, unless the opt-out is set.
+func prepared(t *testing.T) *Runner {
+	t.Helper()
+	if os.Getenv(optOut) == "1" {
+		t.Skipf("%s=1: the real-engine validation is switched off explicitly", optOut)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH: the real-engine smoke needs Node.js ≥ 20 and npm (set %s=1 to opt out explicitly)", optOut)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := &Runner{Dir: "."}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("removing the build dir: %v", err)
+		}
+	})
+	if err := r.Prepare(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func rowOf(t *testing.T, res *Result, engine, core, prologue string) Row {
+	t.Helper()
+	for _, r := range res.Rows {
+		if r.Engine == engine && r.Core == core && r.Prologue == prologue {
+			return r
+		}
+	}
+	t.Fatalf("no row %s/%s/%s in %+v", engine, core, prologue, res.Rows)
+	return Row{}
+}
+
+// TestSmokeCountsMatch is the CI validation: one narrow width, one real
+// run per core, simlab on a few seeds, the fanout scenario (world-local, no
+// contention). The counts that must match do: prologue reads with and without
+// runContext, lazy reads per fan-out, claims, deliveries.
+func TestSmokeCountsMatch(t *testing.T) {
+	r := prepared(t)
+	sc, ok := model.Builtin("fanout")
+	if !ok {
+		t.Fatal("no built-in scenario fanout")
+	}
+	// The published runtime's default: step_created lands before the step's
+	// publish (resilient dispatch is opt-in there).
+	sc.Workflow.ResilientDispatch = false
+	const n = 8
+	inline := sc.Workflow.MaxInline
+	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version, Cores[1].Version},
+		Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	realNew := rowOf(t, res, "real", Cores[0].Version, RunContext)
+	realOld := rowOf(t, res, "real", Cores[1].Version, RunsGet)
+	simNew := rowOf(t, res, "simlab", "simlab", RunContext)
+	simOld := rowOf(t, res, "simlab", "simlab", RunsGet)
+
+	queued := float64(n - inline)
+	for _, c := range []struct {
+		what      string
+		real, sim float64
+		want      float64
+	}{
+		{"prologue reads with runContext", realNew.RunsGetPrologue, simNew.RunsGetPrologue, 0},
+		{"prologue reads without runContext (core beta.50)", realOld.RunsGetPrologue, simOld.RunsGetPrologue, queued},
+		{"lazy reads per fan-out, legacy path", realOld.LazyPerFanout, simOld.LazyPerFanout, 0},
+		{"step_started accepted, fetch-free", realNew.StepStartedAccepted, simNew.StepStartedAccepted, n},
+		{"step_started accepted, legacy", realOld.StepStartedAccepted, simOld.StepStartedAccepted, n},
+		{"step_started rejected, fetch-free", realNew.StepStartedRejected, simNew.StepStartedRejected, 0},
+		{"deliveries (the run's message and one per queued step)", realNew.Deliveries, simNew.Deliveries, 1 + queued},
+		{"redeliveries", realNew.Redeliveries + realOld.Redeliveries, simNew.Redeliveries + simOld.Redeliveries, 0},
+	} {
+		if c.real != c.want || c.sim != c.want {
+			t.Errorf("%s: real %v, simlab %v, want both %v", c.what, c.real, c.sim, c.want)
+		}
+	}
+	// Without contention a fan-out gets at most one lazy read on both sides
+	// (none when the orchestrator's inline step finishes last).
+	if realNew.LazyPerFanoutMax > 1 || simNew.LazyPerFanoutMax > 1 {
+		t.Errorf("lazy reads per fan-out without contention: real max %v, simlab max %v, want ≤ 1", realNew.LazyPerFanoutMax, simNew.LazyPerFanoutMax)
+	}
+	// The span attribute is on every queued delivery's execute span in core
+	// beta.52 and absent from beta.50, which predates it.
+	if got := realNew.DispatchPrologue[RunContext]; got != int(queued) {
+		t.Errorf("core %s: workflow.step.dispatch_prologue=run_context on %d spans, want %v (one per queued step): %v", realNew.Core, got, queued, realNew.DispatchPrologue)
+	}
+	if len(realOld.DispatchPrologue) != 0 {
+		t.Errorf("core %s: dispatch_prologue attribute present: %v", realOld.Core, realOld.DispatchPrologue)
+	}
+	hasSpan := false
+	for _, s := range realNew.SpanNames {
+		hasSpan = hasSpan || strings.HasPrefix(s, "workflow.execute ")
+	}
+	if !hasSpan {
+		t.Errorf("core %s emitted no workflow.execute span: %v", realNew.Core, realNew.SpanNames)
+	}
+}
+
+// TestRefusesWhatTheRealSideCannotHonour: the knob is named before
+// anything runs.
+func TestRefusesWhatTheRealSideCannotHonour(t *testing.T) {
+	for _, c := range []struct {
+		set, want string
+	}{
+		{"faults.misdeliver=0.1", "faults.misdeliver"},
+		{"workflow.max_inline=0", "workflow.max_inline"},
+		{"workflow.chunk_size=16", "workflow.chunk_size"},
+		{"workflow.flaky_steps=1", "workflow.flaky_steps"},
+		{"faults.body_failure=0.1", "faults.body_failure"},
+	} {
+		sc, _ := model.Builtin("fanout")
+		if err := sc.Set(c.set); err != nil {
+			t.Fatalf("--set %s: %v", c.set, err)
+		}
+		o := Options{Branches: []int{4}, Cores: []string{Cores[0].Version}, Repetitions: 1, Seeds: 1}
+		err := o.Check(sc)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: got %v, want an error naming %s", c.set, err, c.want)
+		}
+	}
+	sc, _ := model.Builtin("fanout")
+	o := Options{Branches: []int{MaxBranches + 1}, Cores: []string{Cores[0].Version}, Repetitions: 1, Seeds: 1}
+	if err := o.Check(sc); err == nil || !strings.Contains(err.Error(), "1..512") {
+		t.Errorf("width %d: got %v, want the limit named", MaxBranches+1, err)
+	}
+	o = Options{Branches: []int{4}, Cores: []string{"5.0.0-beta.1"}, Repetitions: 1, Seeds: 1}
+	if err := o.Check(sc); err == nil || !strings.Contains(err.Error(), "5.0.0-beta.52") {
+		t.Errorf("unknown core: got %v, want the installed ones named", err)
+	}
+}
+
+// TestTimeoutReportsRunAndCleansUp: a real workflow that outlives its
+// timeout is reported with its run id, last spans and the World's log, and
+// leaves no process and no data behind.
+func TestTimeoutReportsRunAndCleansUp(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	r := prepared(t)
+	sc, _ := model.Builtin("fanout")
+	sc.Workflow.Body = sim.Fixed(20 * time.Second)
+	cfg, err := harnessFor(sc, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = 1
+	_, err = r.Run(context.Background(), Cores[0], cfg, 3*time.Second)
+	var re *RunError
+	if !errors.As(err, &re) {
+		t.Fatalf("got %v, want a RunError", err)
+	}
+	msg := re.Error()
+	for _, want := range []string{"timed out", "wrun_", "last spans", "World log", "step_started"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the report lacks %q:\n%s", want, msg)
+		}
+	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "simlab-engine-run-") {
+			t.Errorf("temp data left behind: %s", e.Name())
+		}
+	}
+}
