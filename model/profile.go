@@ -45,6 +45,13 @@ type Profile struct {
 	// delivered again while the first goes on (at-least-once). world-local
 	// has no bound on how long an invocation may run, so it does not.
 	RedeliverInFlight bool `json:"redeliver_in_flight" yaml:"redeliver_in_flight"`
+	// BatchCreates: the World implements events.createBatch, so the
+	// orchestrator writes a fan-out's step_created events workflow.chunk_size
+	// at a time, one chunk after another. Without it (world-local and
+	// world-postgres 5.0 betas have no createBatch) the runtime takes its
+	// single-event path: every step_created of the fan-out is written at
+	// once, and the queued steps are published after the last one lands.
+	BatchCreates bool `json:"batch_creates" yaml:"batch_creates"`
 	// Consumers bounds how many deliveries each deployment handles at once;
 	// the rest wait in the queue. 0 means unbounded.
 	Consumers int `json:"consumers" yaml:"consumers"`
@@ -131,6 +138,7 @@ func VercelProfile() Profile {
 		FreshCopyOnThrow:    0.5,
 		IdempotencyTTL:      24 * time.Hour,
 		RedeliverInFlight:   true,
+		BatchCreates:        true,
 		Consumers:           0,
 	}
 }

@@ -257,8 +257,9 @@ func (e *engine) replay(p int32) {
 	e.call(p, OpEventsCreate, world.EvRunCompleted, world.NoStep, -1)
 }
 
-// suspendChunk writes the next chunk of step_created events; with resilient
-// dispatch each queued step's message is published alongside its create.
+// suspendChunk writes the next chunk of step_created events (the whole
+// fan-out at once on a World without createBatch); with resilient dispatch
+// each queued step's message is published alongside its create.
 func (e *engine) suspendChunk(p int32) {
 	d := &e.h.Deliveries[p]
 	pr := &e.procs[p]
@@ -277,7 +278,11 @@ func (e *engine) suspendChunk(p int32) {
 		e.startInline(p)
 		return
 	}
-	end := min(fo.Branches, pr.suspendNext+int32(w.ChunkSize))
+	chunk := int32(w.ChunkSize)
+	if !e.prof.BatchCreates {
+		chunk = fo.Branches // single-event path: every create at once
+	}
+	end := min(fo.Branches, pr.suspendNext+chunk)
 	for i := pr.suspendNext; i < end; i++ {
 		step := fo.FirstStep + world.StepID(i)
 		if e.store.Step(d.Run, step).Exists {
