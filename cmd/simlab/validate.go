@@ -58,8 +58,10 @@ the real side cannot honour is refused, named, before anything runs.`,
 			defer stop()
 			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
 			defer r.Close()
-			if err := r.Prepare(ctx, !noInstall); err != nil {
-				return err
+			if len(o.Cores) > 0 || o.LegacyProducer {
+				if err := r.Prepare(ctx, !noInstall); err != nil {
+					return err
+				}
 			}
 			o.Progress = progress(cmd.ErrOrStderr(), "validating")
 			res, err := engine.Validate(ctx, r, sc, o)
@@ -79,7 +81,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	}
 	sf.register(cmd)
 	cmd.Flags().IntSliceVar(&o.Branches, "branches", []int{4, 16, 64, 128}, fmt.Sprintf("fan-out widths (every fan-out takes the width; at most %d)", engine.MaxBranches))
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.Cores[0].Version, engine.Cores[1].Version}, "real @workflow/core versions to run (installed side by side by conformance/engine/package.json)")
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.Cores[0].Version, engine.Cores[1].Version}, "real @workflow/core versions to run (installed side by side by conformance/engine/package.json); --cores= runs simlab only")
 	cmd.Flags().BoolVar(&o.LegacyProducer, "legacy-producer", false, "also run the first core with runContext stripped from every step message (a v1 producer)")
 	cmd.Flags().IntVar(&o.Repetitions, "repetitions", 3, "real runs per (branches, core)")
 	cmd.Flags().IntVar(&o.Seeds, "seeds", 20, "simlab seeds 1..N per (branches, prologue)")

@@ -110,7 +110,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
       rec.run = args[0];
       rec.event = args[1]?.eventType;
       rec.correlation = args[1]?.correlationId;
-      rec.lazy = args[1]?.eventType === 'step_started' && args[1]?.eventData?.stepName !== undefined;
+      rec.lazy = args[1]?.eventType === 'step_started' && args[1]?.eventData?.input !== undefined;
     } else if (op === 'runs.get') {
       rec.run = args[0];
     }
