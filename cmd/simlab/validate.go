@@ -85,6 +85,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().BoolVar(&o.LegacyProducer, "legacy-producer", false, "also run the first core with runContext stripped from every step message (a v1 producer)")
 	cmd.Flags().IntVar(&o.Repetitions, "repetitions", 3, "real runs per (branches, core)")
 	cmd.Flags().IntVar(&o.Seeds, "seeds", 20, "simlab seeds 1..N per (branches, prologue)")
+	cmd.Flags().Float64Var(&o.TimeScale, "time-scale", 1, "multiply every latency of the scenario (store, queue, bodies) by K on both sides, so the real harness's own per-call CPU time is small against them")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 3*time.Minute, "longest one real run may take before it is stopped and reported")
 	cmd.Flags().StringVar(&o.TraceDir, "trace-dir", "", "write each real run's spans to DIR as OTLP JSON Lines")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
@@ -94,7 +95,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 }
 
 func printValidate(w io.Writer, res *engine.Result) {
-	fmt.Fprintf(w, "scenario %s · counts are per run (mean), lazy and concurrent per fan-out\n\n", res.Scenario)
+	fmt.Fprintf(w, "scenario %s · time scale ×%g · counts are per run (mean), lazy and concurrent per fan-out\n\n", res.Scenario, res.TimeScale)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tPROLOGUE READS\tLAZY/FAN-OUT\t(min..max)\tCONCURRENT LAST\tSTARTED ok\trejected\tDELIVERIES\tredelivered\tTTFS p50\tp90\tTTLS p50\tp90\t")
 	for _, r := range res.Rows {
@@ -104,11 +105,17 @@ func printValidate(w io.Writer, res *engine.Result) {
 			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS)
 	}
 	tw.Flush()
-	var spans []string
+	var spans, own []string
 	for _, r := range res.Rows {
 		if r.Engine == "real" && len(r.DispatchPrologue) > 0 {
 			spans = append(spans, fmt.Sprintf("  %d branches, core %s: %v", r.Branches, r.Core, r.DispatchPrologue))
 		}
+		if r.Engine == "real" {
+			own = append(own, fmt.Sprintf("  %d branches, core %s: p50 %.1f ms, p90 %.1f ms", r.Branches, r.Core, r.RealStoreP50MS, r.RealStoreP90MS))
+		}
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(w, "\nthe real World's own time per events.create, on top of the scenario's latency:\n%s\n", strings.Join(own, "\n"))
 	}
 	if len(spans) > 0 {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))

@@ -181,3 +181,26 @@ func Honourable(sc model.Scenario) error {
 	}
 	return nil
 }
+
+// Scaled returns sc with every latency the store, the queue and the step
+// bodies take (and the stale-read lag) multiplied by k, for both sides. The
+// real side runs every delivery of a run in one Node process, whose own CPU
+// time per call (tens of ms at 128 branches on a shared 2-core machine,
+// recorded as real_store_ms) would otherwise add to the scenario's
+// latencies; slowing the scenario down k times makes that artifact small
+// against them, while the protocol's races keep their proportions.
+func Scaled(sc model.Scenario, k float64) model.Scenario {
+	if k == 1 {
+		return sc
+	}
+	s := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * k)) }
+	sd := func(d sim.Dist) sim.Dist {
+		return sim.Dist{Min: s(d.Min), P50: s(d.P50), P90: s(d.P90), P99: s(d.P99), Max: s(d.Max)}
+	}
+	p := &sc.Store
+	p.RunsGet, p.EventsWrite, p.EventsList = sd(p.RunsGet), sd(p.EventsWrite), sd(p.EventsList)
+	p.Publish, p.Deliver = sd(p.Publish), sd(p.Deliver)
+	p.StaleLag = s(p.StaleLag)
+	sc.Workflow.Body = sd(sc.Workflow.Body)
+	return sc
+}

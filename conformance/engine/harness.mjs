@@ -325,6 +325,7 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
       publishes_delayed: calls.filter((c) => c.op === 'queue' && c.delay > 0).length,
     },
     ttfs_ms: ttfs,
+    write_own_ms: calls.filter((c) => c.op === 'events.create' && c.real !== undefined).map((c) => c.real),
     ttls_ms: ttls,
     ttfs_p50_ms: percentile(ttfs, 50),
     ttls_p50_ms: percentile(ttls, 50),

@@ -193,6 +193,7 @@ type RealRun struct {
 	} `json:"counts"`
 	TTFSMS           []float64       `json:"ttfs_ms"`
 	TTLSMS           []float64       `json:"ttls_ms"`
+	WriteOwnMS       []float64       `json:"write_own_ms"`
 	SpanNames        map[string]int  `json:"span_names"`
 	DispatchPrologue map[string]int  `json:"dispatch_prologue"`
 	AttributeKeys    []string        `json:"attribute_keys"`

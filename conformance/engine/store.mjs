@@ -125,7 +125,9 @@ export function wrapWorld(world, store, calls, opts = {}) {
     rec.served = now();
     try {
       await sleep(draw(latencyOf(op), rand));
+      const t = now();
       const res = await fn(...args);
+      rec.real = now() - t; // the real World's own time, on top of the draw
       rec.result = 'ok';
       if (op === 'events.create') {
         remember(res?.run);

@@ -39,6 +39,9 @@ type Options struct {
 	Timeout time.Duration
 	// TraceDir, if set, receives each real run's OTLP JSON Lines trace.
 	TraceDir string
+	// TimeScale multiplies every latency of the scenario on both sides
+	// (Scaled); 0 means 1.
+	TimeScale float64
 	// Progress is called after each cell, real or simulated.
 	Progress func(done, total int)
 }
@@ -68,13 +71,18 @@ type Row struct {
 	LazyPerFanoutMax        float64        `json:"lazy_per_fanout_max"`
 	LastCompletersPerFanout float64        `json:"last_completers_per_fanout"`
 	DispatchPrologue        map[string]int `json:"dispatch_prologue,omitempty"`
-	SpanNames               []string       `json:"span_names,omitempty"`
+	// RealStoreP50MS/P90MS: the real World's own time per events.create, on
+	// top of the drawn latency (the harness's one-process artifact).
+	RealStoreP50MS float64  `json:"real_store_ms_p50,omitempty"`
+	RealStoreP90MS float64  `json:"real_store_ms_p90,omitempty"`
+	SpanNames      []string `json:"span_names,omitempty"`
 }
 
 // Result is a validation: the scenario and its rows, widths outer.
 type Result struct {
-	Scenario string `json:"scenario"`
-	Rows     []Row  `json:"rows"`
+	Scenario  string  `json:"scenario"`
+	Rows      []Row   `json:"rows"`
+	TimeScale float64 `json:"time_scale"`
 }
 
 // Check refuses a grid before anything runs.
@@ -94,6 +102,9 @@ func (o *Options) Check(sc model.Scenario) error {
 	}
 	if o.Repetitions < 1 {
 		return fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions)
+	}
+	if o.TimeScale < 0 || o.TimeScale > 100 {
+		return fmt.Errorf("--time-scale %v: want a factor between 1 and 100 (0 means 1)", o.TimeScale)
 	}
 	if o.Seeds < 1 {
 		return fmt.Errorf("--seeds %d: want at least 1", o.Seeds)
@@ -119,7 +130,11 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 	if err := o.Check(sc); err != nil {
 		return nil, err
 	}
-	res := &Result{Scenario: sc.Name}
+	if o.TimeScale == 0 {
+		o.TimeScale = 1
+	}
+	sc = Scaled(sc, o.TimeScale)
+	res := &Result{Scenario: sc.Name, TimeScale: o.TimeScale}
 	legacyScenario := slices.Contains(sc.Variants, "legacy-producers")
 	type realCell struct {
 		core  Core
@@ -192,10 +207,13 @@ func realPrologue(c Core, stripped bool) string {
 func realRow(b int, c Core, stripped bool, runs []*RealRun) Row {
 	row := Row{Branches: b, Engine: "real", Core: c.Version, Prologue: realPrologue(c, stripped), Repetitions: len(runs),
 		DispatchPrologue: map[string]int{}, LazyPerFanoutMin: math.Inf(1)}
-	var ttfs, ttls []int64
+	var ttfs, ttls, own []int64
 	var nRuns, fans, lazy, lastc, conc int
 	names := map[string]bool{}
 	for _, r := range runs {
+		for _, v := range r.WriteOwnMS {
+			own = append(own, int64(v*1e6))
+		}
 		nRuns += len(r.Runs)
 		row.RunsGetPrologue += float64(r.Counts.RunsGetPrologue)
 		row.StepStartedAccepted += float64(r.Counts.StepStartedAccepted)
@@ -229,6 +247,8 @@ func realRow(b int, c Core, stripped bool, runs []*RealRun) Row {
 		}
 	}
 	finish(&row, nRuns, fans, lazy, lastc, conc, ttfs, ttls)
+	row.RealStoreP50MS = math.Round(float64(sweep.Percentile(own, 50))/1e3) / 1e3
+	row.RealStoreP90MS = math.Round(float64(sweep.Percentile(own, 90))/1e3) / 1e3
 	for k := range names {
 		row.SpanNames = append(row.SpanNames, k)
 	}
