@@ -279,8 +279,12 @@ func (e *engine) suspendChunk(p int32) {
 		return
 	}
 	chunk := int32(w.ChunkSize)
-	if !e.prof.BatchCreates {
-		chunk = fo.Branches // single-event path: every create at once
+	if !e.prof.BatchCreates || w.ResilientDispatch {
+		// The runtime's single-event path: every create at once. It
+		// batches only on a World with createBatch and never together
+		// with resilient dispatch (isBatchTransitionsEnabled, core
+		// 5.0.0-beta.52 dist/runtime/constants.js).
+		chunk = fo.Branches
 	}
 	end := min(fo.Branches, pr.suspendNext+chunk)
 	for i := pr.suspendNext; i < end; i++ {
