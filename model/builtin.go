@@ -19,6 +19,10 @@ var builtins = map[string]func() Scenario{
 		s.Store = DurabenchProfile()
 		s.Workflow.Fanouts = []int{256}
 		s.Workflow.Body = dist(2, 5, 10, 20, 40)
+		// The published runtime's default (WORKFLOW_RESILIENT_STEP_DISPATCH
+		// is opt-in): the figures' creates land in chunks of 32, which the
+		// runtime only writes without resilient dispatch.
+		s.Workflow.ResilientDispatch = false
 		return s
 	},
 	"skew-rollout": func() Scenario {
