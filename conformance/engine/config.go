@@ -53,6 +53,7 @@ type harnessConfig struct {
 	CrashFirstDelivery bool        `json:"crash_first_delivery"`
 	StripRunContext    bool        `json:"strip_run_context"`
 	ResilientDispatch  bool        `json:"resilient_dispatch"`
+	BatchCreates       bool        `json:"batch_creates"`
 	BundleDir          string      `json:"bundle_dir"`
 	DataDir            string      `json:"data_dir"`
 	TraceOut           string      `json:"trace_out,omitempty"`
@@ -108,6 +109,10 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 		// the published runtime): step_created and the step's publish in
 		// parallel, the message carrying stepInput.
 		ResilientDispatch: sc.Workflow.ResilientDispatch,
+		// world-local has no events.createBatch; store.mjs offers one over
+		// it when the scenario's World has it, and the runtime decides
+		// whether to use it (never with resilient dispatch).
+		BatchCreates: p.BatchCreates,
 	}, nil
 }
 

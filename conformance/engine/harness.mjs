@@ -99,7 +99,7 @@ async function run(cfg) {
     return cfg.crash > 0 && rand() < cfg.crash;
   };
   const t0 = performance.now();
-  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, crash: crashAt, t0 });
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0 });
   const world = store.world;
 
   const runtime = await import('workflow/runtime');
@@ -316,6 +316,7 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
       stale_reads: calls.filter((c) => c.stale).length,
       events_list: calls.filter((c) => c.op.startsWith('events.list')).length,
       events_create: calls.filter((c) => c.op === 'events.create').length,
+      events_create_batch: calls.filter((c) => c.op === 'events.createBatch').length,
       step_created: calls.filter((c) => c.op === 'events.create' && c.event === 'step_created' && c.result === 'ok').length,
       steps_created_total: created,
       step_started_accepted: started.filter((c) => c.result === 'ok').length,

@@ -83,8 +83,8 @@ const WRITES = new Set(['events.create']);
 // `store` ({runs_get, events_create, events_list: dist; max_concurrent_reads,
 // max_concurrent_writes; stale_read, stale_lag_ms}) and records every call in
 // `calls`. opts.stripRunContext removes runContext from published step
-// messages (a legacy producer); opts.crash(call) may return true to crash the
-// current delivery at that call.
+// messages (a legacy producer); opts.batchCreates adds events.createBatch;
+// opts.crash(call) may return true to crash the current delivery at that call.
 export function wrapWorld(world, store, calls, opts = {}) {
   const rand = rng(opts.seed ?? 1);
   const reads = new Pool(store.max_concurrent_reads ?? 0);
@@ -161,9 +161,65 @@ export function wrapWorld(world, store, calls, opts = {}) {
     }
   };
 
+  // createBatch stands in for a World with events.createBatch (simlab's
+  // store.batch_creates): world-local has none, so the runtime would take
+  // its single-event path. The batch is one write of the store model (one
+  // slot, one drawn latency) whose events the real World applies in order;
+  // each event is recorded as its own events.create so the counts read the
+  // same either way. Not atomic against a concurrent writer, as the World
+  // contract asks of a real createBatch — enough for a fan-out's fresh
+  // step_created events and inline pre-claims, which nothing else writes.
+  const createBatch = async (target, runId, events, params) => {
+    const d = delivery.getStore();
+    const rec = { op: 'events.createBatch', start: now(), end: -1, delivery: d?.index ?? -1, run: runId, size: events.length };
+    calls.push(rec);
+    await writes.acquire();
+    rec.served = now();
+    try {
+      await sleep(draw(store.events_create, rand));
+      // Events of one entity apply in order (the born-running pair), the
+      // entities side by side: the batch's own time stays one write's.
+      const results = new Array(events.length);
+      const groups = new Map();
+      events.forEach((item, i) => {
+        const key = item.event?.correlationId ?? `#${i}`;
+        if (!groups.has(key)) groups.set(key, []);
+        groups.get(key).push(i);
+      });
+      await Promise.all([...groups.values()].map(async (idxs) => {
+        for (const i of idxs) {
+          const item = events[i];
+          const sub = { op: 'events.create', batch: true, start: rec.start, served: rec.served, end: -1, delivery: rec.delivery, run: runId,
+            event: item.event?.eventType, correlation: item.event?.correlationId, lazy: false };
+          calls.push(sub);
+          try {
+            const res = await target.create(runId, item.event, { requestId: params?.requestId });
+            sub.result = 'ok';
+            if (res?.step) sub.attempt = res.step.attempt;
+            results[i] = { status: 200, event: res.event, run: res.run, step: res.step, wait: res.wait };
+          } catch (err) {
+            sub.result = err?.name ?? 'Error';
+            sub.error = String(err?.message ?? err).slice(0, 200);
+            results[i] = { status: err?.status ?? 409, error: err?.code ?? 'conflict', message: String(err?.message ?? err) };
+          } finally {
+            sub.end = now();
+          }
+        }
+      }));
+      rec.result = 'ok';
+      return { results };
+    } finally {
+      rec.end = now();
+      writes.release();
+    }
+  };
+
   const wrapGroup = (name, group) =>
     new Proxy(group, {
       get(target, prop, recv) {
+        if (name === 'events' && prop === 'createBatch' && opts.batchCreates) {
+          return (runId, events, params) => createBatch(target, runId, events, params);
+        }
         const v = Reflect.get(target, prop, recv);
         if (typeof v !== 'function') return v;
         const op = `${name}.${String(prop)}`;

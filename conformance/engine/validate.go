@@ -113,10 +113,6 @@ func (o *Options) Check(sc model.Scenario) error {
 		return fmt.Errorf("--legacy-producer: the scenario already switches on legacy-producers")
 	}
 	for _, b := range o.Branches {
-		if sc.Store.BatchCreates && b > sc.Workflow.ChunkSize {
-			return fmt.Errorf("store.batch_creates = true at %d branches: the real engine cannot honour it: world-local has no events.createBatch, so the runtime writes all %d step_created at once, not %d at a time; add --set store.batch_creates=false",
-				b, b, sc.Workflow.ChunkSize)
-		}
 		csc := sweep.CellScenario(sc, b, sweep.RunContext)
 		if err := csc.Validate(); err != nil {
 			return fmt.Errorf("scenario %s at %d branches: %w", sc.Name, b, err)
