@@ -341,13 +341,6 @@ func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Si
 	if ver == V2 {
 		m.HasCtx = true
 		m.Ctx = e.runContext(d.Run)
-		// The producer stamps from the run row it holds, not the live store
-		// (runDispatchContext(run), core 5.0.0-beta.52 runtime/helpers.js):
-		// a last completer that continued on a stale pending row holds one
-		// without startedAt, and its messages carry none.
-		if pr := &e.procs[p]; pr.hasHeld && pr.held == world.RunPending {
-			m.Ctx.StartedAt = 0
-		}
 	}
 	e.publish(p, m, site, ver)
 }
