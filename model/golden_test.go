@@ -231,3 +231,16 @@ func TestGoldenT5FenceOnARedeliveredStart(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenT3StalePendingFailsRunAsPublished: the published runtime does not
+// replay on golden-t3's stale pending read: the replay needs the run's
+// startedAt, which a pending row lacks, and the run fails (observed on core
+// 5.0.0-beta.52 by simlab validate; docs/VALIDATION.md).
+func TestGoldenT3StalePendingFailsRunAsPublished(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		h := runBuiltin(t, "golden-t3", seed, "replay-needs-started-at").History
+		if h.FinalRuns[0].Status != world.RunFailed || h.Fanouts[0].Continued {
+			t.Fatalf("seed %d: run %v, continued %v; want failed, not continued", seed, h.FinalRuns[0].Status, h.Fanouts[0].Continued)
+		}
+	}
+}

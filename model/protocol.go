@@ -188,6 +188,16 @@ func (e *engine) advance(p int32) {
 			return
 		}
 		pr.held, pr.hasHeld = st, true
+		if st == world.RunPending && e.vs.replayNeedsStartedAt {
+			// A stale pending row has no startedAt, and the replay cannot
+			// start without one: the real runtime throws RUNTIME_ERROR ("has
+			// no startedAt timestamp", core 5.0.0-beta.52 dist/workflow.js
+			// createWorkflowSessionInner) and fails the run. Observed with
+			// simlab validate's stale reads (docs/VALIDATION.md).
+			pr.state = psEnding
+			e.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+			return
+		}
 		e.continueFanout(p)
 	case psReplayListed:
 		e.replay(p)

@@ -16,6 +16,7 @@ var variants = []Variant{
 	{"attempt-gated-recovery", "a missing step is recreated only when attempt > 1 (prologue re-ensure), never in-band on NotFound"},
 	{"legacy-producers", "every producer is v1: no message carries runContext"},
 	{"atomic-fan-in", "proposed fix: the World says atomically whether a terminal write was its fan-out's last"},
+	{"replay-needs-started-at", "as the published runtime (core 5.0.0-beta.52) behaves: a last completer whose lazy read is a stale pending row fails the run, its replay having no startedAt"},
 }
 
 // Variants lists every protocol variant in a stable order.
@@ -41,7 +42,7 @@ func variantByName(name string) (Variant, bool) {
 
 // variantSet is the set of switches a run uses, resolved once.
 type variantSet struct {
-	preFixFence, strictGate, rerouteDropsInput, attemptGatedRecovery, legacyProducers, atomicFanIn bool
+	preFixFence, strictGate, rerouteDropsInput, attemptGatedRecovery, legacyProducers, atomicFanIn, replayNeedsStartedAt bool
 }
 
 func resolveVariants(names []string) (variantSet, error) {
@@ -60,6 +61,8 @@ func resolveVariants(names []string) (variantSet, error) {
 			vs.legacyProducers = true
 		case "atomic-fan-in":
 			vs.atomicFanIn = true
+		case "replay-needs-started-at":
+			vs.replayNeedsStartedAt = true
 		default:
 			return vs, fmt.Errorf("variant %q: unknown; want one of %v", n, VariantNames())
 		}
