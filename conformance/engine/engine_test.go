@@ -187,3 +187,48 @@ func TestTimeoutReportsRunAndCleansUp(t *testing.T) {
 		}
 	}
 }
+
+// TestStalePendingLazyReadFailsTheRealRun: when a last completer's lazy
+// runs.get answers with a stale pending row, the published runtime does not
+// replay on (as DOMAIN §7 and the review fix's comment say): the row has no
+// startedAt and the replay fails the run. simlab's variant
+// replay-needs-started-at does the same; without it simlab continues.
+func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
+	r := prepared(t)
+	sc, _ := model.Builtin("fanout")
+	sc.Workflow.ResilientDispatch = false
+	sc.Faults.StaleRead = 1
+	sc.Store.StaleLag = time.Minute // every stale read reaches back before run_started
+	cfg, err := harnessFor(sc, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = 1
+	_, err = r.Run(context.Background(), Cores[0], cfg, time.Minute)
+	var re *RunError
+	if !errors.As(err, &re) || !strings.Contains(re.Msg, `no "startedAt"`) || len(re.RunIDs) != 1 {
+		t.Fatalf("got %v, want the run failed for want of startedAt", err)
+	}
+	// simlab, the same scenario over 10 seeds: continued on every stale
+	// pending read by default, failed with the variant wherever a queued
+	// completer (not the orchestrator's inline step) finished the fan-out.
+	failed := map[bool]int{}
+	for _, variant := range []bool{false, true} {
+		s := sc
+		if variant {
+			s.Variants = []string{"replay-needs-started-at"}
+		}
+		for seed := uint64(1); seed <= 10; seed++ {
+			res, err := model.Run(&s, sim.NewPCG(seed), model.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.History.FinalRuns[0].Status.String() == "failed" {
+				failed[variant]++
+			}
+		}
+	}
+	if failed[false] != 0 || failed[true] == 0 {
+		t.Errorf("simlab runs failed: %d by default (want 0), %d with replay-needs-started-at (want some)", failed[false], failed[true])
+	}
+}

@@ -324,6 +324,9 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
       step_started_rejected_by: rejected,
       publishes: calls.filter((c) => c.op === 'queue').length,
       publishes_delayed: calls.filter((c) => c.op === 'queue' && c.delay > 0).length,
+      // Step messages whose runContext lacks startedAt: stamped from a row the
+      // producer held that had none (a stale pending read).
+      run_context_without_started_at: calls.filter((c) => c.op === 'queue' && c.runContext && !c.ctxStartedAt).length,
     },
     ttfs_ms: ttfs,
     write_own_ms: calls.filter((c) => c.op === 'events.create' && c.real !== undefined).map((c) => c.real),

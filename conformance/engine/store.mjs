@@ -137,13 +137,18 @@ export function wrapWorld(world, store, calls, opts = {}) {
         if (store.stale_read > 0 && rand() < store.stale_read) {
           const lag = rand() * (store.stale_lag_ms ?? 0);
           const hist = rows.get(res.runId) ?? [];
-          let old;
+          // The newest row at least `lag` old; a lag reaching back before
+          // any row the store answered with sees the run as created:
+          // pending, not started.
+          let old = { ...res, status: 'pending', startedAt: undefined };
           for (const h of hist) if (h.t <= now() - lag) old = h.run;
           remember(res);
           if (old && old.status !== res.status) {
+            // A stale replica answers with the whole old row (a pending
+            // row has no startedAt yet), not the new row with an old status.
             rec.stale = true;
             rec.status = old.status;
-            return { ...res, status: old.status };
+            return old;
           }
         } else {
           remember(res);
@@ -233,7 +238,8 @@ export function wrapWorld(world, store, calls, opts = {}) {
       if (prop === 'queue') {
         return async (queueName, message, qopts) => {
           const d = delivery.getStore();
-          const rec = { op: 'queue', start: now(), end: -1, delivery: d?.index ?? -1, queue: queueName, step: message?.stepId, runContext: message?.runContext !== undefined, delay: qopts?.delaySeconds ?? 0 };
+          const rec = { op: 'queue', start: now(), end: -1, delivery: d?.index ?? -1, queue: queueName, step: message?.stepId, runContext: message?.runContext !== undefined,
+            ctxStartedAt: message?.runContext?.startedAt !== undefined, delay: qopts?.delaySeconds ?? 0 };
           calls.push(rec);
           if (opts.stripRunContext && message?.runContext !== undefined) {
             message = { ...message };
