@@ -55,6 +55,12 @@ type Counts struct {
 	Throttled           int `json:"throttled"`
 	ConcurrentLast      int `json:"concurrent_last_completers"`
 	Exhausted           int `json:"exhausted"`
+	// Work after the end (DOMAIN §2, §7): writes the World refused because
+	// the run had ended, replays begun on a log that already held the run's
+	// terminal event, step bodies begun after the run's terminal event.
+	WritesRefusedEnded int `json:"writes_refused_ended"`
+	ReplaysAfterEnd    int `json:"replays_after_end"`
+	BodiesAfterEnd     int `json:"bodies_after_end"`
 }
 
 // pool is the store's bounded set of concurrent calls of one kind.

@@ -232,6 +232,15 @@ func (e *engine) orchestratorLoaded(p int32) {
 func (e *engine) replay(p int32) {
 	d := &e.h.Deliveries[p]
 	pr := &e.procs[p]
+	if e.calls[pr.lastCall].LogTerminal {
+		// The log holds the run's end: core's replay loop exits here
+		// (hasRecordedTerminalRunEvent, runtime.js), doing no replay work.
+		if !e.vs.replayIgnoresTerminalLog {
+			e.done(p, DispAck, 0)
+			return
+		}
+		e.counts.ReplaysAfterEnd++
+	}
 	for _, fan := range e.h.Runs[d.Run].Fanouts {
 		f := &e.fans[fan]
 		fo := &e.h.Fanouts[fan]
@@ -329,7 +338,7 @@ func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Si
 	if site == SiteDelayedRetry {
 		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
 	}
-	if ver == V2 {
+	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {
 		m.HasCtx = true
 		m.Ctx = e.runContext(d.Run)
 	}
@@ -474,6 +483,9 @@ func (e *engine) claimed(p int32) {
 	case world.OK:
 		d.BodyRan = true
 		d.BodyStart = e.k.Now()
+		if e.store.Get(d.Run).Status.Terminal() {
+			e.counts.BodiesAfterEnd++
+		}
 		pr.state = psBodyDone
 		pr.outstanding++
 		e.k.After(e.sc.Workflow.Body.Draw(e.c), evBodyDone, 0, uint64(p))

@@ -15,6 +15,8 @@ var variants = []Variant{
 	{"reroute-drops-input", "the deployment guard's re-route loses stepInput and runContext"},
 	{"attempt-gated-recovery", "a missing step is recreated only when attempt > 1 (prologue re-ensure), never in-band on NotFound"},
 	{"legacy-producers", "every producer is v1: no message carries runContext"},
+	{"replay-ignores-terminal-log", "a replay goes on when the log it loaded already holds the run's terminal event (core beta.52 exits: hasRecordedTerminalRunEvent), so its writes meet a refusal"},
+	{"retry-drops-run-context", "a v2 producer's delayed retry publishes without runContext (one dispatch site forgets to stamp)"},
 	{"atomic-fan-in", "proposed fix: the World says atomically whether a terminal write was its fan-out's last"},
 }
 
@@ -42,6 +44,7 @@ func variantByName(name string) (Variant, bool) {
 // variantSet is the set of switches a run uses, resolved once.
 type variantSet struct {
 	preFixFence, strictGate, rerouteDropsInput, attemptGatedRecovery, legacyProducers, atomicFanIn bool
+	replayIgnoresTerminalLog, retryDropsCtx                                                        bool
 }
 
 func resolveVariants(names []string) (variantSet, error) {
@@ -58,6 +61,10 @@ func resolveVariants(names []string) (variantSet, error) {
 			vs.attemptGatedRecovery = true
 		case "legacy-producers":
 			vs.legacyProducers = true
+		case "replay-ignores-terminal-log":
+			vs.replayIgnoresTerminalLog = true
+		case "retry-drops-run-context":
+			vs.retryDropsCtx = true
 		case "atomic-fan-in":
 			vs.atomicFanIn = true
 		default:

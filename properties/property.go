@@ -47,6 +47,8 @@ var all = []Property{
 	{"run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun},
 	{"reroute-preserves-message", "a re-routed message equals the original but for its retry counter and routing", reroutePreservesMessage},
 	{"pinned-deployment", "a run's steps and replays execute only on the deployment the run is pinned to", pinnedDeployment},
+	{"producer-stamps-run-context", "every step message a v2 producer publishes, at every dispatch site, carries the runContext of the run row it read", producerStampsRunContext},
+	{"no-work-after-visible-end", "an actor told the run ended (by a read, a log or a refused write) writes, runs and publishes nothing more", noWorkAfterVisibleEnd},
 	{"recovery-in-band", "a queued step whose step_created never landed is created within the delivery that finds it missing", recoveryInBand},
 }
 

@@ -192,6 +192,9 @@ func countCoverage(cov map[string]int, res *model.Result) {
 	add("recovery", c.Recoveries)
 	add("concurrent_last_completers", c.ConcurrentLast)
 	add("exhausted", c.Exhausted)
+	add("write_refused_ended", c.WritesRefusedEnded)
+	add("replay_after_end", c.ReplaysAfterEnd)
+	add("body_after_end", c.BodiesAfterEnd)
 	for _, s := range res.History.FaultSites {
 		add("fault:"+s.Name, s.Fired)
 	}
