@@ -285,3 +285,23 @@ func TestLegacyProducersHoldAndPayOneReadPerQueuedBranch(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayIgnoresTerminalLogFindsWorkAfterEnd(t *testing.T) {
+	// The window is the few milliseconds between a last completer's lazy
+	// read and its replay's reload of the log, with a cancel landing in it:
+	// rapid's short search rarely draws it, the seeded faults scenario
+	// (three runs, cancels, crashes) meets it within 200 seeds.
+	h := firstFailing(t, "no-work-after-visible-end", "faults", 200, "replay-ignores-terminal-log")
+	violates(t, "no-work-after-visible-end", h, "was told the run had ended", "run_completed → entity_conflict")
+	for seed := uint64(1); seed <= 200; seed++ {
+		holdsOn(t, "no-work-after-visible-end", history(t, "faults", seed))
+	}
+	holds(t, fanoutFamily, []string{"replay-ignores-terminal-log"}, propsNamed("no-start-on-terminal"), nil)
+}
+
+func TestRetryDropsRunContextFindsProducer(t *testing.T) {
+	finds(t, fanoutFamily, []string{"retry-drops-run-context"}, "producer-stamps-run-context", func(sc *model.Scenario) {
+		sc.Workflow.FlakySteps = max(sc.Workflow.FlakySteps, 1)
+	})
+	holds(t, fanoutFamily, []string{"retry-drops-run-context"}, propsNamed("no-start-on-terminal", "run-context-matches-run"), nil)
+}
