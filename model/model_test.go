@@ -1,6 +1,7 @@
 package model
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -136,6 +137,38 @@ func TestVariantsAreListedWithADescription(t *testing.T) {
 	}
 	if len(Variants()) != 6 {
 		t.Fatalf("%d variants, want the 6 of the protocol issue", len(Variants()))
+	}
+}
+
+// Each row of the variant table turns on exactly one switch of its own, and
+// every switch has a row: the list and the behaviour cannot disagree.
+func TestEachVariantRowOwnsOneSwitch(t *testing.T) {
+	owner := map[string]string{}
+	for _, v := range Variants() {
+		vs, err := resolveVariants([]string{v.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv := reflect.ValueOf(vs)
+		var on []string
+		for i := 0; i < rv.NumField(); i++ {
+			if rv.Field(i).Bool() {
+				on = append(on, rv.Type().Field(i).Name)
+			}
+		}
+		if len(on) != 1 {
+			t.Fatalf("variant %s turns on %v, want exactly one switch", v.Name, on)
+		}
+		if prev, dup := owner[on[0]]; dup {
+			t.Fatalf("variants %s and %s share the switch %s", prev, v.Name, on[0])
+		}
+		owner[on[0]] = v.Name
+	}
+	if n := reflect.TypeOf(variantSet{}).NumField(); len(owner) != n {
+		t.Fatalf("%d of %d switches have a variant row", len(owner), n)
+	}
+	if _, err := resolveVariants([]string{"pre-fix-fenc"}); err == nil || !strings.Contains(err.Error(), `variant "pre-fix-fenc": unknown`) {
+		t.Fatalf("unknown variant: %v", err)
 	}
 }
 
