@@ -187,3 +187,45 @@ func TestLegacyProducersPayOneReadPerQueuedBranch(t *testing.T) {
 		}
 	}
 }
+
+// Every rate in FaultConfig has one row in faultSites, under its yaml name,
+// and every row sets up its own engine handle: validation and setup read the
+// same list, so a new rate cannot be validated but never fire.
+func TestEveryFaultRateHasOneSite(t *testing.T) {
+	var f FaultConfig
+	ft := reflect.TypeOf(f)
+	rows := map[string]bool{}
+	for _, fs := range faultSites {
+		rows[fs.field] = true
+	}
+	rates := 0
+	for i := 0; i < ft.NumField(); i++ {
+		if ft.Field(i).Type.Kind() != reflect.Float64 {
+			continue
+		}
+		rates++
+		name, _, _ := strings.Cut(ft.Field(i).Tag.Get("yaml"), ",")
+		if !rows[name] {
+			t.Errorf("faults.%s has no fault site row", name)
+		}
+	}
+	if rates != len(faultSites) {
+		t.Errorf("%d rates, %d fault site rows", rates, len(faultSites))
+	}
+	var e engine
+	handles := map[*sim.Site]string{}
+	for _, fs := range faultSites {
+		h := fs.handle(&e)
+		if prev, dup := handles[h]; dup {
+			t.Errorf("fault sites %s and %s share an engine handle", prev, fs.site)
+		}
+		handles[h] = fs.site
+		*fs.rate(&f) = 2
+		s := DefaultScenario()
+		s.Faults = f
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "faults."+fs.field+" = 2") {
+			t.Errorf("a rate of 2 for %s: %v", fs.field, err)
+		}
+		*fs.rate(&f) = 0
+	}
+}
