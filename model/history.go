@@ -315,10 +315,12 @@ type Deployment struct {
 // History is everything that happened in one simulated run of a scenario.
 // Properties, traces and the TUI read it; nothing mutates it after the run.
 type History struct {
-	Seed        uint64
-	Scenario    string
-	Variants    []string
-	Profile     string
+	Seed     uint64
+	Scenario string
+	Variants []string
+	Profile  string
+	// Swarm is what a swarm scenario drew for this run, nil otherwise.
+	Swarm       *SwarmDraw
 	Deployments []Deployment
 	Runs        []RunInfo
 	Fanouts     []Fanout

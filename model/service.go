@@ -132,6 +132,10 @@ func (e *engine) callDone(idx int32) {
 		e.recycle(idx)
 		return
 	}
+	if c.HasRow {
+		r := c.Row
+		e.procs[p].row, e.procs[p].hasRow = RunContext{DeploymentID: r.DeploymentID, SpecVersion: r.SpecVersion, StartedAt: r.StartedAt, RootRunID: r.RootRunID}, true
+	}
 	e.resume(p)
 	e.recycleIfUnused(p, idx)
 }

@@ -62,6 +62,7 @@ type SummaryCounts struct {
 	WritesRefusedEnded int `json:"writes_refused_ended"`
 	ReplaysAfterEnd    int `json:"replays_after_end"`
 	BodiesAfterEnd     int `json:"bodies_after_end"`
+	EndSeen            int `json:"end_seen"`
 }
 
 // FaultSiteCount reports one fault site.
@@ -97,7 +98,7 @@ func Summarize(r *Result) Summary {
 			Crashes: r.Counts.Crashes, Reroutes: r.Counts.Reroutes, StaleReads: r.Counts.StaleReads,
 			Deduped:            r.Counts.Deduped,
 			WritesRefusedEnded: r.Counts.WritesRefusedEnded, ReplaysAfterEnd: r.Counts.ReplaysAfterEnd,
-			BodiesAfterEnd: r.Counts.BodiesAfterEnd,
+			BodiesAfterEnd: r.Counts.BodiesAfterEnd, EndSeen: r.Counts.EndSeen,
 		},
 	}
 	prologues := make([][3]int, len(h.Runs))

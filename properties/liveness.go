@@ -155,7 +155,13 @@ func (o *observed) stepCause(r world.RunID, step world.StepID, inline bool) (str
 		return fmt.Sprintf("its last message %d was published and never delivered", last), ev
 	}
 	d := &h.Deliveries[lastDel]
-	ev = append(ev, deliveryEvidence(h, lastDel, "last delivery of the step's last message ends: "+d.Disposition.String()))
+	for _, i := range o.calls[lastDel] {
+		if c := &h.Calls[i]; c.Op != model.OpEventsCreate || c.Step != step {
+			ev = append(ev, callEvidence(h, c)) // what the last delivery read before it let go
+		}
+	}
+	ev = append(ev, Evidence{At: d.End, Text: actor(h, model.Caller{Kind: callerKind(h, lastDel), Delivery: lastDel}) +
+		": last delivery of the step's last message ends: " + d.Disposition.String()})
 	switch d.Disposition {
 	case model.DispAck:
 		return fmt.Sprintf("its last message %d was acked (delivery d%d) without a terminal event", last, lastDel), ev
