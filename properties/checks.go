@@ -124,8 +124,8 @@ func noStartOnTerminal(h *model.History) []Violation {
 	return out
 }
 
-func oneLazyFetchPerFanout(h *model.History) []Violation {
-	o := observe(h)
+func oneLazyFetchPerFanout(o *observed) []Violation {
+	h := o.h
 	lazy := make([][]int32, len(h.Fanouts))
 	anyLazy := make([]int, len(h.Fanouts))
 	lists := make([][]int32, len(h.Fanouts))
@@ -191,8 +191,8 @@ func oneLazyFetchPerFanout(h *model.History) []Violation {
 	return out
 }
 
-func noPrologueFetchWithRunContext(h *model.History) []Violation {
-	o := observe(h)
+func noPrologueFetchWithRunContext(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Deliveries {
 		d := &h.Deliveries[i]
@@ -310,8 +310,8 @@ func publishEvidence(h *model.History, p *model.Publish, m *model.Message) Evide
 
 // runContextMatchesRun compares every runContext a message carries with
 // the run's identity as the World answered it (run_started's row).
-func runContextMatchesRun(h *model.History) []Violation {
-	o := observe(h)
+func runContextMatchesRun(o *observed) []Violation {
+	h := o.h
 	pubs := publishOf(h)
 	var out []Violation
 	for i := range h.Messages {
@@ -355,8 +355,8 @@ func reroutePreservesMessage(h *model.History) []Violation {
 	return out
 }
 
-func pinnedDeployment(h *model.History) []Violation {
-	o := observe(h)
+func pinnedDeployment(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Deliveries {
 		d := &h.Deliveries[i]
@@ -376,8 +376,8 @@ func pinnedDeployment(h *model.History) []Violation {
 	return out
 }
 
-func recoveryInBand(h *model.History) []Violation {
-	o := observe(h)
+func recoveryInBand(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Calls {
 		c := &h.Calls[i]

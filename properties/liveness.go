@@ -11,12 +11,12 @@ import (
 // terminal event. For a run without one, the story names the cause per stuck
 // step (the last accepted and the last refused call on it, and the fate of
 // its last message) and per finished fan-out nobody continued.
-func liveness(h *model.History) []Violation {
+func liveness(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	if !h.Drained {
 		out = append(out, Violation{Run: -1, Message: fmt.Sprintf("the simulation reached a limit at %v before the queue drained", h.End)})
 	}
-	o := observe(h)
 	for r := range h.Runs {
 		if o.terminal[r] != nil {
 			continue

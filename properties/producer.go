@@ -24,8 +24,8 @@ func producerSite(s model.Site) bool {
 // producer read it (the newest row a World answer gave it, or the
 // runContext of the message it was handling); a copy (a re-route, or
 // world-vercel's fresh copy) carries its original's.
-func producerStampsRunContext(h *model.History) []Violation {
-	o := observe(h)
+func producerStampsRunContext(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Publishes {
 		p := &h.Publishes[i]
@@ -76,8 +76,8 @@ func producerStampsRunContext(h *model.History) []Violation {
 // RunExpired), it writes nothing more, runs no body and publishes nothing.
 // The bound is zero: every such action is work nobody can use. Reads stay
 // allowed: a replay's reload of the log is how core notices the end.
-func noWorkAfterVisibleEnd(h *model.History) []Violation {
-	o := observe(h)
+func noWorkAfterVisibleEnd(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Deliveries {
 		d := int32(i)
