@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/traces"
 )
 
 // The end-to-end test of traces: a real Jaeger, built from the Go module
@@ -182,8 +184,8 @@ func TestJaegerEndToEnd(t *testing.T) {
 			}
 		}
 		for _, fs := range spans {
-			if fs.Name == "queue.process" && len(fs.Links) != 1 {
-				t.Fatalf("queue.process span %s has %d links in the file, want its publish", fs.SpanID, len(fs.Links))
+			if fs.Name == traces.ExecuteSpanName && len(fs.Links) != 1 {
+				t.Fatalf("%s span %s has %d links in the file, want its publish", fs.Name, fs.SpanID, len(fs.Links))
 			}
 		}
 	}
