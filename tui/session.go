@@ -437,7 +437,7 @@ func workAfterEnd(writes []*traces.Span, bodies []time.Time) int {
 		switch {
 		case res == "run_expired":
 			n++
-		case res == "entity_conflict" && ended && !w.Start.Before(end) && (strings.HasPrefix(ev, "run_") || ev == "step_created"):
+		case res == "entity_conflict" && ended && !w.End.Before(end) && (strings.HasPrefix(ev, "run_") || ev == "step_created"):
 			n++
 		}
 	}
