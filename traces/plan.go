@@ -685,6 +685,10 @@ func (p *planner) call(i, parent, svc int32) node {
 			n.attrs = append(n.attrs, attribute.Bool("simlab.fanout.was_last", true))
 		}
 	case model.OpEventsList:
+		if c.LogTerminal {
+			// The log it answered with holds the run's terminal event.
+			n.attrs = append(n.attrs, attribute.Bool("simlab.log.terminal", true))
+		}
 		if c.Fanout >= 0 {
 			n.attrs = append(n.attrs,
 				attribute.Int("simlab.fanout.id", int(c.Fanout)),

@@ -59,14 +59,22 @@ func newCheckCommand() *cobra.Command {
 	var seeds int
 	var seedRange, shard, schedules string
 	var asJSON bool
+	var tf judgeFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check every property over many seeds; print a replayable counterexample per violated property",
 		Long: `Run the scenario on every seed and check every property (see simlab properties).
 Exit 0 when everything holds, 1 when a property is violated or a declared
-outcome never happened (coverage), 2 on bad input.`,
+outcome never happened (coverage), 2 on bad input.
+
+With --trace FILE.jsonl (or --jaeger URL --service S), judge recorded spans
+instead: simlab's own export or a real engine's trace. Every property that
+spans can judge gets a verdict; the others are listed with the reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tf.set() {
+				return checkTrace(cmd, &tf, asJSON)
+			}
 			sc, err := sf.load()
 			if err != nil {
 				return err
@@ -110,6 +118,7 @@ outcome never happened (coverage), 2 on bad input.`,
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
 	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: the system temp dir)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	tf.register(cmd)
 	return cmd
 }
 
