@@ -341,3 +341,64 @@ func TestPropertiesIgnoreModelInternals(t *testing.T) {
 		t.Fatal("no case violated anything: the comparison proves nothing")
 	}
 }
+
+// The liveness story names the fate of a stuck step's last message: each
+// fate below is an edit of the same stuck history (golden-t2 with the
+// queued step's completion and the run's end refused).
+func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
+	stuck := func() (*model.History, int32) {
+		h := history(t, "golden-t2", 1)
+		refuse := func(ok func(c *model.Call) bool) {
+			i := callWith(t, h, ok)
+			h.Calls[i].Result = world.EntityConflict
+			var kept []model.Accepted
+			for _, a := range h.Accepted {
+				if a.Call != i {
+					kept = append(kept, a)
+				}
+			}
+			h.Accepted = kept
+		}
+		o := observe(h)
+		d := deliveryWith(t, h, func(i int32, d *model.Delivery) bool { return o.queuedStep(i) && d.BodyRan })
+		refuse(func(c *model.Call) bool { return c.Caller.Delivery == d && c.Event == world.EvStepCompleted })
+		refuse(func(c *model.Call) bool { return c.Event == world.EvRunCompleted })
+		return h, h.Deliveries[d].Msg
+	}
+	cases := []struct {
+		fate string
+		edit func(h *model.History, msg int32)
+	}{
+		{"was acked (delivery", func(*model.History, int32) {}},
+		{"retired at the delivery cap", func(h *model.History, msg int32) { h.Retired = append(h.Retired, msg) }},
+		{"published and never delivered", func(h *model.History, msg int32) {
+			for i := range h.Deliveries {
+				if h.Deliveries[i].Msg == msg {
+					h.Deliveries[i].Msg = -1 // no delivery of it recorded
+				}
+			}
+		}},
+		{"absorbed by an idempotency key", func(h *model.History, msg int32) {
+			p := h.Publishes[0]
+			for _, q := range h.Publishes {
+				if q.Msg == msg {
+					p = q
+				}
+			}
+			p.Msg, p.Deduped, p.At = -1, true, h.End
+			h.Publishes = append(h.Publishes, p)
+		}},
+		{"never published", func(h *model.History, msg int32) {
+			for i := range h.Messages {
+				if h.Messages[i].Step == h.Messages[msg].Step {
+					h.Messages[i].Step = 99
+				}
+			}
+		}},
+	}
+	for _, c := range cases {
+		h, msg := stuck()
+		c.edit(h, msg)
+		violates(t, "liveness", h, c.fate, "last accepted: ")
+	}
+}
