@@ -118,6 +118,42 @@ func cloneDelivery(h *model.History, d int32) int32 {
 	return n
 }
 
+// acceptTwice appends a second copy of the first accepted event of type
+// typ to the log, as a World that broke its rule would have accepted it.
+func acceptTwice(h *model.History, typ world.EventType) {
+	for _, a := range h.Accepted {
+		if a.Type == typ {
+			a.Pos = 1000
+			h.Accepted = append(h.Accepted, a)
+			return
+		}
+	}
+}
+
+// stuckHistory is golden-t2, seed 1, with the queued step's completion and
+// the run's end refused by the World: a run liveness must call stuck. It
+// returns the stuck step's message too.
+func stuckHistory(t *testing.T) (*model.History, int32) {
+	t.Helper()
+	h := history(t, "golden-t2", 1)
+	refuse := func(ok func(c *model.Call) bool) {
+		i := callWith(t, h, ok)
+		h.Calls[i].Result = world.EntityConflict
+		var kept []model.Accepted
+		for _, a := range h.Accepted {
+			if a.Call != i {
+				kept = append(kept, a)
+			}
+		}
+		h.Accepted = kept
+	}
+	o := observe(h)
+	d := deliveryWith(t, h, func(i int32, d *model.Delivery) bool { return o.queuedStep(i) && d.BodyRan })
+	refuse(func(c *model.Call) bool { return c.Caller.Delivery == d && c.Event == world.EvStepCompleted })
+	refuse(func(c *model.Call) bool { return c.Event == world.EvRunCompleted })
+	return h, h.Deliveries[d].Msg
+}
+
 var failingHistories = map[string]func(t *testing.T){
 	"no-start-on-terminal": func(t *testing.T) {
 		holdsOn(t, "no-start-on-terminal", history(t, "golden-t5", 1))
@@ -144,50 +180,20 @@ var failingHistories = map[string]func(t *testing.T){
 		violates(t, "no-prologue-fetch-with-run-context", h, "still read the run before its claim", "runs.get")
 	},
 	"liveness": func(t *testing.T) {
-		h := history(t, "golden-t2", 1)
-		holdsOn(t, "liveness", h)
-		// The queued step's completion and the run's end never land: the
-		// World refused them.
-		refuse := func(c *model.Call) {
-			c.Result = world.EntityConflict
-			var kept []model.Accepted
-			for _, a := range h.Accepted {
-				if &h.Calls[a.Call] != c {
-					kept = append(kept, a)
-				}
-			}
-			h.Accepted = kept
-		}
-		o := observe(h)
-		d := deliveryWith(t, h, func(i int32, d *model.Delivery) bool { return o.queuedStep(i) && d.BodyRan })
-		refuse(&h.Calls[callWith(t, h, func(c *model.Call) bool {
-			return c.Caller.Delivery == d && c.Event == world.EvStepCompleted
-		})])
-		refuse(&h.Calls[callWith(t, h, func(c *model.Call) bool { return c.Event == world.EvRunCompleted })])
+		holdsOn(t, "liveness", history(t, "golden-t2", 1))
+		h, _ := stuckHistory(t)
 		violates(t, "liveness", h, "was acked", "last refused: ")
 	},
 	"unique-step-created": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
 		holdsOn(t, "unique-step-created", h)
-		for _, a := range h.Accepted {
-			if a.Type == world.EvStepCreated {
-				a.Pos = 1000
-				h.Accepted = append(h.Accepted, a)
-				break
-			}
-		}
+		acceptTwice(h, world.EvStepCreated)
 		violates(t, "unique-step-created", h, "2 step_created accepted", "step_created")
 	},
 	"single-terminal-event": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
 		holdsOn(t, "single-terminal-event", h)
-		for _, a := range h.Accepted {
-			if a.Type == world.EvStepCompleted {
-				a.Pos = 1000
-				h.Accepted = append(h.Accepted, a)
-				break
-			}
-		}
+		acceptTwice(h, world.EvStepCompleted)
 		violates(t, "single-terminal-event", h, "2 terminal events accepted", "step_completed")
 	},
 	"attempt-count": func(t *testing.T) {
@@ -346,25 +352,6 @@ func TestPropertiesIgnoreModelInternals(t *testing.T) {
 // fate below is an edit of the same stuck history (golden-t2 with the
 // queued step's completion and the run's end refused).
 func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
-	stuck := func() (*model.History, int32) {
-		h := history(t, "golden-t2", 1)
-		refuse := func(ok func(c *model.Call) bool) {
-			i := callWith(t, h, ok)
-			h.Calls[i].Result = world.EntityConflict
-			var kept []model.Accepted
-			for _, a := range h.Accepted {
-				if a.Call != i {
-					kept = append(kept, a)
-				}
-			}
-			h.Accepted = kept
-		}
-		o := observe(h)
-		d := deliveryWith(t, h, func(i int32, d *model.Delivery) bool { return o.queuedStep(i) && d.BodyRan })
-		refuse(func(c *model.Call) bool { return c.Caller.Delivery == d && c.Event == world.EvStepCompleted })
-		refuse(func(c *model.Call) bool { return c.Event == world.EvRunCompleted })
-		return h, h.Deliveries[d].Msg
-	}
 	cases := []struct {
 		fate string
 		edit func(h *model.History, msg int32)
@@ -397,7 +384,7 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		h, msg := stuck()
+		h, msg := stuckHistory(t)
 		c.edit(h, msg)
 		violates(t, "liveness", h, c.fate, "last accepted: ")
 	}
