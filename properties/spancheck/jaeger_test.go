@@ -41,13 +41,7 @@ func base64IDs(v any) {
 // with base64 ids: FetchJaeger sends the service and window, reads every
 // span back as the file has it, and the check finds the fence bug.
 func TestFetchJaeger(t *testing.T) {
-	h, want := export(t, "golden-t5", 1, "pre-fix-fence")
-	_ = h
-	ro, _ := traces.Build(h, traces.Options{})
-	var file bytes.Buffer
-	if err := traces.WriteJSONL(&file, ro); err != nil {
-		t.Fatal(err)
-	}
+	_, want, file := exportFile(t, "golden-t5", 1, "pre-fix-fence")
 	start := traces.DefaultEpoch.Add(-time.Minute)
 	end := traces.DefaultEpoch.Add(time.Hour)
 	var got struct{ path, service, min, max string }
@@ -59,7 +53,7 @@ func TestFetchJaeger(t *testing.T) {
 			_, _ = w.Write([]byte(`{"error":{"httpCode":404,"message":"trace not found"}}`))
 			return
 		}
-		for _, line := range bytes.Split(bytes.TrimSpace(file.Bytes()), []byte("\n")) {
+		for _, line := range bytes.Split(bytes.TrimSpace(file), []byte("\n")) {
 			var obj map[string]any
 			if err := json.Unmarshal(line, &obj); err != nil {
 				t.Error(err)

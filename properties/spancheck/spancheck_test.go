@@ -17,6 +17,13 @@ import (
 // back from the OTLP JSON Lines file simlab writes.
 func export(t *testing.T, scenario string, seed uint64, variants ...string) (*model.History, []traces.Span) {
 	t.Helper()
+	h, spans, _ := exportFile(t, scenario, seed, variants...)
+	return h, spans
+}
+
+// exportFile is export with the file's bytes too.
+func exportFile(t *testing.T, scenario string, seed uint64, variants ...string) (*model.History, []traces.Span, []byte) {
+	t.Helper()
 	sc, err := model.Spec{Scenario: scenario, Variants: variants}.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -33,11 +40,12 @@ func export(t *testing.T, scenario string, seed uint64, variants ...string) (*mo
 	if err := traces.WriteJSONL(&buf, ro); err != nil {
 		t.Fatal(err)
 	}
+	file := bytes.Clone(buf.Bytes())
 	spans, err := traces.ReadJSONL(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.History, spans
+	return res.History, spans, file
 }
 
 func TestEveryPropertyGetsAVerdict(t *testing.T) {
