@@ -372,3 +372,10 @@ func TestShippedStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
 		t.Fatalf("want one run-context-matches-run violation with no startedAt, got %v", vs)
 	}
 }
+
+// Across drawn worlds the shipped protocol holds everything but its known
+// findings: concurrent last completers, v1 consumers losing steps on stale
+// reads, and a stale lazy read's runContext without startedAt.
+func TestSwarmShippedHoldsTheRest(t *testing.T) {
+	holds(t, swarmFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run"), nil)
+}
