@@ -192,8 +192,21 @@ func countCoverage(cov map[string]int, res *model.Result) {
 	add("recovery", c.Recoveries)
 	add("concurrent_last_completers", c.ConcurrentLast)
 	add("exhausted", c.Exhausted)
+	add("write_refused_ended", c.WritesRefusedEnded)
+	add("replay_after_end", c.ReplaysAfterEnd)
+	add("body_after_end", c.BodiesAfterEnd)
+	add("end_seen", c.EndSeen)
 	for _, s := range res.History.FaultSites {
 		add("fault:"+s.Name, s.Fired)
+	}
+	if d := res.History.Swarm; d != nil {
+		add("world:"+d.World, 1)
+		if d.Windows >= 3 {
+			add("long_window", 1)
+			if slices.Contains(d.Sites, "crash") {
+				add(d.World+"+crash+long_window", 1)
+			}
+		}
 	}
 }
 
@@ -201,6 +214,12 @@ func countCoverage(cov map[string]int, res *model.Result) {
 // the knobs it turns on ("sometimes" assertions): a green sweep in which the
 // paths it was meant to exercise never ran fails instead.
 func Declared(sc *model.Scenario) []string {
+	if sc.Swarm {
+		// What a swarm sweep must reach: every World, long fault windows,
+		// and the combination the pre-fix fence bug needs.
+		return []string{"world:world-local", "world:world-postgres", "world:world-vercel", "long_window",
+			"world-postgres+crash+long_window", "crash", "end_seen"}
+	}
 	var out []string
 	f := &sc.Faults
 	fetchFree := false
@@ -233,7 +252,12 @@ func Declared(sc *model.Scenario) []string {
 		out = append(out, "reroute", "fault:queue.misdeliver")
 	}
 	if f.Cancel > 0 || f.CancelAt > 0 {
-		out = append(out, "gone")
+		// A cancel must be seen by an actor that then stops: a delivery
+		// gone at its claim or read, or a last completer whose lazy read
+		// (or replay's log) shows the end. "gone" alone was too narrow: on
+		// the fetch-free path a cancel before the lazy read (golden-t4)
+		// meets no claim.
+		out = append(out, "end_seen")
 	}
 	if f.LostCreate > 0 && sc.Workflow.ResilientDispatch && queued {
 		out = append(out, "fault:producer.lost_create")

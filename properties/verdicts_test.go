@@ -24,7 +24,7 @@ func budget() (checks int, shrink time.Duration) {
 	if *long {
 		return 20000, 60 * time.Second
 	}
-	return 150, 10 * time.Second
+	return 1000, 10 * time.Second
 }
 
 // withRapidFlags sets rapid's global flags for one search and restores them.
@@ -149,10 +149,21 @@ func finds(t *testing.T, fam Family, variants []string, prop string, prepare fun
 	cx.sc, cx.choices, cx.h = Minimize(cx.sc, cx.choices, p)
 	cx.vs = Check(cx.h, []Property{p})
 	size := SizeOf(&cx.sc, cx.h, cx.vs[0])
+	for _, f := range cx.h.Faults {
+		t.Logf("fault %s at %v run %d delivery %d", f.Kind, f.At, f.Run, f.Delivery)
+	}
+	t.Logf("scenario: world %s faults %+v", cx.sc.World, cx.sc.Faults)
 	t.Logf("shrunk counterexample: %d branches, %d faults, %d runs, %d choices\n%s",
 		size.Branches, size.Faults, size.Runs, len(cx.choices), strings.Join(Story(cx.vs[0]), "\n"))
-	if size.Branches > 3 || size.Faults > 2 {
-		t.Errorf("counterexample not small: %d branches and %d faults (want ≤ 3 and ≤ 2)", size.Branches, size.Faults)
+	// A swarm case draws its fault sites before its workflow: a crash of
+	// the orchestrator's first delivery often stays in the story, so it
+	// may keep one more fault than a family whose knobs are fixed.
+	maxFaults := 2
+	if fam.Name == "swarm" {
+		maxFaults = 3
+	}
+	if size.Branches > 3 || size.Faults > maxFaults {
+		t.Errorf("counterexample not small: %d branches and %d faults (want ≤ 3 and ≤ %d)", size.Branches, size.Faults, maxFaults)
 	}
 	// The schedule file replays the same history without rapid.
 	path := t.TempDir() + "/schedule.json"
@@ -185,7 +196,7 @@ func holds(t *testing.T, fam Family, variants []string, props []Property, prepar
 	})
 }
 
-var fanoutFamily, skewFamily = Families[0], Families[1]
+var swarmFamily, fanoutFamily, skewFamily = Families[0], Families[1], Families[2]
 
 func onWorld(w string) func(*model.Scenario) {
 	return func(sc *model.Scenario) { sc.World, sc.Store = w, model.Profiles()[w] }
@@ -196,11 +207,14 @@ func TestShippedFindsConcurrentLastCompleters(t *testing.T) {
 }
 
 func TestShippedHoldsTheRest(t *testing.T) {
-	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), nil)
+	// A stale lazy read's row has no startedAt, and the next fan-out's
+	// runContext then has none either (TestShippedStaleLazyRead...).
+	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), noStaleReads)
+	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout", "run-context-matches-run"), nil)
 	// With v1 consumers still deployed, liveness holds only without stale
 	// reads: see TestShippedLegacyPrologueLosesStepsOnStaleReads.
 	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), noStaleReads)
-	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness"), nil)
+	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run"), nil)
 }
 
 func noStaleReads(sc *model.Scenario) { sc.Faults.StaleRead = 0 }
@@ -221,10 +235,11 @@ func TestShippedLegacyPrologueLosesStepsOnStaleReads(t *testing.T) {
 }
 
 func TestAtomicFanInHoldsAll(t *testing.T) {
-	holds(t, fanoutFamily, []string{"atomic-fan-in"}, All(), nil)
+	holds(t, fanoutFamily, []string{"atomic-fan-in"}, All(), noStaleReads)
+	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("run-context-matches-run"), nil)
 	// v1 consumers lose steps on stale reads whatever the fan-in does.
 	holds(t, skewFamily, []string{"atomic-fan-in"}, All(), noStaleReads)
-	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("liveness"), nil)
+	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("liveness", "run-context-matches-run"), nil)
 }
 
 // crashesAndCancels is the pre-fix row's condition: a claimed step's
@@ -240,7 +255,7 @@ func TestPreFixFenceFindsStartOnTerminal(t *testing.T) {
 }
 
 func TestPreFixFenceHoldsTheRest(t *testing.T) {
-	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout"), nil)
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), nil)
 }
 
 // withStaleReads is the strict gate's row condition: reads may be stale by
@@ -284,4 +299,83 @@ func TestLegacyProducersHoldAndPayOneReadPerQueuedBranch(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestReplayIgnoresTerminalLogFindsWorkAfterEnd(t *testing.T) {
+	// The window is the few milliseconds between a last completer's lazy
+	// read and its replay's reload of the log, with a cancel landing in it:
+	// rapid's short search rarely draws it, the seeded faults scenario
+	// (three runs, cancels, crashes) meets it within 200 seeds.
+	h := firstFailing(t, "no-work-after-visible-end", "faults", 200, "replay-ignores-terminal-log")
+	violates(t, "no-work-after-visible-end", h, "was told the run had ended", "run_completed → entity_conflict")
+	for seed := uint64(1); seed <= 200; seed++ {
+		holdsOn(t, "no-work-after-visible-end", history(t, "faults", seed))
+	}
+	holds(t, fanoutFamily, []string{"replay-ignores-terminal-log"}, propsNamed("no-start-on-terminal"), nil)
+}
+
+func TestRetryDropsRunContextFindsProducer(t *testing.T) {
+	finds(t, fanoutFamily, []string{"retry-drops-run-context"}, "producer-stamps-run-context", func(sc *model.Scenario) {
+		sc.Workflow.FlakySteps = max(sc.Workflow.FlakySteps, 1)
+	})
+	holds(t, fanoutFamily, []string{"retry-drops-run-context"}, propsNamed("no-start-on-terminal", "run-context-matches-run"), noStaleReads)
+}
+
+// The swarm family draws the world per test case: the pre-fix fence bug,
+// which needs crashes, cancels and a redelivery after the run ended, is
+// found with no prepare function setting any knob.
+func TestSwarmFindsPreFixFenceWithNoKnobsSet(t *testing.T) {
+	finds(t, swarmFamily, []string{"pre-fix-fence"}, "no-start-on-terminal", nil)
+}
+
+// A seeded swarm sweep reaches every World, long windows and the
+// combination "world-postgres, crashes and a long window".
+func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
+	sc, err := model.Spec{Scenario: "swarm"}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := make([]uint64, 200)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: propsNamed("no-start-on-terminal")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Missing) > 0 || rep.Coverage["world-postgres+crash+long_window"] == 0 {
+		t.Fatalf("swarm over 200 seeds missed %v (coverage %v)", rep.Missing, rep.Coverage)
+	}
+	if rep.Violations["no-start-on-terminal"] != 0 {
+		t.Fatalf("the shipped protocol started a step on a terminal run: %+v", rep.First)
+	}
+}
+
+// A finding (docs/MODEL.md): core beta.52 builds a last completer's
+// workflowRun from its lazy read's row and stamps the next fan-out's
+// messages with runDispatchContext(workflowRun). A stale pending row has no
+// startedAt, so neither has that runContext: it no longer equals the run's
+// immutable identity. The model stamps what the producer read, so the
+// shipped protocol breaks run-context-matches-run under stale lazy reads
+// with a second fan-out, while every producer stamps what it read.
+func TestShippedStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
+	sc, err := model.Spec{Scenario: "golden-t3", Sets: []string{"workflow.fanouts=2,2"}}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := Check(res.History, propsNamed("run-context-matches-run", "producer-stamps-run-context"))
+	if len(vs) != 1 || vs[0].Property != "run-context-matches-run" || !strings.Contains(vs[0].Message, "StartedAt:+0s") {
+		t.Fatalf("want one run-context-matches-run violation with no startedAt, got %v", vs)
+	}
+}
+
+// Across drawn worlds the shipped protocol holds everything but its known
+// findings: concurrent last completers, v1 consumers losing steps on stale
+// reads, and a stale lazy read's runContext without startedAt.
+func TestSwarmShippedHoldsTheRest(t *testing.T) {
+	holds(t, swarmFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run"), nil)
 }

@@ -22,7 +22,7 @@ const ScopeName = "github.com/simlab/simlab/traces"
 // SchemaVersion is the version of the span contract in docs/TRACE_SCHEMA.md,
 // written as the instrumentation scope's version so a reader of an old file
 // can tell which contract it follows.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // DefaultEpoch is the wall-clock instant virtual time 0 maps to unless
 // Options.Epoch says otherwise. It is fixed so that trace files are

@@ -67,7 +67,7 @@ func TestReadJSONLGoldenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(spans) == 0 || spans[0].ParentID != "" || spans[0].Name != "workflow.run" {
+	if len(spans) == 0 || spans[0].ParentID != "" || spans[0].Name != RunSpanName {
 		t.Fatalf("the first span is not the run's root: %+v", spans[0])
 	}
 	ids := map[string]bool{}

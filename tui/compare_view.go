@@ -16,8 +16,8 @@ import (
 // comparison: which prologue a step took, why a runs.get was made, what an
 // events.create wrote and how it was answered, how a delivery ended.
 var signatureAttrs = []string{
-	"workflow.step.dispatch_prologue", "workflow.runs_get.reason", "workflow.event.type",
-	"workflow.event.result", "workflow.delivery.disposition", "workflow.dispatch.site",
+	"workflow.step.dispatch_prologue", "simlab.runs_get.reason", "simlab.event.type",
+	"simlab.event.result", "simlab.delivery.disposition", "simlab.dispatch.site",
 }
 
 // spanSignature groups a span with its like: its name (step names folded

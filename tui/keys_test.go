@@ -120,7 +120,7 @@ func TestTimelineFilter(t *testing.T) {
 	h.keys("/workflow.step.dispatch_prologue=run_context<Enter>")
 	got := rows()
 	if len(got) != 2 {
-		t.Fatalf("key=value kept %d spans, want the 2 step.execute of the queued step", len(got))
+		t.Fatalf("key=value kept %d spans, want the 2 workflow.execute of the queued step's deliveries", len(got))
 	}
 	for _, s := range got {
 		if v, _ := s.Attr(highlightKey); v != "run_context" {
@@ -155,9 +155,9 @@ func TestTimelineFilter(t *testing.T) {
 		t.Fatalf("text filter kept %d runs.get spans, want 2 (orchestrator and lazy)", len(tl.rows))
 	}
 	// Text matches values and keys: the lazy read (reason last_completer)
-	// and the step whose workflow.step.last_completer is set.
+	// and the step whose simlab.step.last_completer is set.
 	h.keys("/last_completer<Enter>")
-	if got := rows(); len(got) != 2 || got[0].Name != "step.execute fanout0.branch1" || got[1].Name != "world.runs.get" {
+	if got := rows(); len(got) != 2 || got[0].Name != "step.execute branch" || got[1].Name != "world.runs.get" {
 		t.Fatalf("text filter last_completer kept %d spans: %v", len(got), got)
 	}
 	// Esc in the prompt abandons the edit and keeps the filter there was.
@@ -275,7 +275,7 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("compare #%d ↔ #%d", cv.a.No, cv.b.No)
 	}
 	s := h.draw()
-	for _, want := range []string{"prologue runs.get", "step.execute dispatch_prologue=runs_get", "world.runs.get reason=prologue"} {
+	for _, want := range []string{"prologue runs.get", "workflow.execute fanout dispatch_prologue=runs_get", "world.runs.get reason=prologue"} {
 		found := false
 		for _, l := range strings.Split(s, "\n") {
 			if strings.Contains(l, want) && strings.HasPrefix(l, "≠") {
@@ -338,7 +338,7 @@ func TestSpanDetailHighlightsPrologueAndHidesWallClock(t *testing.T) {
 	if _, bg, _ := st.Decompose(); bg != tcell.ColorYellow {
 		t.Fatalf("%s is not highlighted (background %v)", highlightKey, bg)
 	}
-	other, _ := h.styleAt("workflow.step.outcome")
+	other, _ := h.styleAt("simlab.step.outcome")
 	if _, bg, _ := other.Decompose(); bg == tcell.ColorYellow {
 		t.Fatal("an ordinary attribute is highlighted too")
 	}
@@ -347,7 +347,7 @@ func TestSpanDetailHighlightsPrologueAndHidesWallClock(t *testing.T) {
 	r := h.detail().run
 	at := r.Start.Add(1500 * time.Millisecond)
 	d := &detailView{run: r}
-	got := d.attrValue(traces.Attr{Key: "workflow.event.retry_after_unix_nano", Value: fmt.Sprint(at.UnixNano())})
+	got := d.attrValue(traces.Attr{Key: "simlab.event.retry_after_unix_nano", Value: fmt.Sprint(at.UnixNano())})
 	if !strings.HasPrefix(got, "+1.5s") {
 		t.Fatalf("retry_after shown as %q, want +1.5s", got)
 	}

@@ -85,6 +85,7 @@ var runColumns = []runColumn{
 	{"REDELIV", func(r *Run) string { return itoa(r.Redeliveries) }, func(a, b *Run) int {
 		return cmp.Compare(a.Redeliveries, b.Redeliveries)
 	}, true},
+	{"AFTER-END", func(r *Run) string { return itoa(r.AfterEnd) }, func(a, b *Run) int { return cmp.Compare(a.AfterEnd, b.AfterEnd) }, true},
 }
 
 // runsView is the list of runs, the root of the breadcrumb.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/traces"
 )
 
 // The end-to-end test of traces: a real Jaeger, built from the Go module
@@ -182,8 +184,8 @@ func TestJaegerEndToEnd(t *testing.T) {
 			}
 		}
 		for _, fs := range spans {
-			if fs.Name == "queue.process" && len(fs.Links) != 1 {
-				t.Fatalf("queue.process span %s has %d links in the file, want its publish", fs.SpanID, len(fs.Links))
+			if fs.Name == traces.ExecuteSpanName && len(fs.Links) != 1 {
+				t.Fatalf("%s span %s has %d links in the file, want its publish", fs.Name, fs.SpanID, len(fs.Links))
 			}
 		}
 	}
@@ -192,6 +194,35 @@ func TestJaegerEndToEnd(t *testing.T) {
 	}
 	if links == 0 {
 		t.Fatal("no span link came back as a FOLLOWS_FROM reference")
+	}
+
+	// check --jaeger reads the same traces back through Jaeger's api/v3
+	// search (service and window) and judges them: skew-rollout holds, so
+	// exit 0, and the report lists what spans could not judge.
+	jc := exec.Command(bin, "check", "--jaeger", jaegerQuery, "--service", "simlab-consumer",
+		"--start", "2025-12-31T23:00:00Z", "--end", "2026-01-01T03:00:00Z", "--json")
+	out, err := jc.Output()
+	if err != nil {
+		t.Fatalf("check --jaeger: %v\n%s", err, out)
+	}
+	var rep struct {
+		Runs     []string `json:"runs"`
+		Verdicts []struct {
+			Property string `json:"property"`
+			Judged   bool   `json:"judged"`
+		} `json:"verdicts"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("check --jaeger --json: %v\n%s", err, out)
+	}
+	judged := 0
+	for _, v := range rep.Verdicts {
+		if v.Judged {
+			judged++
+		}
+	}
+	if len(rep.Runs) != len(want) || judged == 0 || judged == len(rep.Verdicts) {
+		t.Fatalf("check --jaeger judged %d of %d properties over runs %v (want the file's %d runs, some judged, some not)", judged, len(rep.Verdicts), rep.Runs, len(want))
 	}
 }
 

@@ -92,9 +92,26 @@ func TestCheckExitCodes(t *testing.T) {
 	if file == "" {
 		t.Fatalf("no schedule file printed:\n%s", out)
 	}
+	// Replaying it: the saved property is violated again, exit 1, said so.
 	rout, _, err := runCLI(t, "replay", file)
-	if err != nil || !strings.Contains(rout, "no-start-on-terminal violated") {
-		t.Fatalf("replay %s: %v\n%s", file, err, rout)
+	if exitCode(err) != 1 || !strings.Contains(rout, "no-start-on-terminal violated") ||
+		!strings.Contains(err.Error(), "no-start-on-terminal is violated again") {
+		t.Fatalf("replay %s: exit %d (%v)\n%s", file, exitCode(err), err, rout)
+	}
+	// The same schedule on the fixed protocol (the variant dropped): the
+	// property now holds, exit 0, said so; the history differs, said too.
+	s, err := properties.LoadSchedule(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Scenario.Variants = nil
+	fixed := dir + "/fixed.json"
+	if err := properties.SaveSchedule(fixed, s); err != nil {
+		t.Fatal(err)
+	}
+	rout, rerr, err := runCLI(t, "replay", fixed)
+	if exitCode(err) != 0 || !strings.Contains(rerr, "no-start-on-terminal now holds") || !strings.Contains(rout, "differs from the saved one") {
+		t.Fatalf("replay of the fixed schedule: exit %d (%v)\n%s%s", exitCode(err), err, rout, rerr)
 	}
 	for _, args := range [][]string{
 		{"check", "--seed-range", "9..1"}, {"check", "--shard", "4/4"}, {"run", "--variant", "nope"},
