@@ -116,7 +116,7 @@ async function run(cfg) {
     const d = {
       index: deliveries.length, attempt: Number(req.headers.get('x-vqs-message-attempt')),
       message: req.headers.get('x-vqs-message-id'), queue: req.headers.get('x-vqs-queue-name'),
-      run: body.runId, step: body.stepId, runContext: body.runContext !== undefined,
+      run: body.runId, step: body.stepId, runContext: body.runContext !== undefined, keys: Object.keys(body).sort(),
       start: store.now(), end: -1, crashed: false, status: 0,
     };
     deliveries.push(d);
