@@ -232,3 +232,38 @@ func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 		t.Errorf("simlab runs failed: %d by default (want 0), %d with replay-needs-started-at (want some)", failed[false], failed[true])
 	}
 }
+
+// TestCrashedFirstDeliveriesComeBack: every queued step's first delivery
+// crashes just before its claim (faults.crash_first_delivery); the real
+// world-local queue redelivers each after its 5 s backoff, as simlab's queue
+// does after store.visibility_timeout (5 s for world-local): the same
+// deliveries, redeliveries and claims on both sides.
+func TestCrashedFirstDeliveriesComeBack(t *testing.T) {
+	r := prepared(t)
+	sc, _ := model.Builtin("fanout")
+	sc.Workflow.ResilientDispatch = false
+	sc.Faults.CrashFirstDelivery = true
+	const n = 6
+	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version},
+		Repetitions: 1, Seeds: 5, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := rowOf(t, res, "real", Cores[0].Version, RunContext)
+	sim := rowOf(t, res, "simlab", "simlab", RunContext)
+	queued := float64(n - sc.Workflow.MaxInline)
+	for _, c := range []struct {
+		what      string
+		real, sim float64
+		want      float64
+	}{
+		{"deliveries", real.Deliveries, sim.Deliveries, 1 + 2*queued},
+		{"redeliveries", real.Redeliveries, sim.Redeliveries, queued},
+		{"step_started accepted", real.StepStartedAccepted, sim.StepStartedAccepted, n},
+		{"prologue reads", real.RunsGetPrologue, sim.RunsGetPrologue, 0},
+	} {
+		if c.real != c.want || c.sim != c.want {
+			t.Errorf("%s: real %v, simlab %v, want both %v", c.what, c.real, c.sim, c.want)
+		}
+	}
+}

@@ -72,8 +72,9 @@ const sleep = (ms) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.
 // follows the runtime's awaits); outside any delivery the caller is the client.
 export const delivery = new AsyncLocalStorage();
 
-// A crashed delivery's pending World call never answers: from the store's
-// side the consumer is gone, as a process that died between two calls.
+// A crashed delivery's World call never reaches the store, nor does any
+// later one: from the store's side the consumer is gone, as a process that
+// died between two calls. The queue sees an HTTP 500 (harness.mjs).
 export class Crash extends Error {}
 
 const READS = new Set(['runs.get', 'runs.list', 'events.list', 'events.listByCorrelationId', 'events.get', 'steps.get', 'steps.list']);
@@ -105,6 +106,10 @@ export function wrapWorld(world, store, calls, opts = {}) {
 
   const call = async (op, fn, args) => {
     const d = delivery.getStore();
+    // A crashed consumer makes no more calls. Its pending work ends in a
+    // throw rather than hanging, so the runtime's in-process state (its
+    // per-step single flight) is released as a dead process's would be.
+    if (d?.crashed) throw new Crash('simlab: the consumer crashed');
     const rec = { op, start: now(), end: -1, delivery: d?.index ?? -1 };
     if (op === 'events.create') {
       rec.run = args[0];
@@ -118,7 +123,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
     if (d && opts.crash?.(rec, d)) {
       rec.crashed = true;
       d.crash();
-      return new Promise(() => {}); // never answers: the consumer is gone
+      throw new Crash('simlab: the consumer crashed'); // the call never reached the store
     }
     const pool = READS.has(op) ? reads : WRITES.has(op) ? writes : null;
     if (pool) await pool.acquire();
@@ -238,6 +243,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
       if (prop === 'queue') {
         return async (queueName, message, qopts) => {
           const d = delivery.getStore();
+          if (d?.crashed) throw new Crash('simlab: the consumer crashed');
           const rec = { op: 'queue', start: now(), end: -1, delivery: d?.index ?? -1, queue: queueName, step: message?.stepId, runContext: message?.runContext !== undefined,
             ctxStartedAt: message?.runContext?.startedAt !== undefined, delay: qopts?.delaySeconds ?? 0 };
           calls.push(rec);
