@@ -200,51 +200,100 @@ func realPrologue(c Core, stripped bool) string {
 	return RunContext
 }
 
+// sample is what one real run or one simlab seed adds to its row, in the
+// same shape for both sides.
+type sample struct {
+	runs, prologue, accepted, rejected, deliveries, redeliveries int
+	lazy, last                                                   []int // per fan-out
+	ttfs, ttls                                                   []int64
+}
+
+// rowSums accumulates a row's samples; finish turns them into the row.
+type rowSums struct {
+	row                           Row
+	runs, fans, lazy, lastc, conc int
+	sum                           [5]int // prologue, accepted, rejected, deliveries, redeliveries
+	ttfs, ttls                    []int64
+}
+
+func (a *rowSums) add(s sample) {
+	a.runs += s.runs
+	for i, v := range []int{s.prologue, s.accepted, s.rejected, s.deliveries, s.redeliveries} {
+		a.sum[i] += v
+	}
+	lazy := 0
+	for i := range s.lazy {
+		lazy += s.lazy[i]
+		a.lastc += s.last[i]
+		if s.last[i] > 1 {
+			a.conc++
+		}
+	}
+	r := ratio(lazy, len(s.lazy))
+	if a.fans == 0 {
+		a.row.LazyPerFanoutMin, a.row.LazyPerFanoutMax = r, r
+	}
+	a.row.LazyPerFanoutMin, a.row.LazyPerFanoutMax = min(a.row.LazyPerFanoutMin, r), max(a.row.LazyPerFanoutMax, r)
+	a.fans += len(s.lazy)
+	a.lazy += lazy
+	a.ttfs = append(a.ttfs, s.ttfs...)
+	a.ttls = append(a.ttls, s.ttls...)
+}
+
+// finish turns the sums into per-run means and the times into nearest-rank
+// percentiles (sweep.Percentile, as simlab sweep).
+func (a *rowSums) finish() Row {
+	row := a.row
+	per := func(v int) float64 {
+		if a.runs == 0 {
+			return 0
+		}
+		return math.Round(float64(v)/float64(a.runs)*100) / 100
+	}
+	row.RunsGetPrologue, row.StepStartedAccepted, row.StepStartedRejected = per(a.sum[0]), per(a.sum[1]), per(a.sum[2])
+	row.Deliveries, row.Redeliveries = per(a.sum[3]), per(a.sum[4])
+	row.LazyPerFanout = ratio(a.lazy, a.fans)
+	row.LastCompletersPerFanout = ratio(a.lastc, a.fans)
+	row.ConcurrentLastCompleters = ratio(a.conc, a.fans)
+	row.TTFSP50MS, row.TTFSP90MS = msOfNS(sweep.Percentile(a.ttfs, 50)), msOfNS(sweep.Percentile(a.ttfs, 90))
+	row.TTLSP50MS, row.TTLSP90MS = msOfNS(sweep.Percentile(a.ttls, 50)), msOfNS(sweep.Percentile(a.ttls, 90))
+	return row
+}
+
+func msOfNS(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
+
+func nsOfMS(ms []float64) []int64 {
+	out := make([]int64, len(ms))
+	for i, v := range ms {
+		out[i] = int64(v * 1e6)
+	}
+	return out
+}
+
 func realRow(b int, c Core, stripped bool, runs []*RealRun) Row {
-	row := Row{Branches: b, Engine: "real", Core: c.Version, Prologue: realPrologue(c, stripped), Repetitions: len(runs),
-		DispatchPrologue: map[string]int{}, LazyPerFanoutMin: math.Inf(1)}
-	var ttfs, ttls, own []int64
-	var nRuns, fans, lazy, lastc, conc int
+	a := rowSums{row: Row{Branches: b, Engine: "real", Core: c.Version, Prologue: realPrologue(c, stripped), Repetitions: len(runs),
+		DispatchPrologue: map[string]int{}}}
+	var own []int64
 	names := map[string]bool{}
 	for _, r := range runs {
-		for _, v := range r.WriteOwnMS {
-			own = append(own, int64(v*1e6))
-		}
-		nRuns += len(r.Runs)
-		row.RunsGetPrologue += float64(r.Counts.RunsGetPrologue)
-		row.StepStartedAccepted += float64(r.Counts.StepStartedAccepted)
-		row.StepStartedRejected += float64(r.Counts.StepStartedRejected)
-		row.Deliveries += float64(r.Counts.Deliveries)
-		row.Redeliveries += float64(r.Counts.Redeliveries)
-		rf, rl := 0, 0
+		s := sample{runs: len(r.Runs), prologue: r.Counts.RunsGetPrologue, accepted: r.Counts.StepStartedAccepted,
+			rejected: r.Counts.StepStartedRejected, deliveries: r.Counts.Deliveries, redeliveries: r.Counts.Redeliveries,
+			ttfs: nsOfMS(r.TTFSMS), ttls: nsOfMS(r.TTLSMS)}
 		for _, f := range r.Fanouts {
-			rf++
-			rl += f.LazyReads
-			lastc += f.LastCompleters
-			if f.LastCompleters > 1 {
-				conc++
-			}
+			s.lazy = append(s.lazy, f.LazyReads)
+			s.last = append(s.last, f.LastCompleters)
 		}
-		fans += rf
-		lazy += rl
-		row.LazyPerFanoutMin = min(row.LazyPerFanoutMin, ratio(rl, rf))
-		row.LazyPerFanoutMax = max(row.LazyPerFanoutMax, ratio(rl, rf))
-		for _, v := range r.TTFSMS {
-			ttfs = append(ttfs, int64(v*1e6))
-		}
-		for _, v := range r.TTLSMS {
-			ttls = append(ttls, int64(v*1e6))
-		}
+		a.add(s)
+		own = append(own, nsOfMS(r.WriteOwnMS)...)
 		for k, v := range r.DispatchPrologue {
-			row.DispatchPrologue[k] += v
+			a.row.DispatchPrologue[k] += v
 		}
 		for k := range r.SpanNames {
 			names[k] = true
 		}
 	}
-	finish(&row, nRuns, fans, lazy, lastc, conc, ttfs, ttls)
-	row.RealStoreP50MS = math.Round(float64(sweep.Percentile(own, 50))/1e3) / 1e3
-	row.RealStoreP90MS = math.Round(float64(sweep.Percentile(own, 90))/1e3) / 1e3
+	row := a.finish()
+	row.RealStoreP50MS, row.RealStoreP90MS = msOfNS(sweep.Percentile(own, 50)), msOfNS(sweep.Percentile(own, 90))
 	for k := range names {
 		row.SpanNames = append(row.SpanNames, k)
 	}
@@ -259,65 +308,24 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int) (Row, error) {
 	if prologue == sweep.Legacy {
 		p = RunsGet
 	}
-	row := Row{Branches: b, Engine: "simlab", Core: "simlab", Prologue: p, Repetitions: seeds, LazyPerFanoutMin: math.Inf(1)}
-	var ttfs, ttls []int64
-	var nRuns, fans, lazy, lastc, conc int
-	for s := 1; s <= seeds; s++ {
-		res, err := model.Run(&csc, sim.NewPCG(uint64(s)), model.Options{Record: true, Seed: uint64(s)})
+	a := rowSums{row: Row{Branches: b, Engine: "simlab", Core: "simlab", Prologue: p, Repetitions: seeds}}
+	for seed := 1; seed <= seeds; seed++ {
+		res, err := model.Run(&csc, sim.NewPCG(uint64(seed)), model.Options{Record: true, Seed: uint64(seed)})
 		if err != nil {
-			return row, fmt.Errorf("simlab, %d branches, %s, seed %d: %w", b, prologue, s, err)
+			return a.row, fmt.Errorf("simlab, %d branches, %s, seed %d: %w", b, prologue, seed, err)
 		}
 		h := res.History
-		nRuns += len(h.Runs)
-		row.StepStartedAccepted += float64(res.Counts.StepStartedAccepted)
-		row.StepStartedRejected += float64(res.Counts.StepStartedRejected)
-		row.Deliveries += float64(res.Counts.Deliveries)
-		row.Redeliveries += float64(res.Counts.Redeliveries)
-		rf, rl := 0, 0
+		s := sample{runs: len(h.Runs), accepted: res.Counts.StepStartedAccepted, rejected: res.Counts.StepStartedRejected,
+			deliveries: res.Counts.Deliveries, redeliveries: res.Counts.Redeliveries}
 		for _, f := range h.Fanouts {
-			rf++
-			rl += int(f.LazyFetches)
-			row.RunsGetPrologue += float64(f.PrologueFetches)
-			lastc += int(f.LastCompleters)
-			if f.LastCompleters > 1 {
-				conc++
-			}
+			s.prologue += int(f.PrologueFetches)
+			s.lazy = append(s.lazy, int(f.LazyFetches))
+			s.last = append(s.last, int(f.LastCompleters))
 		}
-		fans += rf
-		lazy += rl
-		row.LazyPerFanoutMin = min(row.LazyPerFanoutMin, ratio(rl, rf))
-		row.LazyPerFanoutMax = max(row.LazyPerFanoutMax, ratio(rl, rf))
-		a, z := sweep.StepTimes(h)
-		ttfs = append(ttfs, a...)
-		ttls = append(ttls, z...)
+		s.ttfs, s.ttls = sweep.StepTimes(h)
+		a.add(s)
 	}
-	finish(&row, nRuns, fans, lazy, lastc, conc, ttfs, ttls)
-	return row, nil
-}
-
-// finish turns a row's sums into per-run means and its times into
-// nearest-rank percentiles (sweep.Percentile, as simlab sweep).
-func finish(row *Row, nRuns, fans, lazy, lastc, conc int, ttfs, ttls []int64) {
-	per := func(v float64) float64 {
-		if nRuns == 0 {
-			return 0
-		}
-		return math.Round(v/float64(nRuns)*100) / 100
-	}
-	row.RunsGetPrologue = per(row.RunsGetPrologue)
-	row.StepStartedAccepted = per(row.StepStartedAccepted)
-	row.StepStartedRejected = per(row.StepStartedRejected)
-	row.Deliveries = per(row.Deliveries)
-	row.Redeliveries = per(row.Redeliveries)
-	row.LazyPerFanout = ratio(lazy, fans)
-	row.LastCompletersPerFanout = ratio(lastc, fans)
-	row.ConcurrentLastCompleters = ratio(conc, fans)
-	if math.IsInf(row.LazyPerFanoutMin, 1) {
-		row.LazyPerFanoutMin = 0
-	}
-	ms := func(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
-	row.TTFSP50MS, row.TTFSP90MS = ms(sweep.Percentile(ttfs, 50)), ms(sweep.Percentile(ttfs, 90))
-	row.TTLSP50MS, row.TTLSP90MS = ms(sweep.Percentile(ttls, 50)), ms(sweep.Percentile(ttls, 90))
+	return a.finish(), nil
 }
 
 func ratio(a, b int) float64 {
