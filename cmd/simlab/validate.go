@@ -33,7 +33,8 @@ core, prologue): runs.get before claims, lazy reads per fan-out, the share of
 fan-outs with concurrent last completers, step_started accepted/rejected,
 deliveries and redeliveries, TTFS and TTLS p50/p90. --json prints the
 contract of docs/VALIDATION.md. The first run installs the pinned npm
-packages of conformance/engine (npm ci) unless --no-install. A scenario knob
+packages of conformance/engine (npm install --no-save, from the lock file)
+unless --no-install. A scenario knob
 the real side cannot honour is refused, named, before anything runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -89,7 +90,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 3*time.Minute, "longest one real run may take before it is stopped and reported")
 	cmd.Flags().StringVar(&o.TraceDir, "trace-dir", "", "write each real run's spans to DIR as OTLP JSON Lines")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
-	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not run npm ci when the pinned packages are missing; say what to run instead")
+	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
 	return cmd
 }

@@ -17,8 +17,8 @@ import (
 // .ci/run never sets it, so CI always runs them.
 const optOut = "SIMLAB_SKIP_REAL_ENGINE"
 
-// prepared returns a Runner with the pinned packages installed (npm ci on a
-// fresh clone) and the workflow compiled; it fails, never skips, when Node is
+// prepared returns a Runner with the pinned packages installed (from the
+// lock file on a fresh clone) and the workflow compiled; it fails, never skips, when Node is
 // missing, unless the opt-out is set.
 func prepared(t *testing.T) *Runner {
 	t.Helper()

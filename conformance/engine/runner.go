@@ -71,8 +71,14 @@ func FindDir() (string, error) {
 }
 
 // Prepare checks Node, installs the pinned packages if they are missing
-// (npm ci from the committed lock file) when install is set, and compiles
-// the workflow once. Close removes what it built.
+// (from the committed lock file) when install is set, and compiles the
+// workflow once. Close removes what it built.
+//
+// It runs `npm install --no-save`, not `npm ci`: the lock pins every version,
+// but npm ci refuses it because cbor-extract's optional platform packages
+// (@cbor-extract/*) are not on the registry this project reaches, so the lock
+// has no entry for them; npm install skips them as optional and writes
+// nothing back.
 func (r *Runner) Prepare(ctx context.Context, install bool) error {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -88,23 +94,23 @@ func (r *Runner) Prepare(ctx context.Context, install bool) error {
 	}
 	if !r.installed() {
 		if !install {
-			return fmt.Errorf("the real engine's packages are not installed in %s: run `npm ci --prefix %s` (or drop --no-install)", r.Dir, r.Dir)
+			return fmt.Errorf("the real engine's packages are not installed in %s: run `npm install --no-save --prefix %s` (or drop --no-install)", r.Dir, r.Dir)
 		}
 		if _, err := exec.LookPath("npm"); err != nil {
 			return fmt.Errorf("npm not found on PATH: needed once to install %s/package-lock.json", r.Dir)
 		}
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd := exec.CommandContext(ctx, "npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error")
 		cmd.Dir = r.Dir
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if r.Log != nil {
-			fmt.Fprintf(r.Log, "installing the real engine's packages: npm ci in %s\n", r.Dir)
+			fmt.Fprintf(r.Log, "installing the real engine's packages: npm install --no-save in %s\n", r.Dir)
 		}
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("npm ci in %s: %w\n%s", r.Dir, err, tail(buf.String(), 2000))
+			return fmt.Errorf("npm install in %s: %w\n%s", r.Dir, err, tail(buf.String(), 2000))
 		}
 		if !r.installed() {
-			return fmt.Errorf("npm ci in %s finished but a pinned package is still missing", r.Dir)
+			return fmt.Errorf("npm install in %s finished but a pinned package is still missing", r.Dir)
 		}
 	}
 	build, err := os.MkdirTemp("", "simlab-engine-build-")
