@@ -68,10 +68,7 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 // derived from the seed and the entity, the resource the simulated service's.
 // The same History and Options give the same spans in the same order.
 func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
-	epoch := opts.Epoch
-	if epoch.IsZero() {
-		epoch = DefaultEpoch
-	}
+	epoch := epochOrDefault(opts.Epoch)
 	if opts.MaxSpans < 0 {
 		return nil, fmt.Errorf("traces: MaxSpans %d: want 0 (no bound) or more", opts.MaxSpans)
 	}

@@ -175,7 +175,7 @@ func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {
 	violations := properties.Check(h, properties.All())
 	out := make([]*Run, 0, len(h.Runs))
 	for i := range h.Runs {
-		tid := traces.TraceID(h, i).String()
+		tid := traces.TraceID(h, traces.Options{}, i).String()
 		spans := byTrace[tid]
 		if len(spans) == 0 {
 			return nil, fmt.Errorf("run %s: no spans in trace %s", model.RunName(h.Runs[i].ID), tid)

@@ -63,7 +63,8 @@ func (f *traceFlags) check() error {
 // their ids, so a person can open them in Jaeger.
 func (f *traceFlags) emit(h *model.History, stdout, log io.Writer) error {
 	epoch, _ := traces.ParseEpoch(f.epoch, nil)
-	spans, err := traces.Build(h, traces.Options{Epoch: epoch, MaxSpans: f.maxSpans})
+	opts := traces.Options{Epoch: epoch, MaxSpans: f.maxSpans}
+	spans, err := traces.Build(h, opts)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (f *traceFlags) emit(h *model.History, stdout, log io.Writer) error {
 		fmt.Fprintf(log, "traces: %d spans exported to %s\n", len(spans), f.otlp)
 	}
 	for i := range h.Runs {
-		fmt.Fprintf(log, "traces: %s trace id %s\n", model.RunName(h.Runs[i].ID), traces.TraceID(h, i))
+		fmt.Fprintf(log, "traces: %s trace id %s\n", model.RunName(h.Runs[i].ID), traces.TraceID(h, opts, i))
 	}
 	return nil
 }
