@@ -58,7 +58,9 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("traces: epoch %q: want \"now\" or an RFC 3339 time such as 2026-01-01T00:00:00Z: %w", s, err)
+		// time.Parse's own text names Go's layout string, which means
+		// nothing to a user: say what to type instead.
+		return time.Time{}, fmt.Errorf("--epoch %q: want now or a date and time with its zone (RFC 3339), for example --epoch 2026-01-01T00:00:00Z or --epoch now", s)
 	}
 	return t.UTC(), nil
 }

@@ -208,7 +208,7 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 		if len(bytes.TrimSpace(raw)) > 0 {
 			spans, perr := parseLine(raw)
 			if perr != nil {
-				return nil, fmt.Errorf("traces: line %d: %w", line, perr)
+				return nil, fmt.Errorf("line %d: %w", line, perr)
 			}
 			out = append(out, spans...)
 		}
@@ -216,7 +216,7 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("traces: reading line %d: %w", line, err)
+			return nil, fmt.Errorf("reading line %d: %w", line, err)
 		}
 	}
 	SortSpans(out)
@@ -279,15 +279,34 @@ type (
 	}
 )
 
+// notOTLP says why a line is not an OTLP JSON object in a reader's terms
+// (where the JSON breaks, which field has the wrong type) rather than the
+// JSON decoder's ("invalid character 'g' looking for beginning of value").
+func notOTLP(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("not JSON (broken at byte %d): want one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out writes", se.Offset)
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Errorf("%s is a JSON %s, where OTLP has another type", te.Field, te.Value)
+	case errors.As(err, &te):
+		return fmt.Errorf("a JSON %s, not an object: want one {\"resourceSpans\":[...]} object per line", te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON object ends early (a cut-off file?)")
+	}
+	return fmt.Errorf("not an OTLP JSON object: %w", err)
+}
+
 func parseLine(raw []byte) ([]Span, error) {
 	var req jsonRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&req); err != nil {
-		return nil, fmt.Errorf("not an OTLP JSON object: %w", err)
+		return nil, notOTLP(err)
 	}
 	if dec.More() {
-		return nil, errors.New("more than one JSON value on the line")
+		return nil, errors.New("more than one JSON value on the line: want one {\"resourceSpans\":[...]} object per line")
 	}
 	var out []Span
 	for ri, rs := range req.ResourceSpans {

@@ -157,7 +157,7 @@ type index struct {
 func newIndex(t *testing.T, spans []sdktrace.ReadOnlySpan) *index {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
-	if err := Export(t.Context(), exp, spans); err != nil {
+	if _, err := Export(t.Context(), exp, spans); err != nil {
 		t.Fatalf("in-memory export: %v", err)
 	}
 	ix := &index{spans: exp.GetSpans(), byID: map[trace.SpanID]*tracetest.SpanStub{}, byName: map[string][]*tracetest.SpanStub{}}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -76,6 +77,15 @@ func (f *traceFlags) emit(h *model.History, stdout, log io.Writer) error {
 	}
 	if f.otlp != "" {
 		if err := traces.ExportOTLP(context.Background(), f.otlp, spans, traces.WithTimeout(f.timeout)); err != nil {
+			var ee *traces.ExportError
+			if errors.As(err, &ee) {
+				switch {
+				case ee.Timeout:
+					err = fmt.Errorf("%w: is a collector's OTLP/HTTP port there? A slow one gets longer with --otlp-timeout 30s", err)
+				case ee.Refused:
+					err = fmt.Errorf("%w: start a collector there (scripts/jaeger start) or point --otlp at one", err)
+				}
+			}
 			if f.out != "" {
 				err = fmt.Errorf("%w (the trace file %s was written)", err, f.outName())
 			}
