@@ -56,7 +56,7 @@ func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
-	var seeds int
+	var seeds, jobs int
 	var seedRange, shard, schedules string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -75,14 +75,19 @@ outcome never happened (coverage), 2 on bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
+			if err := checkJobs(jobs); err != nil {
+				return err
+			}
 			if schedules == "" {
-				schedules = filepath.Join(os.TempDir(), "simlab-schedules")
+				if schedules, err = defaultScheduleDir(); err != nil {
+					return badInput(err)
+				}
 			}
 			if err := os.MkdirAll(schedules, 0o755); err != nil {
-				return badInput(fmt.Errorf("--schedules %s: %w", schedules, err))
+				return badInput(fmt.Errorf("--schedules %s: cannot create the directory: %w", schedules, userPathError(schedules, err)))
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules}
+				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
 			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
 				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}
@@ -108,9 +113,21 @@ outcome never happened (coverage), 2 on bad input.`,
 	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
 	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check seeds A..B instead (inclusive)")
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
-	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: the system temp dir)")
+	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
+	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// defaultScheduleDir is where check saves schedules unless --schedules says
+// otherwise: the user's own cache, not a /tmp directory every user of the
+// machine shares (and may not be able to write to after another created it).
+func defaultScheduleDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for schedules (%v): name one with --schedules DIR", err)
+	}
+	return filepath.Join(cache, "simlab", "schedules"), nil
 }
 
 func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
@@ -121,7 +138,7 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		n := rep.Violations[name]
 		verdict := "holds"
 		if n > 0 {
-			verdict = fmt.Sprintf("VIOLATED in %d runs", n)
+			verdict = fmt.Sprintf("VIOLATED in %d of %d runs", n, rep.Seeds)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
 	}

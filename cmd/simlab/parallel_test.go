@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/sweep"
+	"github.com/simlab/simlab/properties"
 )
 
 func durabench(tb testing.TB) model.Scenario {
@@ -61,6 +64,67 @@ func BenchmarkSweepWorkers(b *testing.B) {
 			}
 			if s := b.Elapsed().Seconds(); s > 0 {
 				b.ReportMetric(float64(cells)/s, "cells/s")
+			}
+		})
+	}
+}
+
+// check and sweep run on every core unless told otherwise, and print the
+// same bytes whatever --jobs says: text and JSON, counterexamples, their
+// stories and schedule files included.
+func TestCheckAndSweepOutputDoesNotDependOnJobs(t *testing.T) {
+	for _, name := range []string{"check", "sweep"} {
+		cmd, _, err := newRootCommand(nil, nil).Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmd.Flags().Lookup("jobs"); f == nil || f.DefValue != strconv.Itoa(runtime.GOMAXPROCS(0)) {
+			t.Fatalf("%s --jobs: %v, want a default of every core (%d)", name, f, runtime.GOMAXPROCS(0))
+		}
+	}
+	schedules := t.TempDir()
+	for _, args := range [][]string{
+		{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "40", "--schedules", schedules},
+		{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "40", "--schedules", schedules, "--json"},
+		{"check", "--seeds", "60", "--schedules", schedules},
+		{"sweep", "--branches", "8,32", "--seeds", "4"},
+	} {
+		one, _, err1 := runCLI(t, append(args, "--jobs", "1")...)
+		for _, jobs := range [][]string{nil, {"--jobs", "3"}, {"--jobs", "8"}} {
+			got, _, err := runCLI(t, append(args, jobs...)...)
+			if exitCode(err) != exitCode(err1) || got != one {
+				t.Fatalf("%v %v: exit %d and\n%s\nwant exit %d and, byte for byte,\n%s", args, jobs, exitCode(err), got, exitCode(err1), one)
+			}
+		}
+	}
+	if _, _, err := runCLI(t, "check", "--jobs", "0"); exitCode(err) != 2 {
+		t.Fatalf("--jobs 0: %v, want exit 2", err)
+	}
+}
+
+// BenchmarkCheckJobs is `simlab check` on the default scenario with one job
+// and with every core, in the same run: seeds/s and the speed-up.
+func BenchmarkCheckJobs(b *testing.B) {
+	sc, ok := model.Builtin("fanout")
+	if !ok {
+		b.Fatal("no fanout scenario")
+	}
+	seeds := make([]uint64, 200)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	for _, jobs := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds, Props: properties.All(), Each: parallel(jobs)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += rep.Seeds
+			}
+			if s := b.Elapsed().Seconds(); s > 0 {
+				b.ReportMetric(float64(n)/s, "seeds/s")
 			}
 		})
 	}
