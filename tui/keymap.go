@@ -50,6 +50,8 @@ const (
 	ActFold       Action = "fold"
 	ActNextEvent  Action = "next"
 	ActPrevEvent  Action = "prev"
+	ActLeft       Action = "left"
+	ActRight      Action = "right"
 )
 
 // Key is one key press a binding answers to: a special key, or a rune.
@@ -79,6 +81,10 @@ var Keymap = []Binding{
 	{Keys: []Key{runeKey('k'), {Key: tcell.KeyUp}}, Label: "k/↑", Views: allViews, Action: ActUp, Help: "move up one row"},
 	{Keys: []Key{runeKey('g'), {Key: tcell.KeyHome}}, Label: "g", Views: allViews, Action: ActTop, Help: "go to the first row"},
 	{Keys: []Key{runeKey('G'), {Key: tcell.KeyEnd}}, Label: "G", Views: allViews, Action: ActBottom, Help: "go to the last row"},
+	{Keys: []Key{runeKey('h'), {Key: tcell.KeyLeft}}, Label: "h/←", Views: []ViewKind{ViewRuns}, Action: ActLeft,
+		Help: "scroll the columns left (columns that do not fit wait to the right)"},
+	{Keys: []Key{runeKey('l'), {Key: tcell.KeyRight}}, Label: "l/→", Views: []ViewKind{ViewRuns}, Action: ActRight,
+		Help: "scroll the columns right, to the ones that did not fit"},
 	{Keys: []Key{{Key: tcell.KeyEnter}}, Label: "⏎", Views: []ViewKind{ViewRuns, ViewTimeline, ViewDetail, ViewProperties},
 		Action: ActOpen, Help: "drill in: run → timeline → span; link → its span; violation → its time"},
 	{Keys: []Key{{Key: tcell.KeyEscape}}, Label: "esc", Views: allViews, Action: ActBack,

@@ -44,12 +44,12 @@ func TestSweepIsDeterministicWhateverTheWorkers(t *testing.T) {
 	}
 }
 
-// BenchmarkSweepWorkers is BenchmarkSweep's grid run by `simlab sweep`'s
+// BenchmarkSweepJobs is BenchmarkSweep's grid run by `simlab sweep`'s
 // parallel runner with one and with two workers, in the same run.
-func BenchmarkSweepWorkers(b *testing.B) {
+func BenchmarkSweepJobs(b *testing.B) {
 	sc := durabench(b)
 	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+		b.Run(fmt.Sprintf("jobs=%d", workers), func(b *testing.B) {
 			opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 2, Each: parallel(workers)}
 			cells := 0
 			b.ReportAllocs()
