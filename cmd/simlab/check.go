@@ -167,7 +167,7 @@ func newReplayCommand() *cobra.Command {
 		Short: "Replay a saved schedule (scenario + recorded choices) to the same history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := properties.LoadSchedule(args[0])
+			s, err := loadSchedule(args[0])
 			if err != nil {
 				return badInput(err)
 			}

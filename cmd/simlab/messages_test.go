@@ -12,7 +12,7 @@ import (
 // goInternals are fragments of Go's own error texts that mean nothing to a
 // user of simlab.
 var goInternals = []string{"strconv.", "invalid syntax", "2006-01-02", "first path segment", "retry-able",
-	"context deadline", "Client.Timeout", "invalid character", "traces:", "Post \""}
+	"context deadline", "Client.Timeout", "invalid character", "traces:", "Post \"", "open /"}
 
 // expectMessage runs args and asserts exit 2 with an error that contains
 // every fragment of want and none of Go's internals.
@@ -101,4 +101,18 @@ func TestTraceFileMessages(t *testing.T) {
 	expectMessage(t, []string{"tui", "--trace", write("text.jsonl", "hello\n")}, "line 1", "not JSON", `{"resourceSpans":[...]}`)
 	expectMessage(t, []string{"tui", "--trace", write("empty.jsonl", "{}\n")}, "no spans", "simlab run --trace-out")
 	expectMessage(t, []string{"tui", "--trace", write("cut.jsonl", `{"resourceSpans":[`)}, "line 1", "ends early")
+	expectMessage(t, []string{"tui", "--seed", "x"}, `--seed "x"`, "--seed 1..8")
+}
+
+func TestScheduleAndMergeFileMessages(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.json")
+	expectMessage(t, []string{"replay", garbage}, garbage, "not JSON", "schedule file saved by simlab check")
+	expectMessage(t, []string{"replay", missing}, missing, "no such file", "simlab check prints the path")
+	expectMessage(t, []string{"merge", garbage}, garbage, "not JSON", "simlab check --json")
+	expectMessage(t, []string{"merge", missing}, missing)
 }
