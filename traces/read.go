@@ -279,21 +279,32 @@ type (
 	}
 )
 
-// notOTLP says why a line is not an OTLP JSON object in a reader's terms
-// (where the JSON breaks, which field has the wrong type) rather than the
-// JSON decoder's ("invalid character 'g' looking for beginning of value").
-func notOTLP(err error) error {
+// JSONProblem says why data is not the JSON it should be in a reader's
+// terms (where the JSON breaks, which field has the wrong type) rather than
+// the decoder's ("invalid character 'g' looking for beginning of value"),
+// or returns nil when err is no JSON decoding error. The CLI says the same
+// of its other JSON files (schedules, --json reports).
+func JSONProblem(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return fmt.Errorf("not JSON (broken at byte %d): want one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out writes", se.Offset)
+		return fmt.Errorf("not JSON (broken at byte %d)", se.Offset)
 	case errors.As(err, &te) && te.Field != "":
-		return fmt.Errorf("%s is a JSON %s, where OTLP has another type", te.Field, te.Value)
+		return fmt.Errorf("field %s is a JSON %s, not the expected type", te.Field, te.Value)
 	case errors.As(err, &te):
-		return fmt.Errorf("a JSON %s, not an object: want one {\"resourceSpans\":[...]} object per line", te.Value)
+		return fmt.Errorf("a JSON %s, not an object", te.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("the JSON object ends early (a cut-off file?)")
+		return errors.New("the JSON ends early (a cut-off file?)")
+	}
+	return nil
+}
+
+// notOTLP is JSONProblem for a line of a trace file, saying what a line
+// should hold.
+func notOTLP(err error) error {
+	if p := JSONProblem(err); p != nil {
+		return fmt.Errorf("%w: want one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out writes", p)
 	}
 	return fmt.Errorf("not an OTLP JSON object: %w", err)
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/traces"
 )
 
 // flagError rewrites a flag value the parser refused into the user's terms:
@@ -46,24 +45,9 @@ func flagError(_ *cobra.Command, err error) error {
 	return badInput(fmt.Errorf("--%s %q: want %s, for example --%s %s", f.Name, iv.GetValue(), want, f.Name, example))
 }
 
-// jsonReason says why a file is not the JSON it should be in a reader's
-// terms (where it breaks, which field has the wrong type), or returns nil
-// when err is no JSON decoding error.
-func jsonReason(err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Errorf("not JSON (broken at byte %d)", se.Offset)
-	case errors.As(err, &te) && te.Field != "":
-		return fmt.Errorf("field %s is a JSON %s, not the expected type", te.Field, te.Value)
-	case errors.As(err, &te):
-		return fmt.Errorf("a JSON %s, not an object", te.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("the JSON ends early (a cut-off file?)")
-	}
-	return nil
-}
+// jsonReason is traces.JSONProblem: why a file is not the JSON it should
+// be, or nil when err is no JSON decoding error.
+var jsonReason = traces.JSONProblem
 
 // loadSchedule is properties.LoadSchedule with errors a user can act on.
 func loadSchedule(path string) (properties.Schedule, error) {
