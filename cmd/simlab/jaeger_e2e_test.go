@@ -25,8 +25,8 @@ import (
 
 // jaeger is one Jaeger this test started: its URLs and its pid.
 type jaeger struct {
-	otlp, query string
-	pid         int
+	otlp, query, health string
+	pid                 int
 }
 
 // freePorts returns n distinct ports free on 127.0.0.1 right now, never
@@ -82,7 +82,8 @@ func startJaeger(t *testing.T) jaeger {
 	if err != nil || perr != nil {
 		t.Fatalf("scripts/jaeger start: %v\n%s", err, out)
 	}
-	j := jaeger{otlp: fmt.Sprintf("http://127.0.0.1:%d", p[0]), query: fmt.Sprintf("http://127.0.0.1:%d", p[2]), pid: pid}
+	j := jaeger{otlp: fmt.Sprintf("http://127.0.0.1:%d", p[0]), query: fmt.Sprintf("http://127.0.0.1:%d", p[2]),
+		health: fmt.Sprintf("http://127.0.0.1:%d/status", p[4]), pid: pid}
 	if got, err := scriptCmd("url", "otlp").Output(); err != nil || strings.TrimSpace(string(got)) != j.otlp {
 		t.Fatalf("scripts/jaeger url otlp = %q (%v), want %s", got, err, j.otlp)
 	}
@@ -194,6 +195,23 @@ func queryTrace(t *testing.T, query, id string) jaegerTrace {
 
 func TestJaegerEndToEnd(t *testing.T) {
 	j := startJaeger(t)
+	// Another checkout's (or user's) script, with its own state, neither
+	// sees nor stops this Jaeger.
+	other := exec.Command("bash", filepath.Join("..", "..", "scripts", "jaeger"), "status")
+	other.Env = append(os.Environ(), "JAEGER_STATE_DIR="+t.TempDir())
+	if out, err := other.CombinedOutput(); err == nil {
+		t.Fatalf("status with another state dir claims a Jaeger:\n%s", out)
+	}
+	other = exec.Command("bash", filepath.Join("..", "..", "scripts", "jaeger"), "stop")
+	other.Env = append(os.Environ(), "JAEGER_STATE_DIR="+t.TempDir())
+	if out, err := other.CombinedOutput(); err != nil {
+		t.Fatalf("stop with another state dir: %v\n%s", err, out)
+	}
+	if resp, err := http.Get(j.health); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a stop with another state dir stopped this Jaeger: %v", err)
+	} else {
+		resp.Body.Close()
+	}
 	bin := buildSimlab(t)
 	file := filepath.Join(t.TempDir(), "skew.jsonl")
 	cmd := exec.Command(bin, "run", "--scenario", "skew-rollout", "--seed", "1", "--otlp", j.otlp, "--trace-out", file)
