@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -216,6 +217,11 @@ func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string) (str
 		return "", err
 	}
 	msc, mchoices, h := Minimize(sc, choices, p)
+	// The directory is made only when there is something to save, so a
+	// check that finds nothing leaves no trace in the user's cache.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("schedules directory %s: %w", dir, err)
+	}
 	path := filepath.Join(dir, ScheduleFileName(sc, prop, seed))
 	err = SaveSchedule(path, Schedule{Property: prop, Seed: seed, HistoryHash: fmt.Sprintf("%016x", h.Hash), Scenario: msc, Choices: mchoices})
 	return path, err

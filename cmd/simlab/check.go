@@ -79,12 +79,13 @@ outcome never happened (coverage), 2 on bad input.`,
 				return err
 			}
 			if schedules == "" {
+				// Made when the first schedule is saved (properties.Sweep).
 				if schedules, err = defaultScheduleDir(); err != nil {
 					return badInput(err)
 				}
-			}
-			if err := os.MkdirAll(schedules, 0o755); err != nil {
-				return badInput(fmt.Errorf("--schedules %s: cannot create the directory: %w", schedules, userPathError(schedules, err)))
+			} else if err := os.MkdirAll(schedules, 0o755); err != nil {
+				// A directory the user named is checked before anything runs.
+				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
 				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}

@@ -239,6 +239,12 @@ func TestCheckSchedulesGoToTheUserCacheNamedByVariant(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", cache)
 	t.Setenv("HOME", t.TempDir())
 	dir := filepath.Join(cache, "simlab", "schedules")
+	if _, _, err := runCLI(t, "check", "--seeds", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatalf("a check that found nothing created %s", dir)
+	}
 	files := map[string]bool{}
 	for _, variant := range []string{"pre-fix-fence", "attempt-gated-recovery"} {
 		out, _, err := runCLI(t, "check", "--scenario", "golden-t5", "--variant", variant, "--seeds", "5")
