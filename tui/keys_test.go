@@ -547,15 +547,21 @@ func TestKnobsFormReruns(t *testing.T) {
 }
 
 func TestParseSeeds(t *testing.T) {
-	for in, want := range map[string][]uint64{"1..3": {1, 2, 3}, "4-5": {4, 5}, "7": {7}, "1,4,9": {1, 4, 9}, " 2 .. 2 ": {2}} {
+	for in, want := range map[string][]uint64{"1..3": {1, 2, 3}, "4-5": {4, 5}, "7": {7}, "1,4,9": {1, 4, 9}, " 2 .. 2 ": {2},
+		"1..3,42": {1, 2, 3, 42}} {
 		got, err := parseSeeds(in)
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("parseSeeds(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "x", "3..1", "1..20000", "1,,2"} {
+	for _, bad := range []string{"", "x", "3..1", "1..20000", "1,,2", "1..9000,1..2000"} {
 		if _, err := parseSeeds(bad); err == nil {
 			t.Errorf("parseSeeds(%q) accepted", bad)
 		}
+	}
+	// What the knobs form shows after :seed 42 reads back as those seeds.
+	seeds := append(slices.Clone(DefaultSeeds), 42)
+	if got, err := parseSeeds(seedRange(seeds)); err != nil || !slices.Equal(got, seeds) {
+		t.Errorf("parseSeeds(seedRange(%v)) = %v, %v", seeds, got, err)
 	}
 }
