@@ -120,6 +120,9 @@ type runsView struct {
 	shown     []int
 	colOffset int
 	width     int
+	// natural is each column's width with every row whole, measured when
+	// the rows change rather than on every draw of a long list.
+	natural []int
 }
 
 func newRunsView(sess *session) *runsView {
@@ -181,6 +184,7 @@ func (v *runsView) refresh() {
 		}
 		return cmp.Or(c, cmp.Compare(a.No, b.No))
 	})
+	v.measure()
 	v.build()
 	row := 1
 	for i, r := range v.rows {
@@ -220,13 +224,7 @@ func (v *runsView) cellText(c int, r *Run) string {
 // fitColumns chooses the columns shown at width w: the # column, then
 // whole columns from colOffset on while they fit.
 func (v *runsView) fitColumns(w int) []int {
-	natural := func(c int) int {
-		n := width(v.title(c))
-		for _, r := range v.rows {
-			n = max(n, width(v.cellText(c, r)))
-		}
-		return n
-	}
+	natural := func(c int) int { return v.natural[c] }
 	if w <= 0 {
 		// Not drawn yet: every column, as the filter and tests see them.
 		all := make([]int, len(runColumns))
@@ -247,6 +245,18 @@ func (v *runsView) fitColumns(w int) []int {
 		used += 1 + n
 	}
 	return shown
+}
+
+// measure computes the columns' natural widths.
+func (v *runsView) measure() {
+	v.natural = make([]int, len(runColumns))
+	for c := range runColumns {
+		n := width(v.title(c))
+		for _, r := range v.rows {
+			n = max(n, width(v.cellText(c, r)))
+		}
+		v.natural[c] = n
+	}
 }
 
 // build writes the cells of the shown columns.

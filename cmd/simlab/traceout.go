@@ -42,7 +42,9 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	case st.IsDir():
 		return fmt.Errorf("%s is a directory: name a file in it, for example %s", path, filepath.Join(path, "trace.jsonl"))
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	// O_CREATE for a symlink whose target does not exist yet, as a shell's
+	// > would; devices and FIFOs exist already.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return userPathError(path, err)
 	}

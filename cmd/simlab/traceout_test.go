@@ -64,6 +64,17 @@ func TestTraceOutWritesThroughASymlink(t *testing.T) {
 	if got, _ := os.ReadFile(target); !bytes.Equal(got, want) {
 		t.Fatalf("the link's target holds %d bytes, want the %d of the trace", len(got), len(want))
 	}
+	// A link whose target does not exist yet gets its target written.
+	newTarget, dangling := filepath.Join(dir, "new.jsonl"), filepath.Join(dir, "dangling.jsonl")
+	if err := os.Symlink(newTarget, dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "run", "--scenario", "golden-t2", "--trace-out", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(newTarget); !bytes.Equal(got, want) {
+		t.Fatalf("the dangling link's target holds %d bytes, want the %d of the trace", len(got), len(want))
+	}
 }
 
 func TestTraceOutWritesIntoAFIFO(t *testing.T) {
