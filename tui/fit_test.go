@@ -152,3 +152,21 @@ func TestEmptyFilterSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// At 80×24 the help wraps each line under its own description: no wrapped
+// text starts at the screen's left edge, where only headings belong.
+func TestHelpWrapsUnderItsColumnAt80x24(t *testing.T) {
+	h := at80x24(t, Config{Scenario: "golden-t2", Seeds: []uint64{1}})
+	h.keys("?")
+	for page := 0; page < 5; page++ {
+		s := lines(h.draw())
+		for _, l := range s[1 : len(s)-3] { // between the header and the footer
+			if first := strings.Fields(l + " x")[0]; l != "" && l[0] != ' ' && strings.ToUpper(first) != first {
+				t.Errorf("help line at the left edge: %q", l)
+			}
+		}
+		for range 18 {
+			h.keys("j")
+		}
+	}
+}

@@ -150,10 +150,15 @@ func footerItems(v ViewKind) []hint {
 	return out
 }
 
-// helpLines renders the keymap for the help screen, one binding a line.
-func helpLines() []string {
+// helpLines renders the keymap for the help screen, one binding a line:
+// key, action, views and what it does in columns, or, when that is wider
+// than w cells (w > 0), the views after what the key does, so that the
+// description starts early enough to be read on a narrow screen.
+func helpLines(w int) []string {
 	const row = "%-6s %-8s %-29s %s"
-	out := []string{fmt.Sprintf(row, "KEY", "ACTION", "VIEWS", "WHAT IT DOES")}
+	wide := []string{fmt.Sprintf(row, "KEY", "ACTION", "VIEWS", "WHAT IT DOES")}
+	narrow := []string{fmt.Sprintf("%-6s %-8s %s", "KEY", "ACTION", "WHAT IT DOES · VIEWS")}
+	fits := true
 	for _, b := range Keymap {
 		views := make([]string, len(b.Views))
 		for i, v := range b.Views {
@@ -163,7 +168,13 @@ func helpLines() []string {
 		if slices.Equal(b.Views, allViews) {
 			where = "all"
 		}
-		out = append(out, fmt.Sprintf(row, b.Label, b.Action, where, b.Help))
+		l := fmt.Sprintf(row, b.Label, b.Action, where, b.Help)
+		fits = fits && (w <= 0 || width(l) <= w)
+		wide = append(wide, l)
+		narrow = append(narrow, fmt.Sprintf("%-6s %-8s %s · %s", b.Label, b.Action, b.Help, where))
 	}
-	return out
+	if fits {
+		return wide
+	}
+	return narrow
 }
