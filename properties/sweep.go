@@ -37,9 +37,10 @@ type seedResult struct {
 	err        error
 }
 
-// sweepChunk bounds the seeds simulated ahead of the merge, so a sweep of
-// millions of seeds holds a few thousand results at most.
-const sweepChunk = 4096
+// sweepChunk is how many seeds are simulated ahead of the merge: enough to
+// keep every job busy between merges, few enough that a sweep of millions
+// of seeds holds little and the progress bar moves often.
+const sweepChunk = 256
 
 // First is the first counterexample found for one property.
 type First struct {
