@@ -87,7 +87,7 @@ func TestCheckAndSweepOutputDoesNotDependOnJobs(t *testing.T) {
 	for _, args := range [][]string{
 		{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "40", "--schedules", schedules},
 		{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "40", "--schedules", schedules, "--json"},
-		{"check", "--seeds", "60", "--schedules", schedules},
+		{"check", "--seeds", "300", "--schedules", schedules}, // more than one merge chunk
 		{"sweep", "--branches", "8,32", "--seeds", "4"},
 	} {
 		one, _, err1 := runCLI(t, append(args, "--jobs", "1")...)
