@@ -86,7 +86,7 @@ func newPlanner(h *model.History, epoch time.Time) (*planner, error) {
 	p := &planner{
 		h:            h,
 		epoch:        epoch,
-		key:          historyKey(h),
+		key:          historyKey(h, epoch),
 		runs:         make([]runEntities, len(h.Runs)),
 		procNode:     fill(len(h.Deliveries)),
 		stepNode:     fill(len(h.Deliveries)),

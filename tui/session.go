@@ -2,8 +2,10 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -179,7 +181,7 @@ func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {
 	violations := properties.Check(h, properties.All())
 	out := make([]*Run, 0, len(h.Runs))
 	for i := range h.Runs {
-		tid := traces.TraceID(h, i).String()
+		tid := traces.TraceID(h, traces.Options{}, i).String()
 		spans := byTrace[tid]
 		if len(spans) == 0 {
 			return nil, fmt.Errorf("run %s: no spans in trace %s", model.RunName(h.Runs[i].ID), tid)
@@ -203,16 +205,27 @@ func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {
 	return out, nil
 }
 
-// LoadTrace reads an OTLP JSON Lines file: one Run per trace in it.
+// LoadTrace reads an OTLP JSON Lines file: one Run per trace in it. Its
+// errors say, in the user's terms, what is wrong with the file and how to
+// get a good one.
 func LoadTrace(path string) ([]*Run, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--trace %s: no such file; write one with simlab run --trace-out %s", path, path)
+	case err != nil:
+		return nil, fmt.Errorf("--trace %s: %w", path, errors.Unwrap(err))
+	case st.IsDir():
+		return nil, fmt.Errorf("--trace %s is a directory: name a .jsonl file written by simlab run --trace-out", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace file: %w", err)
+		return nil, fmt.Errorf("--trace %s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	runs, err := ReadTrace(f, path)
 	if err != nil {
-		return nil, fmt.Errorf("trace file %s: %w", path, err)
+		return nil, fmt.Errorf("--trace %s: %w", path, err)
 	}
 	return runs, nil
 }
@@ -224,7 +237,7 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 		return nil, err
 	}
 	if len(spans) == 0 {
-		return nil, fmt.Errorf("no spans: want OTLP JSON Lines as `simlab run` or traces.WriteJSONL writes them")
+		return nil, fmt.Errorf("no spans in it: want OTLP JSON Lines, one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out FILE.jsonl writes")
 	}
 	var out []*Run
 	byTrace := groupByTrace(spans)

@@ -208,6 +208,9 @@ func (v *timelineView) Draw(screen tcell.Screen) {
 		}
 		v.drawRow(screen, x, ry, w, l, v.rows[k], k == v.sel, col, cursor)
 	}
+	if len(v.rows) == 0 && v.filter.active() {
+		put(screen, x, y+1, w, fitLeft("no span matches /"+v.filter.String()+" · esc clears the filter", w), styleDim)
+	}
 	v.panel.SetRect(x, y+1+listH, w, statePanelHeight)
 	v.panel.Draw(screen)
 }

@@ -56,7 +56,7 @@ func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
-	var seeds int
+	var seeds, jobs int
 	var seedRange, shard, schedules string
 	var asJSON bool
 	var tf judgeFlags
@@ -83,14 +83,20 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if schedules == "" {
-				schedules = filepath.Join(os.TempDir(), "simlab-schedules")
+			if err := checkJobs(jobs); err != nil {
+				return err
 			}
-			if err := os.MkdirAll(schedules, 0o755); err != nil {
-				return badInput(fmt.Errorf("--schedules %s: %w", schedules, err))
+			if schedules == "" {
+				// Made when the first schedule is saved (properties.Sweep).
+				if schedules, err = defaultScheduleDir(); err != nil {
+					return badInput(err)
+				}
+			} else if err := os.MkdirAll(schedules, 0o755); err != nil {
+				// A directory the user named is checked before anything runs.
+				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules}
+				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
 			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
 				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}
@@ -116,10 +122,22 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
 	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check seeds A..B instead (inclusive)")
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
-	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: the system temp dir)")
+	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
+	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	tf.register(cmd)
 	return cmd
+}
+
+// defaultScheduleDir is where check saves schedules unless --schedules says
+// otherwise: the user's own cache, not a /tmp directory every user of the
+// machine shares (and may not be able to write to after another created it).
+func defaultScheduleDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for schedules (%v): name one with --schedules DIR", err)
+	}
+	return filepath.Join(cache, "simlab", "schedules"), nil
 }
 
 func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
@@ -130,7 +148,7 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		n := rep.Violations[name]
 		verdict := "holds"
 		if n > 0 {
-			verdict = fmt.Sprintf("VIOLATED in %d runs", n)
+			verdict = fmt.Sprintf("VIOLATED in %d of %d runs", n, rep.Seeds)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
 	}
@@ -159,7 +177,7 @@ func newReplayCommand() *cobra.Command {
 		Short: "Replay a saved schedule (scenario + recorded choices) to the same history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := properties.LoadSchedule(args[0])
+			s, err := loadSchedule(args[0])
 			if err != nil {
 				return badInput(err)
 			}
