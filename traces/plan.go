@@ -234,21 +234,6 @@ func (p *planner) deliverySpan(d int32, run world.RunID) int32 {
 	return 0
 }
 
-// invocation follows an inline step's Parent chain to the message-backed
-// delivery it ultimately runs in: an inline step whose completion continued
-// the workflow starts the next fan-out's inline steps as its own children in
-// the History, but they all run in the same invocation. It returns -1 when
-// the chain ends without one (or loops, which only a model bug can make).
-func (p *planner) invocation(d int32) int32 {
-	for range len(p.h.Deliveries) {
-		if d < 0 || p.h.Deliveries[d].Msg >= 0 {
-			return d
-		}
-		d = p.h.Deliveries[d].Parent
-	}
-	return -1
-}
-
 // callerService is where a call or publish is recorded: the process of the
 // delivery it belongs to, or the client or the World for the run's root.
 func callerService(nodes []node, parent int32, kind model.CallerKind) int32 {
@@ -335,7 +320,7 @@ func (p *planner) plan(r int32) []node {
 		default:
 			// An inline step runs inside the invocation that created it, and
 			// belongs to the process that invocation runs in.
-			inv := p.invocation(d)
+			inv := p.h.Invocation(d)
 			par := int32(0)
 			if inv >= 0 && h.Deliveries[inv].Run == run {
 				par = p.procNode[inv]

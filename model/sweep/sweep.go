@@ -307,7 +307,7 @@ func sampleOf(h *model.History, c cell, maxInline int) Sample {
 				s.RunsGetNS = append(s.RunsGetNS, int64(call.End-call.Start))
 			}
 		case call.Op == model.OpEventsCreate && call.Result == world.OK &&
-			(call.Event == world.EvStepCompleted || call.Event == world.EvStepFailed):
+			call.Event.EndsStep():
 			r := call.Run
 			if !seen[r] || call.End < first[r] {
 				first[r] = call.End
