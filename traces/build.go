@@ -58,7 +58,9 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("traces: epoch %q: want \"now\" or an RFC 3339 time such as 2026-01-01T00:00:00Z: %w", s, err)
+		// time.Parse's own text names Go's layout string, which means
+		// nothing to a user: say what to type instead.
+		return time.Time{}, fmt.Errorf("--epoch %q: want now or a date and time with its zone (RFC 3339), for example --epoch 2026-01-01T00:00:00Z or --epoch now", s)
 	}
 	return t.UTC(), nil
 }
@@ -68,10 +70,7 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 // derived from the seed and the entity, the resource the simulated service's.
 // The same History and Options give the same spans in the same order.
 func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
-	epoch := opts.Epoch
-	if epoch.IsZero() {
-		epoch = DefaultEpoch
-	}
+	epoch := epochOrDefault(opts.Epoch)
 	if opts.MaxSpans < 0 {
 		return nil, fmt.Errorf("traces: MaxSpans %d: want 0 (no bound) or more", opts.MaxSpans)
 	}
@@ -173,8 +172,8 @@ func keep(nodes []node, maxSpans int) []node {
 	}
 	root := &out[0]
 	root.attrs = append(slices.Clip(root.attrs),
-		attribute.Int("simlab.spans.total", len(nodes)),
-		attribute.Int("simlab.spans.dropped", len(nodes)-n))
+		attribute.Int(KeySpansTotal, len(nodes)),
+		attribute.Int(KeySpansDropped, len(nodes)-n))
 	return out
 }
 
@@ -306,8 +305,8 @@ func (s resourced) Resource() *resource.Resource { return s.res }
 func serviceResources(h *model.History) []*resource.Resource {
 	base := func(name string, extra ...attribute.KeyValue) *resource.Resource {
 		kv := append([]attribute.KeyValue{
-			attribute.String("service.name", name),
-			attribute.String("service.namespace", "simlab"),
+			attribute.String(KeyServiceName, name),
+			attribute.String(KeyServiceNamespace, "simlab"),
 		}, extra...)
 		return resource.NewSchemaless(kv...)
 	}
@@ -315,11 +314,11 @@ func serviceResources(h *model.History) []*resource.Resource {
 	for _, d := range h.Deployments {
 		out = append(out,
 			base("simlab-orchestrator",
-				attribute.String("service.version", d.Producer.String()),
-				attribute.String("deployment.id", d.Name)),
+				attribute.String(KeyServiceVersion, d.Producer.String()),
+				attribute.String(KeyDeploymentID, d.Name)),
 			base("simlab-consumer",
-				attribute.String("service.version", d.Consumer.String()),
-				attribute.String("deployment.id", d.Name)))
+				attribute.String(KeyServiceVersion, d.Consumer.String()),
+				attribute.String(KeyDeploymentID, d.Name)))
 	}
 	return out
 }

@@ -98,7 +98,7 @@ func TestReadJSONLErrorsNameTheLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.TrimSuffix(good.String(), "\n")
-	tid := TraceID(h, 0).String()
+	tid := TraceID(h, Options{}, 0).String()
 	cases := []struct {
 		name, file, want string
 	}{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,7 +157,7 @@ type index struct {
 func newIndex(t *testing.T, spans []sdktrace.ReadOnlySpan) *index {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
-	if err := Export(t.Context(), exp, spans); err != nil {
+	if _, err := Export(t.Context(), exp, spans); err != nil {
 		t.Fatalf("in-memory export: %v", err)
 	}
 	ix := &index{spans: exp.GetSpans(), byID: map[trace.SpanID]*tracetest.SpanStub{}, byName: map[string][]*tracetest.SpanStub{}}
@@ -296,7 +297,7 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 	}
 	traces := map[trace.TraceID]bool{}
 	for r := range h.Runs {
-		tid := TraceID(h, r)
+		tid := TraceID(h, Options{}, r)
 		traces[tid] = true
 		found := false
 		for _, root := range roots {
@@ -474,7 +475,7 @@ func TestTraceIDs(t *testing.T) {
 	h := history(t, "skew-rollout", 1)
 	seen := map[trace.TraceID]bool{}
 	for r := range h.Runs {
-		id := TraceID(h, r)
+		id := TraceID(h, Options{}, r)
 		if id[0]|id[1]|id[2]|id[3]|id[4]|id[5]|id[6]|id[7] == 0 {
 			t.Errorf("run %d: trace id %s has a zero high half", r, id)
 		}
@@ -482,10 +483,10 @@ func TestTraceIDs(t *testing.T) {
 			t.Errorf("run %d: trace id %s repeats", r, id)
 		}
 		seen[id] = true
-		if again := TraceID(history(t, "skew-rollout", 1), r); again != id {
-			t.Errorf("run %d: trace id %s then %s for the same seed", r, id, again)
+		if again := TraceID(history(t, "skew-rollout", 1), Options{Epoch: DefaultEpoch}, r); again != id {
+			t.Errorf("run %d: trace id %s then %s for the same export", r, id, again)
 		}
-		if other := TraceID(history(t, "skew-rollout", 2), r); other == id {
+		if other := TraceID(history(t, "skew-rollout", 2), Options{}, r); other == id {
 			t.Errorf("run %d: seeds 1 and 2 share trace id %s", r, id)
 		}
 	}
@@ -619,5 +620,59 @@ func TestMaxSpans(t *testing.T) {
 	g := history(t, "golden-t2", 1)
 	if a, b := jsonl(t, build(t, g, Options{})), jsonl(t, build(t, g, Options{MaxSpans: 25})); !bytes.Equal(a, b) {
 		t.Errorf("MaxSpans at the span count changed the file: %s", firstDiff(b, a))
+	}
+}
+
+// specHistory runs seed 1 of a scenario the way the CLI names it.
+func specHistory(t *testing.T, spec model.Spec) *model.History {
+	t.Helper()
+	sc, err := spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.History
+}
+
+// Trace ids follow the spans: an identical export (same seed, scenario,
+// variants, knobs and epoch) has identical ids, so sending it twice is
+// harmless; an export whose spans differ in any of those has other ids, so
+// it never lands in the first one's traces in a backend.
+func TestTraceIDsFollowEverythingThatChangesTheSpans(t *testing.T) {
+	base := model.Spec{Scenario: "golden-t5"}
+	epoch := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	ids := func(h *model.History, opts Options) map[trace.TraceID]bool {
+		out := map[trace.TraceID]bool{}
+		for _, s := range build(t, h, opts) {
+			out[s.SpanContext().TraceID()] = true
+		}
+		for r := range h.Runs {
+			if !out[TraceID(h, opts, r)] {
+				t.Fatalf("TraceID(run %d) is no trace Build made", r)
+			}
+		}
+		return out
+	}
+	want := ids(specHistory(t, base), Options{Epoch: epoch})
+	if again := ids(specHistory(t, base), Options{Epoch: epoch}); !maps.Equal(again, want) {
+		t.Fatalf("the identical export has other trace ids: %v, then %v", want, again)
+	}
+	for name, c := range map[string]struct {
+		spec  model.Spec
+		epoch time.Time
+	}{
+		"another epoch (--epoch now a second later)": {base, epoch.Add(time.Second)},
+		"another scenario":                           {model.Spec{Scenario: "golden-t2"}, epoch},
+		"a variant":                                  {model.Spec{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}}, epoch},
+		"a --set knob":                               {model.Spec{Scenario: "golden-t5", Sets: []string{"workflow.max_inline=1"}}, epoch},
+	} {
+		for id := range ids(specHistory(t, c.spec), Options{Epoch: c.epoch}) {
+			if want[id] {
+				t.Errorf("%s: shares trace id %s with the base export", name, id)
+			}
+		}
 	}
 }

@@ -191,7 +191,7 @@ func TestRunsFilterAndSort(t *testing.T) {
 	if runColumns[h.app.runs.sortCol].title != "SEED" {
 		t.Fatalf("s sorts by %s", runColumns[h.app.runs.sortCol].title)
 	}
-	h.keys("ssssss") // TTLS
+	h.keys("sssssss") // TTLS
 	if runColumns[h.app.runs.sortCol].title != "TTLS" {
 		t.Fatalf("sort column is %s", runColumns[h.app.runs.sortCol].title)
 	}
@@ -217,8 +217,12 @@ func TestSeedAndScenarioCommands(t *testing.T) {
 	if got := r.Replay(); got != "simlab run --scenario fanout --seed 42" {
 		t.Fatalf("replay %q", got)
 	}
-	if seeds := h.app.sess.cfg.Seeds; !slices.Equal(seeds, DefaultSeeds) {
-		t.Fatalf(":seed changed the session's seeds to %v", seeds)
+	// The seed joins the session's seeds, and the header says so.
+	if seeds := h.app.sess.cfg.Seeds; !slices.Equal(seeds, append(slices.Clone(DefaultSeeds), 42)) {
+		t.Fatalf(":seed 42 made the session's seeds %v", seeds)
+	}
+	if header := strings.SplitN(h.draw(), "\n", 2)[0]; !strings.Contains(header, "seeds 1–8,42") {
+		t.Fatalf("the header does not follow :seed 42: %q", header)
 	}
 	// The same seed again adds no row.
 	h.command("seed 42")
@@ -228,7 +232,7 @@ func TestSeedAndScenarioCommands(t *testing.T) {
 	// From deeper in the stack, a command comes back to the runs view.
 	h.keys("<Enter><Enter>")
 	h.command("scenario golden-t2")
-	if h.top() != h.app.runs || h.selectedRun().Scenario != "golden-t2" || len(h.app.sess.runs) != 17 {
+	if h.top() != h.app.runs || h.selectedRun().Scenario != "golden-t2" || len(h.app.sess.runs) != 18 {
 		t.Fatalf(":scenario: top %s, selected %s, %d runs", h.top().kind(), h.selectedRun().Scenario, len(h.app.sess.runs))
 	}
 	h.command("variant pre-fix-fence")
@@ -543,15 +547,21 @@ func TestKnobsFormReruns(t *testing.T) {
 }
 
 func TestParseSeeds(t *testing.T) {
-	for in, want := range map[string][]uint64{"1..3": {1, 2, 3}, "4-5": {4, 5}, "7": {7}, "1,4,9": {1, 4, 9}, " 2 .. 2 ": {2}} {
+	for in, want := range map[string][]uint64{"1..3": {1, 2, 3}, "4-5": {4, 5}, "7": {7}, "1,4,9": {1, 4, 9}, " 2 .. 2 ": {2},
+		"1..3,42": {1, 2, 3, 42}} {
 		got, err := parseSeeds(in)
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("parseSeeds(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "x", "3..1", "1..20000", "1,,2"} {
+	for _, bad := range []string{"", "x", "3..1", "1..20000", "1,,2", "1..9000,1..2000"} {
 		if _, err := parseSeeds(bad); err == nil {
 			t.Errorf("parseSeeds(%q) accepted", bad)
 		}
+	}
+	// What the knobs form shows after :seed 42 reads back as those seeds.
+	seeds := append(slices.Clone(DefaultSeeds), 42)
+	if got, err := parseSeeds(seedRange(seeds)); err != nil || !slices.Equal(got, seeds) {
+		t.Errorf("parseSeeds(seedRange(%v)) = %v, %v", seeds, got, err)
 	}
 }

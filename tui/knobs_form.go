@@ -10,6 +10,7 @@ import (
 	"github.com/rivo/tview"
 
 	"github.com/simlab/simlab/model"
+	seedgrammar "github.com/simlab/simlab/model/seeds"
 )
 
 // knob is one field of the knobs form: a scenario field as --set names it,
@@ -180,41 +181,14 @@ func (f *knobsForm) config() (Config, error) {
 }
 
 // seedRange renders seeds as the form and :seeds read them.
-func seedRange(seeds []uint64) string {
-	return strings.ReplaceAll(seedList(seeds), "–", "..")
-}
+func seedRange(seeds []uint64) string { return seedgrammar.Format(seeds) }
 
-// parseSeeds reads "A..B", "A-B", "N" or "N,M,...".
+// parseSeeds reads seeds in the one grammar of every command (N, A..B, lists
+// such as 1..8,42), at most 10000 at once: a session simulates each.
 func parseSeeds(s string) ([]uint64, error) {
-	s = strings.TrimSpace(s)
-	bad := fmt.Errorf("seeds %q: want N, A..B or N,M,... (seeds are unsigned integers, at most 10000 at once)", s)
-	for _, sep := range []string{"..", "-", "–"} {
-		if a, b, ok := strings.Cut(s, sep); ok {
-			lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
-			hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
-			if err1 != nil || err2 != nil || hi < lo || hi-lo >= 10000 {
-				return nil, bad
-			}
-			var out []uint64
-			for x := lo; ; x++ {
-				out = append(out, x)
-				if x == hi {
-					break
-				}
-			}
-			return out, nil
-		}
+	list, err := seedgrammar.Parse(s, 10000)
+	if err != nil {
+		return nil, fmt.Errorf("seeds %w", err)
 	}
-	var out []uint64
-	for _, p := range strings.Split(s, ",") {
-		n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
-		if err != nil {
-			return nil, bad
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 || len(out) > 10000 {
-		return nil, bad
-	}
-	return out, nil
+	return list, nil
 }

@@ -16,181 +16,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
-
-// Span is a finished span in a plain, neutral form: what a reader (the TUI, a
-// test) needs to show it, whether it was built from a simulation or read back
-// from an OTLP JSON Lines file. Every value is already a string so that the
-// two sources compare equal field by field.
-type Span struct {
-	TraceID, SpanID, ParentID string // lowercase hex; ParentID "" for a root
-	Name, Kind                string // Kind as trace.SpanKind names it: internal, client, ...
-	Start, End                time.Time
-	Attrs                     []Attr // sorted by key
-	Events                    []SpanEvent
-	Links                     []Link
-	Resource                  []Attr // sorted by key
-	Service                   string // the resource's service.name
-	// StatusCode is "", "ok" or "error"; StatusMessage its description.
-	StatusCode, StatusMessage string
-}
-
-// Attr is one attribute, its value rendered as text (see valueString).
-type Attr struct{ Key, Value string }
-
-// SpanEvent is a timed annotation on a span.
-type SpanEvent struct {
-	Name  string
-	Time  time.Time
-	Attrs []Attr
-}
-
-// Link points at another span, usually the publish a delivery follows.
-type Link struct {
-	TraceID, SpanID string
-	Attrs           []Attr
-}
-
-// Attr returns the value of the attribute key and whether the span has it.
-func (s *Span) Attr(key string) (string, bool) { return lookup(s.Attrs, key) }
-
-// ResourceAttr returns the value of the resource attribute key.
-func (s *Span) ResourceAttr(key string) (string, bool) { return lookup(s.Resource, key) }
-
-func lookup(attrs []Attr, key string) (string, bool) {
-	// Attributes are sorted, but spans carry a dozen at most: a scan is as
-	// fast and does not depend on the caller having kept the order.
-	for _, a := range attrs {
-		if a.Key == key {
-			return a.Value, true
-		}
-	}
-	return "", false
-}
-
-// FromReadOnly converts SDK spans (Build's output) into Spans, in the
-// canonical order SortSpans defines. Nil spans are skipped.
-func FromReadOnly(spans []sdktrace.ReadOnlySpan) []Span {
-	out := make([]Span, 0, len(spans))
-	for _, s := range spans {
-		if s == nil {
-			continue
-		}
-		sc := s.SpanContext()
-		sp := Span{
-			TraceID: sc.TraceID().String(),
-			SpanID:  sc.SpanID().String(),
-			Name:    s.Name(),
-			Kind:    s.SpanKind().String(),
-			Start:   utc(s.StartTime()),
-			End:     utc(s.EndTime()),
-			Attrs:   attrsOf(s.Attributes()),
-		}
-		if p := s.Parent().SpanID(); p.IsValid() {
-			sp.ParentID = p.String()
-		}
-		for _, e := range s.Events() {
-			sp.Events = append(sp.Events, SpanEvent{Name: e.Name, Time: utc(e.Time), Attrs: attrsOf(e.Attributes)})
-		}
-		for _, l := range s.Links() {
-			sp.Links = append(sp.Links, Link{
-				TraceID: l.SpanContext.TraceID().String(), SpanID: l.SpanContext.SpanID().String(),
-				Attrs: attrsOf(l.Attributes),
-			})
-		}
-		if r := s.Resource(); r != nil {
-			sp.Resource = attrsOf(r.Attributes())
-		}
-		sp.Service, _ = lookup(sp.Resource, "service.name")
-		sp.StatusCode, sp.StatusMessage = statusName(s.Status().Code), s.Status().Description
-		out = append(out, sp)
-	}
-	SortSpans(out)
-	return out
-}
-
-// SortSpans puts spans in the canonical order both readers return: traces by
-// their earliest start, then id; within a trace by start, longer first (so a
-// parent precedes a child that starts with it), then span id. It is the order
-// a waterfall shows, and it depends on the spans' content only.
-func SortSpans(spans []Span) {
-	first := map[string]time.Time{}
-	for i := range spans {
-		s := &spans[i]
-		if t, ok := first[s.TraceID]; !ok || s.Start.Before(t) {
-			first[s.TraceID] = s.Start
-		}
-	}
-	slices.SortStableFunc(spans, func(a, b Span) int {
-		return cmp.Or(first[a.TraceID].Compare(first[b.TraceID]), cmp.Compare(a.TraceID, b.TraceID),
-			a.Start.Compare(b.Start), b.End.Compare(a.End), cmp.Compare(a.SpanID, b.SpanID))
-	})
-}
-
-// utc drops the monotonic reading and the zone, so that a time built by the
-// SDK and one parsed from a file are == when they are the same instant.
-func utc(t time.Time) time.Time { return time.Unix(0, t.UnixNano()).UTC() }
-
-func statusName(c codes.Code) string {
-	switch c {
-	case codes.Error:
-		return "error"
-	case codes.Ok:
-		return "ok"
-	}
-	return ""
-}
-
-func attrsOf(kvs []attribute.KeyValue) []Attr {
-	if len(kvs) == 0 {
-		return nil
-	}
-	out := make([]Attr, len(kvs))
-	for i, kv := range kvs {
-		out[i] = Attr{Key: string(kv.Key), Value: valueString(kv.Value)}
-	}
-	slices.SortStableFunc(out, func(a, b Attr) int { return cmp.Compare(a.Key, b.Key) })
-	return out
-}
-
-// valueString renders an attribute value as people read it: strings as they
-// are, numbers in decimal, booleans as true/false, lists and maps as JSON.
-// Both readers go through it, which is what makes their output comparable.
-func valueString(v attribute.Value) string {
-	switch v.Type() {
-	case attribute.STRING:
-		return v.AsString()
-	case attribute.BOOL:
-		return strconv.FormatBool(v.AsBool())
-	case attribute.INT64:
-		return strconv.FormatInt(v.AsInt64(), 10)
-	case attribute.FLOAT64:
-		return strconv.FormatFloat(v.AsFloat64(), 'g', -1, 64)
-	case attribute.EMPTY:
-		return ""
-	}
-	var list any
-	switch v.Type() {
-	case attribute.STRINGSLICE:
-		list = v.AsStringSlice()
-	case attribute.INT64SLICE:
-		list = v.AsInt64Slice()
-	case attribute.FLOAT64SLICE:
-		list = v.AsFloat64Slice()
-	case attribute.BOOLSLICE:
-		list = v.AsBoolSlice()
-	default:
-		return v.String()
-	}
-	b, err := json.Marshal(list)
-	if err != nil {
-		return v.String()
-	}
-	return string(b)
-}
 
 // ReadJSONL reads OTLP JSON Lines, the format WriteJSONL writes: one
 // ExportTraceServiceRequest object, {"resourceSpans":[...]}, per line. Trace
@@ -208,7 +35,7 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 		if len(bytes.TrimSpace(raw)) > 0 {
 			spans, perr := parseLine(raw)
 			if perr != nil {
-				return nil, fmt.Errorf("traces: line %d: %w", line, perr)
+				return nil, fmt.Errorf("line %d: %w", line, perr)
 			}
 			out = append(out, spans...)
 		}
@@ -216,7 +43,7 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("traces: reading line %d: %w", line, err)
+			return nil, fmt.Errorf("reading line %d: %w", line, err)
 		}
 	}
 	SortSpans(out)
@@ -279,15 +106,45 @@ type (
 	}
 )
 
+// JSONProblem says why data is not the JSON it should be in a reader's
+// terms (where the JSON breaks, which field has the wrong type) rather than
+// the decoder's ("invalid character 'g' looking for beginning of value"),
+// or returns nil when err is no JSON decoding error. The CLI says the same
+// of its other JSON files (schedules, --json reports).
+func JSONProblem(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("not JSON (broken at byte %d)", se.Offset)
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Errorf("field %s is a JSON %s, not the expected type", te.Field, te.Value)
+	case errors.As(err, &te):
+		return fmt.Errorf("a JSON %s, not an object", te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends early (a cut-off file?)")
+	}
+	return nil
+}
+
+// notOTLP is JSONProblem for a line of a trace file, saying what a line
+// should hold.
+func notOTLP(err error) error {
+	if p := JSONProblem(err); p != nil {
+		return fmt.Errorf("%w: want one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out writes", p)
+	}
+	return fmt.Errorf("not an OTLP JSON object: %w", err)
+}
+
 func parseLine(raw []byte) ([]Span, error) {
 	var req jsonRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&req); err != nil {
-		return nil, fmt.Errorf("not an OTLP JSON object: %w", err)
+		return nil, notOTLP(err)
 	}
 	if dec.More() {
-		return nil, errors.New("more than one JSON value on the line")
+		return nil, errors.New("more than one JSON value on the line: want one {\"resourceSpans\":[...]} object per line")
 	}
 	var out []Span
 	for ri, rs := range req.ResourceSpans {
@@ -295,7 +152,7 @@ func parseLine(raw []byte) ([]Span, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resourceSpans[%d].resource: %w", ri, err)
 		}
-		service, _ := lookup(res, "service.name")
+		service, _ := lookup(res, KeyServiceName)
 		for si, ss := range rs.ScopeSpans {
 			for pi := range ss.Spans {
 				sp, err := toSpan(&ss.Spans[pi], res, service)
