@@ -222,28 +222,17 @@ func (e *engine) setupFaults() error {
 		enable = 0.25
 	}
 	e.faults = sim.NewFaults(e.c, sim.SiteConfig{})
-	sites := []struct {
-		name string
-		rate float64
-		dst  *sim.Site
-	}{
-		{"consumer.crash", f.Crash, &e.siteCrash},
-		{"queue.misdeliver", f.Misdeliver, &e.siteMisdeliver},
-		{"store.stale_read", f.StaleRead, &e.siteStale},
-		{"producer.lost_create", f.LostCreate, &e.siteLost},
-		{"step.body_failure", f.BodyFailure, &e.siteBody},
-		{"client.cancel", f.Cancel, &e.siteCancel},
-	}
-	for _, s := range sites {
-		cfg := sim.SiteConfig{Enable: enable, Fire: s.rate}
-		if s.rate == 0 {
+	for _, fs := range faultSites {
+		rate := *fs.rate(f)
+		cfg := sim.SiteConfig{Enable: enable, Fire: rate}
+		if rate == 0 {
 			cfg.Enable = 0
 		}
-		site, err := e.faults.Configure(s.name, cfg)
+		site, err := e.faults.Configure(fs.site, cfg)
 		if err != nil {
 			return err
 		}
-		*s.dst = site
+		*fs.handle(e) = site
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -139,6 +140,38 @@ func TestVariantsAreListedWithADescription(t *testing.T) {
 	}
 }
 
+// Each row of the variant table turns on exactly one switch of its own, and
+// every switch has a row: the list and the behaviour cannot disagree.
+func TestEachVariantRowOwnsOneSwitch(t *testing.T) {
+	owner := map[string]string{}
+	for _, v := range Variants() {
+		vs, err := resolveVariants([]string{v.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv := reflect.ValueOf(vs)
+		var on []string
+		for i := 0; i < rv.NumField(); i++ {
+			if rv.Field(i).Bool() {
+				on = append(on, rv.Type().Field(i).Name)
+			}
+		}
+		if len(on) != 1 {
+			t.Fatalf("variant %s turns on %v, want exactly one switch", v.Name, on)
+		}
+		if prev, dup := owner[on[0]]; dup {
+			t.Fatalf("variants %s and %s share the switch %s", prev, v.Name, on[0])
+		}
+		owner[on[0]] = v.Name
+	}
+	if n := reflect.TypeOf(variantSet{}).NumField(); len(owner) != n {
+		t.Fatalf("%d of %d switches have a variant row", len(owner), n)
+	}
+	if _, err := resolveVariants([]string{"pre-fix-fenc"}); err == nil || !strings.Contains(err.Error(), `variant "pre-fix-fenc": unknown`) {
+		t.Fatalf("unknown variant: %v", err)
+	}
+}
+
 func TestLegacyProducersPayOneReadPerQueuedBranch(t *testing.T) {
 	sc := DefaultScenario()
 	sc.Variants = []string{"legacy-producers"}
@@ -152,5 +185,47 @@ func TestLegacyProducersPayOneReadPerQueuedBranch(t *testing.T) {
 		if r.History.FinalRuns[0].Status != world.RunCompleted {
 			t.Fatalf("seed %d: %v", seed, r.History.FinalRuns[0].Status)
 		}
+	}
+}
+
+// Every rate in FaultConfig has one row in faultSites, under its yaml name,
+// and every row sets up its own engine handle: validation and setup read the
+// same list, so a new rate cannot be validated but never fire.
+func TestEveryFaultRateHasOneSite(t *testing.T) {
+	var f FaultConfig
+	ft := reflect.TypeOf(f)
+	rows := map[string]bool{}
+	for _, fs := range faultSites {
+		rows[fs.field] = true
+	}
+	rates := 0
+	for i := 0; i < ft.NumField(); i++ {
+		if ft.Field(i).Type.Kind() != reflect.Float64 {
+			continue
+		}
+		rates++
+		name, _, _ := strings.Cut(ft.Field(i).Tag.Get("yaml"), ",")
+		if !rows[name] {
+			t.Errorf("faults.%s has no fault site row", name)
+		}
+	}
+	if rates != len(faultSites) {
+		t.Errorf("%d rates, %d fault site rows", rates, len(faultSites))
+	}
+	var e engine
+	handles := map[*sim.Site]string{}
+	for _, fs := range faultSites {
+		h := fs.handle(&e)
+		if prev, dup := handles[h]; dup {
+			t.Errorf("fault sites %s and %s share an engine handle", prev, fs.site)
+		}
+		handles[h] = fs.site
+		*fs.rate(&f) = 2
+		s := DefaultScenario()
+		s.Faults = f
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "faults."+fs.field+" = 2") {
+			t.Errorf("a rate of 2 for %s: %v", fs.field, err)
+		}
+		*fs.rate(&f) = 0
 	}
 }

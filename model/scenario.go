@@ -110,6 +110,26 @@ type FaultConfig struct {
 	CrashFirstDelivery bool `json:"crash_first_delivery" yaml:"crash_first_delivery"`
 }
 
+// faultSite is one rated fault of the model: the scenario field that sets
+// its rate, the kernel site it fires at, and the engine's handle to it.
+// Validation and the engine's setup read this one list, so a fault cannot
+// be validated but never set up, or set up but never validated.
+type faultSite struct {
+	field  string // under faults: in a scenario file
+	site   string // sim.Faults site name, shown in a run's fault report
+	rate   func(*FaultConfig) *float64
+	handle func(*engine) *sim.Site
+}
+
+var faultSites = []faultSite{
+	{"crash", "consumer.crash", func(f *FaultConfig) *float64 { return &f.Crash }, func(e *engine) *sim.Site { return &e.siteCrash }},
+	{"misdeliver", "queue.misdeliver", func(f *FaultConfig) *float64 { return &f.Misdeliver }, func(e *engine) *sim.Site { return &e.siteMisdeliver }},
+	{"stale_read", "store.stale_read", func(f *FaultConfig) *float64 { return &f.StaleRead }, func(e *engine) *sim.Site { return &e.siteStale }},
+	{"lost_create", "producer.lost_create", func(f *FaultConfig) *float64 { return &f.LostCreate }, func(e *engine) *sim.Site { return &e.siteLost }},
+	{"body_failure", "step.body_failure", func(f *FaultConfig) *float64 { return &f.BodyFailure }, func(e *engine) *sim.Site { return &e.siteBody }},
+	{"cancel", "client.cancel", func(f *FaultConfig) *float64 { return &f.Cancel }, func(e *engine) *sim.Site { return &e.siteCancel }},
+}
+
 // RunLimits bound a simulation.
 type RunLimits struct {
 	MaxEvents int64         `json:"max_events" yaml:"max_events"`
@@ -222,16 +242,9 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("rollout.at = %v: must not be negative", s.Rollout.At)
 	}
 	f := &s.Faults
-	rates := []struct {
-		name string
-		v    float64
-	}{
-		{"faults.crash", f.Crash}, {"faults.misdeliver", f.Misdeliver}, {"faults.stale_read", f.StaleRead},
-		{"faults.lost_create", f.LostCreate}, {"faults.body_failure", f.BodyFailure}, {"faults.cancel", f.Cancel},
-	}
-	for _, r := range rates {
-		if !(r.v >= 0 && r.v <= 1) {
-			return fmt.Errorf("%s = %v: want a probability in [0, 1]", r.name, r.v)
+	for _, fs := range faultSites {
+		if v := *fs.rate(f); !(v >= 0 && v <= 1) {
+			return fmt.Errorf("faults.%s = %v: want a probability in [0, 1]", fs.field, v)
 		}
 	}
 	if f.Until < 0 || f.CancelWithin < 0 || f.CancelAt < 0 {

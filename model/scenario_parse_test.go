@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/model/internal/strictyaml"
 )
 
 // withBuiltinHooks points the built-in hooks at a small fixed set for one
@@ -227,7 +229,7 @@ func TestParseScenarioValidateErrorWraps(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "scenario: runs = 0") {
 		t.Fatalf("err = %v", err)
 	}
-	var fe *scenarioFieldError
+	var fe *strictyaml.FieldError
 	if errors.As(err, &fe) {
 		t.Errorf("a Validate error is not a decode error: %#v", fe)
 	}
@@ -403,9 +405,9 @@ func scenarioFieldNames() []string {
 	names := []string{"scenario", "base"}
 	var walk func(reflect.Type)
 	walk = func(t reflect.Type) {
-		for _, f := range scenarioFields(t) {
-			names = append(names, f.name)
-			ft := t.Field(f.index).Type
+		for _, f := range strictyaml.Fields(t) {
+			names = append(names, f.Name)
+			ft := t.Field(f.Index).Type
 			if ft.Kind() == reflect.Slice {
 				ft = ft.Elem()
 			}
@@ -509,19 +511,19 @@ func scenarioDocRows() []scenarioDocRow {
 	var rows []scenarioDocRow
 	var walk func(t reflect.Type, vals []reflect.Value, path string)
 	walk = func(t reflect.Type, vals []reflect.Value, path string) {
-		for _, f := range scenarioFields(t) {
-			sf := t.Field(f.index)
-			p := scenarioJoin(path, f.name)
+		for _, f := range strictyaml.Fields(t) {
+			sf := t.Field(f.Index)
+			p := strictyaml.Join(path, f.Name)
 			sub := make([]reflect.Value, len(vals))
 			for i, v := range vals {
-				sub[i] = v.Field(f.index)
+				sub[i] = v.Field(f.Index)
 			}
 			if p == "store" {
 				sub = profiles // the default store depends on the world
 			}
 			row := scenarioDocRow{path: p, typ: scenarioDocType(sf.Type), def: scenarioDocDefault(sub), goName: t.Name() + "." + sf.Name}
 			switch {
-			case sf.Type == durationType:
+			case sf.Type == strictyaml.DurationType:
 				rows = append(rows, row)
 			case sf.Type.Kind() == reflect.Struct:
 				walk(sf.Type, sub, p)
@@ -538,7 +540,7 @@ func scenarioDocRows() []scenarioDocRow {
 }
 
 func scenarioDocType(t reflect.Type) string {
-	if t == durationType {
+	if t == strictyaml.DurationType {
 		return "duration"
 	}
 	switch t.Kind() {
@@ -573,7 +575,7 @@ func scenarioDocDefault(vals []reflect.Value) string {
 }
 
 func scenarioDocValue(v reflect.Value) string {
-	if v.Type() == durationType {
+	if v.Type() == strictyaml.DurationType {
 		return scenarioDocDuration(time.Duration(v.Int()))
 	}
 	switch v.Kind() {
@@ -590,8 +592,8 @@ func scenarioDocValue(v reflect.Value) string {
 		return "[" + strings.Join(els, ", ") + "]"
 	case reflect.Struct:
 		var kv []string
-		for _, f := range scenarioFields(v.Type()) {
-			kv = append(kv, f.name+": "+scenarioDocValue(v.Field(f.index)))
+		for _, f := range strictyaml.Fields(v.Type()) {
+			kv = append(kv, f.Name+": "+scenarioDocValue(v.Field(f.Index)))
 		}
 		return "{" + strings.Join(kv, ", ") + "}"
 	}

@@ -7,15 +7,25 @@ import "fmt"
 type Variant struct {
 	Name string
 	Desc string
+	// apply turns the variant's switch on. Listing, validation and
+	// behaviour all read this one row, so a variant cannot be listed
+	// without a switch or switched without being listed.
+	apply func(*variantSet)
 }
 
 var variants = []Variant{
-	{"pre-fix-fence", "the World accepts step_started on a terminal run while the step reads running (world-local and world-postgres before the fix)"},
-	{"strict-running-gate", "the last completer continues only if its lazy read says running, so a stale pending read abandons the continuation"},
-	{"reroute-drops-input", "the deployment guard's re-route loses stepInput and runContext"},
-	{"attempt-gated-recovery", "a missing step is recreated only when attempt > 1 (prologue re-ensure), never in-band on NotFound"},
-	{"legacy-producers", "every producer is v1: no message carries runContext"},
-	{"atomic-fan-in", "proposed fix: the World says atomically whether a terminal write was its fan-out's last"},
+	{"pre-fix-fence", "the World accepts step_started on a terminal run while the step reads running (world-local and world-postgres before the fix)",
+		func(vs *variantSet) { vs.preFixFence = true }},
+	{"strict-running-gate", "the last completer continues only if its lazy read says running, so a stale pending read abandons the continuation",
+		func(vs *variantSet) { vs.strictGate = true }},
+	{"reroute-drops-input", "the deployment guard's re-route loses stepInput and runContext",
+		func(vs *variantSet) { vs.rerouteDropsInput = true }},
+	{"attempt-gated-recovery", "a missing step is recreated only when attempt > 1 (prologue re-ensure), never in-band on NotFound",
+		func(vs *variantSet) { vs.attemptGatedRecovery = true }},
+	{"legacy-producers", "every producer is v1: no message carries runContext",
+		func(vs *variantSet) { vs.legacyProducers = true }},
+	{"atomic-fan-in", "proposed fix: the World says atomically whether a terminal write was its fan-out's last",
+		func(vs *variantSet) { vs.atomicFanIn = true }},
 }
 
 // Variants lists every protocol variant in a stable order.
@@ -47,22 +57,11 @@ type variantSet struct {
 func resolveVariants(names []string) (variantSet, error) {
 	var vs variantSet
 	for _, n := range names {
-		switch n {
-		case "pre-fix-fence":
-			vs.preFixFence = true
-		case "strict-running-gate":
-			vs.strictGate = true
-		case "reroute-drops-input":
-			vs.rerouteDropsInput = true
-		case "attempt-gated-recovery":
-			vs.attemptGatedRecovery = true
-		case "legacy-producers":
-			vs.legacyProducers = true
-		case "atomic-fan-in":
-			vs.atomicFanIn = true
-		default:
+		v, ok := variantByName(n)
+		if !ok {
 			return vs, fmt.Errorf("variant %q: unknown; want one of %v", n, VariantNames())
 		}
+		v.apply(&vs)
 	}
 	return vs, nil
 }
