@@ -126,6 +126,24 @@ func TestConformance(t *testing.T) {
 				t.Logf("%s: %d sequences from %s agree, in %v", w.Package, len(file.Sequences), *sequencesFlag, time.Since(began).Round(time.Millisecond))
 				return
 			}
+			// The known cases first (the rows of shared/REAL-SYSTEM.md), and
+			// proof that the driver hosts the version it claims: the fence
+			// row is where beta.45 and the pre-fix Worlds part ways.
+			known, err := ReadFile("testdata/known.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range known.Sequences {
+				compare(t, w, d, s.Calls, fmt.Sprintf("known sequence %d (%s)", i, s.Name))
+			}
+			fence, err := d.Run(known.Sequences[0].Calls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFence := map[string]string{"wl-fixed": "run_expired", "wl-pre": "ok", "wpg-pre": "ok"}[w.Name]
+			if got := fence[len(fence)-1].Res; got != wantFence {
+				t.Fatalf("%s answered %s to a redelivered step_started on an ended run, want %s: is the driver hosting the pinned version?", w.Package, got, wantFence)
+			}
 			compared := 0
 			rapid.Check(t, func(rt *rapid.T) {
 				calls := genSequence(rt)

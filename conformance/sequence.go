@@ -136,7 +136,8 @@ type FileSequence struct {
 func ReadFile(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		// go test runs the test in the package directory.
+		return nil, fmt.Errorf("%w (a relative path is taken from conformance/, where go test runs the test)", err)
 	}
 	var f File
 	dec := json.NewDecoder(strings.NewReader(string(b)))
