@@ -46,12 +46,25 @@ func (s *stopper) stopAll() {
 	}
 }
 
-// startWorld starts the real World's driver (and, for world-postgres, its
-// cluster with the package's migrations), stopped at the end of t.
-func startWorld(t *testing.T, w World, st *stopper) *Driver {
+// host keeps one real World running for a subtest: its driver (and, for
+// world-postgres, its cluster with the package's migrations), all stopped at
+// the end of t. world-local slows down as its data directory fills, so the
+// driver is replaced by a fresh one, in a fresh directory, every
+// sequencesPerDriver sequences (the long mode).
+type host struct {
+	t    *testing.T
+	w    World
+	st   *stopper
+	env  []string
+	d    *Driver
+	used int
+}
+
+const sequencesPerDriver = 500
+
+func startWorld(t *testing.T, w World, st *stopper) *host {
 	t.Helper()
-	tmp := t.TempDir()
-	var env []string
+	h := &host{t: t, w: w, st: st}
 	if w.Name == "wpg-pre" {
 		pg, err := StartPostgres()
 		if err != nil {
@@ -59,18 +72,34 @@ func startWorld(t *testing.T, w World, st *stopper) *Driver {
 		}
 		st.add(pg.Stop)
 		t.Cleanup(pg.Stop)
-		if err := Migrate(pg, tmp); err != nil {
+		if err := Migrate(pg, t.TempDir()); err != nil {
 			t.Fatalf("%s: %v", w.Package, err)
 		}
-		env = append(env, "WORKFLOW_POSTGRES_URL="+pg.URL())
+		h.env = append(h.env, "WORKFLOW_POSTGRES_URL="+pg.URL())
 	}
-	d, err := StartDriver(w.Name, tmp, env...)
+	h.start()
+	return h
+}
+
+func (h *host) start() {
+	h.t.Helper()
+	d, err := StartDriver(h.w.Name, h.t.TempDir(), h.env...)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	st.add(func() { _ = d.Close() })
-	t.Cleanup(func() { _ = d.Close() })
-	return d
+	h.st.add(func() { _ = d.Close() })
+	h.t.Cleanup(func() { _ = d.Close() })
+	h.d, h.used = d, 0
+}
+
+// driver returns the driver for the next sequence.
+func (h *host) driver() *Driver {
+	if h.used == sequencesPerDriver {
+		_ = h.d.Close()
+		h.start()
+	}
+	h.used++
+	return h.d
 }
 
 // TestConformance is the differential test: every World call of a sequence
@@ -117,7 +146,8 @@ func TestConformance(t *testing.T) {
 
 	for _, w := range worlds {
 		t.Run(w.Name, func(t *testing.T) {
-			d := startWorld(t, w, st)
+			h := startWorld(t, w, st)
+			d := h.d
 			began := time.Now()
 			if file != nil {
 				for i, s := range file.Sequences {
@@ -146,9 +176,10 @@ func TestConformance(t *testing.T) {
 			}
 			compared := 0
 			rapid.Check(t, func(rt *rapid.T) {
-				calls := genSequence(rt)
+				cmp := newComparison(rt, w, h.driver(), "generated sequence")
+				genSequence(rt, cmp.apply)
+				cmp.done()
 				compared++
-				compare(rt, w, d, calls, "generated sequence")
 			})
 			t.Logf("%s: %d generated sequences agree, in %v; %d situations met", w.Package, compared, time.Since(began).Round(time.Millisecond), len(cov.m[w.Name]))
 			if path := os.Getenv("SIMLAB_CONFORMANCE_COVERAGE"); path != "" {
@@ -178,6 +209,13 @@ func TestMain(m *testing.M) {
 		}
 		_ = flag.Set("rapid.checks", strconv.Itoa(n))
 	}
+	// Every shrink try costs real World round trips; the test shrinks a
+	// difference itself (shrink), so rapid gets a short budget.
+	set = false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.shrinktime" })
+	if !set {
+		_ = flag.Set("rapid.shrinktime", "10s")
+	}
 	// A failing sequence is printed as a table and as a sequence file; rapid's
 	// own fail file would be written into the checkout.
 	_ = flag.Set("rapid.nofailfile", "true")
@@ -187,26 +225,105 @@ func TestMain(m *testing.M) {
 // failer is what compare needs of *testing.T and *rapid.T.
 type failer interface {
 	Helper()
+	Logf(format string, args ...any)
 	Fatalf(format string, args ...any)
 }
 
 func compare(t failer, w World, d *Driver, calls []Call, what string) {
 	t.Helper()
-	real, err := d.Run(calls)
-	if err != nil {
-		t.Fatalf("%s on %s: %v", what, w.Package, err)
+	cmp := newComparison(t, w, d, what)
+	for _, c := range calls {
+		cmp.apply(c)
 	}
-	model, sits := RunModel(w, calls)
-	for i := range calls {
-		if !real[i].Same(model[i]) {
-			js, _ := json.Marshal(File{Sequences: []FileSequence{{Name: what, Calls: calls, Expect: real}}})
-			cov.record(w.Name, nil)
-			t.Fatalf("%s: %s and model/world (%s, fence %v) differ at call %d:\n%s\nreplay: go test ./conformance/ -run Conformance -args -world %s -sequences FILE, with FILE:\n%s",
-				what, w.Package, w.Profile, w.Fence, i, Table(calls, real, model), w.Name, js)
+	cmp.done()
+}
+
+// comparison applies calls one at a time to the real World and the model
+// and fails at the first difference. Generated sequences are compared while
+// rapid draws them, so the draws after a difference never happen and the
+// shrinker works on a short stream.
+type comparison struct {
+	t           failer
+	w           World
+	what        string
+	real        *RealRun
+	model       *ModelRun
+	calls       []Call
+	reals, mods []Answer
+	sits        []string
+}
+
+func newComparison(t failer, w World, d *Driver, what string) *comparison {
+	return &comparison{t: t, w: w, what: what, real: d.NewRun(), model: NewModelRun(w)}
+}
+
+func (c *comparison) apply(call Call) {
+	c.t.Helper()
+	c.calls = append(c.calls, call)
+	r, err := c.real.Apply(call)
+	if err != nil {
+		c.t.Fatalf("%s on %s: %v", c.what, c.w.Package, err)
+	}
+	m, sit := c.model.Apply(call)
+	c.reals, c.mods = append(c.reals, r), append(c.mods, m)
+	if sit != "" {
+		c.sits = append(c.sits, sit)
+	}
+	if !r.Same(m) {
+		calls, reals, mods := shrink(c.real.d, c.w, c.calls, c.reals, c.mods)
+		js, _ := json.Marshal(File{Sequences: []FileSequence{{Name: c.what, Calls: calls, Expect: reals}}})
+		// The table goes to the log and the failure message stays the same
+		// for every sequence: rapid only accepts a shrink that fails with
+		// the same message, and the table names fresh run and step ids.
+		c.t.Logf("%s: %s and model/world (%s, fence %v) differ at call %d (shrunk from %d calls):\n%s\nreplay: go test ./conformance/ -run Conformance -args -world %s -sequences FILE, with FILE:\n%s",
+			c.what, c.w.Package, c.w.Profile, c.w.Fence, len(calls)-1, len(c.calls), Table(calls, reals, mods), c.w.Name, js)
+		c.t.Fatalf("%s and model/world (%s, fence %v) differ: see the table in the log", c.w.Package, c.w.Profile, c.w.Fence)
+	}
+}
+
+// shrink removes calls from a differing sequence, one at a time, for as long
+// as the real World and the model still differ, and cuts it after the first
+// difference. rapid's own shrinking pays a real World round trip per try and
+// is stopped by its time limit long before a sequence is minimal; this pass
+// needs a few hundred cheap tries. It returns the shrunk sequence and both
+// answers to it; a difference that does not come back on a fresh run is
+// returned as it was met.
+func shrink(d *Driver, w World, calls []Call, reals0, mods0 []Answer) ([]Call, []Answer, []Answer) {
+	differs := func(cs []Call) ([]Call, []Answer, []Answer, bool) {
+		real, err := d.Run(cs)
+		if err != nil {
+			return nil, nil, nil, false
+		}
+		model := RunModel(w, cs)
+		for i := range cs {
+			if !real[i].Same(model[i]) {
+				return cs[:i+1], real[:i+1], model[:i+1], true
+			}
+		}
+		return nil, nil, nil, false
+	}
+	best, reals, mods, ok := differs(calls)
+	if !ok {
+		return calls, reals0, mods0
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := len(best) - 1; i >= 0; i-- {
+			cand := append(append([]Call(nil), best[:i]...), best[i+1:]...)
+			if Validate(cand) != nil {
+				continue
+			}
+			if cs, r, m, ok := differs(cand); ok {
+				best, reals, mods, changed = cs, r, m, true
+				i = min(i, len(best))
+			}
 		}
 	}
-	cov.record(w.Name, sits)
+	return best, reals, mods
 }
+
+// done records the situations of a sequence that agreed throughout.
+func (c *comparison) done() { cov.record(c.w.Name, c.sits) }
 
 // coverage counts the situations (event, run status, step status → answer)
 // the compared sequences met, per World: what the agreement is evidence for.
@@ -244,39 +361,44 @@ func (c *coverage) report(world string) string {
 	return b.String()
 }
 
-// genSequence draws a sequence over up to three runs and three steps a run.
-// rapid shrinks toward the first entries of each list, so the plainest
-// choices come first.
-func genSequence(t *rapid.T) []Call {
+// genSequence draws a sequence over up to three runs and three steps a run
+// and hands each call to emit as soon as it is drawn. Each step of the
+// sequence is one rapid group (a Custom draw) behind a "more" draw, so the
+// shrinker can both end the sequence early and delete steps from its
+// middle; rapid shrinks toward the first entries of each list, so the
+// plainest choices come first.
+func genSequence(t *rapid.T, emit func(Call)) {
 	runs := rapid.IntRange(1, 3).Draw(t, "runs")
-	var calls []Call
 	for r := 0; r < runs; r++ {
-		calls = append(calls, Call{Op: "create_run", Run: r})
+		emit(Call{Op: "create_run", Run: r})
 	}
 	kinds := []string{
 		"step_started", "step_created", "run_started", "step_completed", "run_cancelled",
 		"step_retrying", "step_failed", "run_completed", "run_failed", "deliveries",
 		"step_started", "step_created", "step_completed", "run_started",
 	}
-	n := rapid.IntRange(1, 24).Draw(t, "calls")
-	for i := 0; i < n; i++ {
+	next := rapid.Custom(func(t *rapid.T) []Call {
 		kind := rapid.SampledFrom(kinds).Draw(t, "kind")
 		run := rapid.IntRange(0, runs-1).Draw(t, "run")
 		step := rapid.IntRange(0, 2).Draw(t, "step")
 		switch kind {
 		case "deliveries":
-			calls = append(calls, twoDeliveries(t, run, step)...)
+			return twoDeliveries(t, run, step)
 		case "step_started":
-			calls = append(calls, Call{Op: "event", Run: run, Type: kind, Step: step, Lazy: rapid.Bool().Draw(t, "lazy")})
+			return []Call{{Op: "event", Run: run, Type: kind, Step: step, Lazy: rapid.Bool().Draw(t, "lazy")}}
 		case "step_retrying":
-			calls = append(calls, Call{Op: "event", Run: run, Type: kind, Step: step, RetryAfterHours: rapid.SampledFrom([]int{-2, 2}).Draw(t, "retryAfter")})
+			return []Call{{Op: "event", Run: run, Type: kind, Step: step, RetryAfterHours: rapid.SampledFrom([]int{-2, 2}).Draw(t, "retryAfter")}}
 		case "step_created", "step_completed", "step_failed":
-			calls = append(calls, Call{Op: "event", Run: run, Type: kind, Step: step})
-		default:
-			calls = append(calls, Call{Op: "event", Run: run, Type: kind})
+			return []Call{{Op: "event", Run: run, Type: kind, Step: step}}
+		}
+		return []Call{{Op: "event", Run: run, Type: kind}}
+	})
+	// About 16 steps on average, at most 40: "more" = 0 ends the sequence.
+	for i := 0; i < 40 && rapid.IntRange(0, 15).Draw(t, "more") != 0; i++ {
+		for _, c := range next.Draw(t, "next") {
+			emit(c)
 		}
 	}
-	return calls
 }
 
 // twoDeliveries is two deliveries of one step message, interleaved: each

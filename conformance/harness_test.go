@@ -58,7 +58,7 @@ func TestRunModelFollowsTheWorldsFence(t *testing.T) {
 	}
 	want := map[string]string{"wl-fixed": "run_expired", "wl-pre": "ok", "wpg-pre": "ok"}
 	for _, w := range Worlds {
-		got, _ := RunModel(w, known.Sequences[0].Calls)
+		got := RunModel(w, known.Sequences[0].Calls)
 		if r := got[len(got)-1].Res; r != want[w.Name] {
 			t.Errorf("%s: model answered %s, want %s", w.Name, r, want[w.Name])
 		}

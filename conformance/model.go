@@ -50,47 +50,59 @@ var modelTypes = map[string]world.EventType{
 	"step_retrying": world.EvStepRetrying,
 }
 
-// RunModel applies a sequence to a fresh model store configured as w, the
-// way the engine configures it for w's profile and variant. situations names,
-// per call, the state it met and the answer (see Situation).
-func RunModel(w World, calls []Call) (answers []Answer, situations []string) {
-	s := world.NewFor(model.StoreRules(w.Profile), w.Fence)
-	runs := map[int]world.RunID{}
-	out := make([]Answer, 0, len(calls))
-	sits := make([]string, 0, len(calls))
-	for _, c := range calls {
-		var a Answer
-		before := ""
-		if c.Op == "event" {
-			before = situation(s, runs[c.Run], c)
+// ModelRun applies calls one at a time to a fresh model store configured as
+// w, the way the engine configures it for w's profile and variant.
+type ModelRun struct {
+	s    *world.Store
+	runs map[int]world.RunID
+}
+
+// NewModelRun returns a fresh model store for w.
+func NewModelRun(w World) *ModelRun {
+	return &ModelRun{s: world.NewFor(model.StoreRules(w.Profile), w.Fence), runs: map[int]world.RunID{}}
+}
+
+// Apply applies one call and reads the rows back. sit names the state the
+// call met and the answer (see situation); "" for create_run.
+func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
+	s := m.s
+	if c.Op == "create_run" {
+		m.runs[c.Run] = s.CreateRun(modelNow, 0, 7, -1)
+		a.Res = world.OK.String()
+	} else {
+		sit = situation(s, m.runs[c.Run], c)
+		ev := world.Event{Type: modelTypes[c.Type], Run: m.runs[c.Run], Step: world.NoStep, Lazy: c.Lazy}
+		if stepEvent(c.Type) {
+			ev.Step = world.StepID(c.Step)
 		}
-		if c.Op == "create_run" {
-			runs[c.Run] = s.CreateRun(modelNow, 0, 7, -1)
-			a.Res = world.OK.String()
-		} else {
-			ev := world.Event{Type: modelTypes[c.Type], Run: runs[c.Run], Step: world.NoStep, Lazy: c.Lazy}
-			if stepEvent(c.Type) {
-				ev.Step = world.StepID(c.Step)
-			}
-			if ev.Type == world.EvStepRetrying {
-				ev.RetryAfter = modelNow.Add(time.Duration(c.RetryAfterHours) * time.Hour)
-			}
-			res, _, _ := s.Apply(modelNow, ev)
-			a.Res = res.String()
+		if ev.Type == world.EvStepRetrying {
+			ev.RetryAfter = modelNow.Add(time.Duration(c.RetryAfterHours) * time.Hour)
 		}
-		r := runs[c.Run]
-		a.Run = s.Get(r).Status.String()
-		if c.Op == "event" && stepEvent(c.Type) {
-			if st := s.Step(r, world.StepID(c.Step)); st.Exists {
-				a.Step, a.Attempt = st.Status.String(), int(st.Attempt)
-			}
-		}
-		out = append(out, a)
-		if before != "" {
-			sits = append(sits, before+" → "+a.Res)
+		res, _, _ := s.Apply(modelNow, ev)
+		a.Res = res.String()
+	}
+	r := m.runs[c.Run]
+	a.Run = s.Get(r).Status.String()
+	if c.Op == "event" && stepEvent(c.Type) {
+		if st := s.Step(r, world.StepID(c.Step)); st.Exists {
+			a.Step, a.Attempt = st.Status.String(), int(st.Attempt)
 		}
 	}
-	return out, sits
+	if sit != "" {
+		sit += " → " + a.Res
+	}
+	return a, sit
+}
+
+// RunModel applies a whole sequence to a fresh model store configured as w.
+func RunModel(w World, calls []Call) []Answer {
+	m := NewModelRun(w)
+	out := make([]Answer, 0, len(calls))
+	for _, c := range calls {
+		a, _ := m.Apply(c)
+		out = append(out, a)
+	}
+	return out
 }
 
 // situation names what a call meets: its event, the run's status and the

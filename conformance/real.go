@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -95,8 +96,12 @@ type Driver struct {
 	lines  chan string
 	stderr *lockedBuffer
 	done   chan struct{}
-	seq    int
+	closed sync.Once
 }
+
+// sequences numbers every sequence of the test process, so that run keys
+// and step ids stay unique across drivers sharing one database.
+var sequences atomic.Int64
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -201,23 +206,41 @@ func (d *Driver) crashed(doing string) error {
 	return fmt.Errorf("%s driver crashed while %s (%s); stderr:\n%s", d.World, doing, state, d.stderr.String())
 }
 
-// Run applies a sequence to the real World with runs and steps it has never
-// seen (world-postgres keys steps globally, so ids are unique per driver).
+// RealRun applies the calls of one sequence to the real World, one at a
+// time, with runs and step ids the World has never seen (world-postgres keys
+// steps globally, so ids are unique per driver).
+type RealRun struct {
+	d      *Driver
+	prefix string
+}
+
+// NewRun starts a sequence.
+func (d *Driver) NewRun() *RealRun {
+	return &RealRun{d: d, prefix: fmt.Sprintf("q%d", sequences.Add(1))}
+}
+
+// Apply sends one call and returns the real answer and read-back.
+func (r *RealRun) Apply(c Call) (Answer, error) {
+	d := r.d
+	req := request{Op: c.Op, Run: fmt.Sprintf("%s_r%d", r.prefix, c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}
+	if c.Op == "event" && stepEvent(c.Type) {
+		req.Step = fmt.Sprintf("step_%s_r%d_s%d", r.prefix, c.Run, c.Step)
+	}
+	a, err := d.do(req)
+	if err == nil && a.Res == "other" {
+		err = fmt.Errorf("%s driver: %s answered %q, which is none of the World's error classes; stderr:\n%s", d.World, c, a.Msg, d.stderr.String())
+	}
+	return a, err
+}
+
+// Run applies a whole sequence to the real World.
 func (d *Driver) Run(calls []Call) ([]Answer, error) {
-	d.seq++
-	prefix := fmt.Sprintf("q%d", d.seq)
+	r := d.NewRun()
 	out := make([]Answer, 0, len(calls))
 	for _, c := range calls {
-		req := request{Op: c.Op, Run: fmt.Sprintf("%s_r%d", prefix, c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}
-		if c.Op == "event" && stepEvent(c.Type) {
-			req.Step = fmt.Sprintf("step_%s_r%d_s%d", prefix, c.Run, c.Step)
-		}
-		a, err := d.do(req)
+		a, err := r.Apply(c)
 		if err != nil {
 			return out, err
-		}
-		if a.Res == "other" {
-			return out, fmt.Errorf("%s driver: %s answered %q, which is none of the World's error classes; stderr:\n%s", d.World, c, a.Msg, d.stderr.String())
 		}
 		out = append(out, a)
 	}
@@ -225,16 +248,19 @@ func (d *Driver) Run(calls []Call) ([]Answer, error) {
 }
 
 // Close asks the driver to quit and stops its process group, by its own pid,
-// if it does not within a few seconds.
+// if it does not within a few seconds. Closing twice does nothing.
 func (d *Driver) Close() error {
-	_ = json.NewEncoder(d.in).Encode(request{Op: "quit"})
-	_ = d.in.Close()
-	select {
-	case <-d.done:
-	case <-time.After(10 * time.Second):
-	}
-	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-	<-d.done
+	d.closed.Do(func() {
+		_ = json.NewEncoder(d.in).Encode(request{Op: "quit"})
+		_ = d.in.Close()
+		select {
+		case <-d.done:
+			return
+		case <-time.After(10 * time.Second):
+		}
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		<-d.done
+	})
 	return nil
 }
 
