@@ -39,11 +39,14 @@ var pinned = map[string]string{
 	"wpg-pre":  "5.0.0-beta.27",
 }
 
-// EnsurePackages installs the pinned packages into dir/node_modules with
-// `npm ci` unless every one is already there at its pinned version (a fresh
-// clone has none; a second run costs a few file reads). npm's cache goes to
-// cacheDir so nothing is written outside the checkout and the test's
-// temporary directory.
+// EnsurePackages installs the pinned packages into dir/node_modules unless
+// every one is already there at its pinned version (a fresh clone has none; a
+// second run costs a few file reads). It runs `npm install --no-save`, which
+// installs exactly the committed package-lock.json: `npm ci` refuses that lock
+// on npm 11, which leaves cbor-extract's optional platform packages out of the
+// locks it writes and then reports them missing. The lock must come out of the
+// install unchanged. npm's cache goes to cacheDir so nothing is written outside
+// the checkout and the test's temporary directory.
 func EnsurePackages(dir, cacheDir string) error {
 	if installed(dir) {
 		return nil
@@ -51,15 +54,24 @@ func EnsurePackages(dir, cacheDir string) error {
 	if _, err := exec.LookPath("npm"); err != nil {
 		return fmt.Errorf("npm not found on PATH: %s", installHint)
 	}
-	cmd := exec.Command("npm", "ci", "--legacy-peer-deps", "--no-audit", "--no-fund", "--loglevel=error")
+	lock := filepath.Join(dir, "package-lock.json")
+	before, err := os.ReadFile(lock)
+	if err != nil {
+		return fmt.Errorf("the pinned lock file is missing: %v", err)
+	}
+	cmd := exec.Command("npm", "install", "--no-save", "--legacy-peer-deps", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "npm_config_cache="+cacheDir, "npm_config_update_notifier=false")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("npm ci in %s failed (%v): %s; %s", dir, err, lastLines(out, 5), installHint)
+		return fmt.Errorf("npm install in %s failed (%v): %s; %s", dir, err, firstLines(out, 4), installHint)
+	}
+	if after, _ := os.ReadFile(lock); !bytes.Equal(before, after) {
+		_ = os.WriteFile(lock, before, 0o644)
+		return fmt.Errorf("npm install in %s wanted to change package-lock.json (restored): the pins and the lock disagree", dir)
 	}
 	if !installed(dir) {
-		return fmt.Errorf("npm ci in %s left the pinned packages missing; %s", dir, installHint)
+		return fmt.Errorf("npm install in %s left the pinned packages missing; %s", dir, installHint)
 	}
 	return nil
 }
@@ -78,6 +90,14 @@ func installed(dir string) bool {
 		}
 	}
 	return true
+}
+
+func firstLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, " | ")
 }
 
 func lastLines(b []byte, n int) string {
