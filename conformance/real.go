@@ -340,16 +340,25 @@ func StartPostgres() (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb failed (%v): %s; %s", err, lastLines(out, 5), pgHint)
 	}
-	if p.Port, err = freePort(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -k %s -c fsync=off", p.Port, dir)
-	if out, err := run(pgctl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		p.readPid()
-		p.Stop()
-		return nil, fmt.Errorf("pg_ctl start failed (%v): %s %s; %s", err, lastLines(out, 3), lastLines(log, 5), pgHint)
+	// A free port can be taken by someone else before the server binds it:
+	// try a few.
+	var out []byte
+	for try := 0; ; try++ {
+		if p.Port, err = freePort(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -k %s -c fsync=off", p.Port, dir)
+		if out, err = run(pgctl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err == nil {
+			break
+		}
+		// A server that left a pid file did start: no retry, stop it.
+		if _, statErr := os.Stat(filepath.Join(data, "postmaster.pid")); statErr == nil || try == 2 {
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			_ = p.readPid()
+			p.Stop()
+			return nil, fmt.Errorf("pg_ctl start failed (%v): %s %s; %s", err, lastLines(out, 3), lastLines(log, 5), pgHint)
+		}
 	}
 	if err := p.readPid(); err != nil {
 		p.Stop()
