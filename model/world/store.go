@@ -316,7 +316,6 @@ func (s *Store) applyStepReal(r *runRow, now sim.Time, ev Event) (Result, sim.Ti
 		st = &r.steps[ev.Step]
 	}
 	// 1.
-	readsRun := ev.Type == EvStepCreated || ev.Type == EvStepStarted || ev.Type == EvStepFailed
 	if runDone && (ev.Type == EvStepCreated || ev.Lazy) {
 		return EntityConflict, 0, -1
 	}
@@ -344,9 +343,11 @@ func (s *Store) applyStepReal(r *runRow, now sim.Time, ev Event) (Result, sim.Ti
 	if st.Status.Terminal() {
 		return EntityConflict, 0, -1
 	}
-	// 5.
+	// 5. world-postgres reads the run for step_failed too but, unlike
+	// world-local, validates the step against it only for step_started and
+	// step_retrying (and step_retrying skips the run read).
 	checksRun := ev.Type == EvStepStarted || (ev.Type == EvStepFailed && s.rules == RulesLocal)
-	if readsRun && checksRun && runDone {
+	if checksRun && runDone {
 		if st.Status != StepRunning || (ev.Type == EvStepStarted && s.fence == FenceFixed) {
 			return RunExpired, 0, -1
 		}
