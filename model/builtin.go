@@ -71,8 +71,17 @@ var builtins = map[string]func() Scenario{
 		s.Faults.StaleRead = 1
 		return s
 	},
+	"swarm": func() Scenario {
+		s := DefaultScenario()
+		s.Name = "swarm"
+		s.Description = "each seed draws its own world: World profile, version mix, fault sites and rates, a fault window of 1-10 visibility timeouts, fan-out shapes, inline count, runs, cancels"
+		s.Swarm = true
+		s.Limits.MaxTime = 2 * time.Hour
+		return s
+	},
 	"golden-t4": func() Scenario {
-		s := goldenBase("golden-t4", "as t2, but the run is cancelled before the lazy read: no replay, no further writes")
+		s := goldenBase("golden-t4", "as t2, but the run is cancelled before the lazy read: no replay, no further writes "+
+			"(it declares end_seen, not gone: on the fetch-free path no claim meets the cancelled run; the last completer's lazy read does)")
 		s.Workflow.Body = sim.Fixed(2 * time.Second)
 		s.Faults.CancelAt = 6 * time.Second
 		return s

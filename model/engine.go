@@ -55,6 +55,16 @@ type Counts struct {
 	Throttled           int `json:"throttled"`
 	ConcurrentLast      int `json:"concurrent_last_completers"`
 	Exhausted           int `json:"exhausted"`
+	// Work after the end (DOMAIN §2, §7): writes the World refused because
+	// the run had ended, replays begun on a log that already held the run's
+	// terminal event, step bodies begun after the run's terminal event.
+	WritesRefusedEnded int `json:"writes_refused_ended"`
+	ReplaysAfterEnd    int `json:"replays_after_end"`
+	BodiesAfterEnd     int `json:"bodies_after_end"`
+	// EndSeen counts actors told the run had ended and stopping there: a
+	// delivery gone (refused claim, legacy or orchestrator read), a lazy
+	// read reading a terminal status, a replay finding the end in its log.
+	EndSeen int `json:"end_seen"`
 }
 
 // pool is the store's bounded set of concurrent calls of one kind.
@@ -122,6 +132,10 @@ type proc struct {
 	suspendNext int32 // next step to create in the fan-out being suspended
 	getCall     int32 // the prologue's or lazy runs.get, read after a join
 	released    bool  // the consumer slot and the message's hold are given back
+	// row is the run's identity as this actor last read it (a runs.get or
+	// run_started answer), what a v2 producer stamps as runContext.
+	row    RunContext
+	hasRow bool
 }
 
 type fanRT struct {
@@ -189,6 +203,11 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var draw *SwarmDraw
+	if sc.Swarm {
+		drawn, d := DrawSwarm(*sc, c)
+		sc, draw = &drawn, &d
+	}
 	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c, keys: map[uint64]sim.Time{}}
 	fence := world.FenceFixed
 	if vs.preFixFence {
@@ -201,7 +220,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	}
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
-	e.h = &History{Seed: opts.Seed, Scenario: sc.Name, Variants: append([]string(nil), sc.Variants...), Profile: sc.World}
+	e.h = &History{Seed: opts.Seed, Scenario: sc.Name, Variants: append([]string(nil), sc.Variants...), Profile: sc.World, Swarm: draw}
 	e.setupDeployments()
 	e.setupRuns()
 	if sc.Faults.Until > 0 {

@@ -79,6 +79,16 @@ type Call struct {
 	// PendingEmpty is an events.list's answer about its fan-out: no step
 	// created and not finished, as of when the store served the read.
 	PendingEmpty bool
+	// LogTerminal: the log an events.list answered with holds the run's
+	// terminal event (what a replay reading it sees first).
+	LogTerminal bool
+	// Row is the run row the answer carried, as an observer of the call
+	// sees it: runs.get's row (stale or not), or the run an accepted
+	// run_created or run_started returned. HasRow says there is one.
+	Row    world.Identity
+	HasRow bool
+	// Attempt is the step's attempt an accepted step_started answered with.
+	Attempt int32
 
 	serial uint64 // issue order, the call's identity in the run's hash
 	done   bool   // answered; the slot may be reused once nothing refers to it
@@ -305,10 +315,12 @@ type Deployment struct {
 // History is everything that happened in one simulated run of a scenario.
 // Properties, traces and the TUI read it; nothing mutates it after the run.
 type History struct {
-	Seed        uint64
-	Scenario    string
-	Variants    []string
-	Profile     string
+	Seed     uint64
+	Scenario string
+	Variants []string
+	Profile  string
+	// Swarm is what a swarm scenario drew for this run, nil otherwise.
+	Swarm       *SwarmDraw
 	Deployments []Deployment
 	Runs        []RunInfo
 	Fanouts     []Fanout
@@ -326,6 +338,9 @@ type History struct {
 	FaultsStopAt sim.Time
 	// Drained says the queue and every actor finished before the limits.
 	Drained bool
+	// Retired lists the messages the queue dropped at its delivery cap
+	// (a dead letter, as the queue reports it), in order.
+	Retired []int32
 	// FaultSites reports the kernel's fault sites.
 	FaultSites []sim.SiteReport
 	Hash       uint64

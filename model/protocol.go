@@ -113,6 +113,7 @@ func (e *engine) outcome(p int32, o StepOutcome) {
 	switch o {
 	case OutcomeGone:
 		e.counts.Gone++
+		e.counts.EndSeen++
 	case OutcomeSkipped:
 		e.counts.Skipped++
 	case OutcomeThrottled:
@@ -184,6 +185,9 @@ func (e *engine) advance(p int32) {
 		c := &e.calls[pr.getCall]
 		st := c.StatusRead
 		if st.Terminal() || (e.vs.strictGate && st != world.RunRunning) {
+			if st.Terminal() {
+				e.counts.EndSeen++
+			}
 			e.done(p, DispAck, 0)
 			return
 		}
@@ -232,6 +236,16 @@ func (e *engine) orchestratorLoaded(p int32) {
 func (e *engine) replay(p int32) {
 	d := &e.h.Deliveries[p]
 	pr := &e.procs[p]
+	if e.calls[pr.lastCall].LogTerminal {
+		// The log holds the run's end: core's replay loop exits here
+		// (hasRecordedTerminalRunEvent, runtime.js), doing no replay work.
+		if !e.vs.replayIgnoresTerminalLog {
+			e.counts.EndSeen++
+			e.done(p, DispAck, 0)
+			return
+		}
+		e.counts.ReplaysAfterEnd++
+	}
 	for _, fan := range e.h.Runs[d.Run].Fanouts {
 		f := &e.fans[fan]
 		fo := &e.h.Fanouts[fan]
@@ -329,15 +343,33 @@ func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Si
 	if site == SiteDelayedRetry {
 		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
 	}
-	if ver == V2 {
+	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {
 		m.HasCtx = true
-		m.Ctx = e.runContext(d.Run)
+		m.Ctx = e.heldContext(p)
 	}
 	e.publish(p, m, site, ver)
 }
 
-func (e *engine) runContext(run world.RunID) RunContext {
-	v := e.store.Get(run)
+// heldContext is the runContext producer p stamps: the run row as p (or
+// the invocation an inline step runs in) last read it, else the runContext
+// of the message it handles. Core stamps runDispatchContext(workflowRun),
+// and a last completer's workflowRun is its lazy read's row: a stale
+// pending row has no startedAt, and neither has the runContext then.
+func (e *engine) heldContext(p int32) RunContext {
+	for q := p; q >= 0; q = e.procs[q].parent {
+		if e.procs[q].hasRow {
+			return e.procs[q].row
+		}
+		if m := e.msgOf(q); m != nil {
+			if m.HasCtx {
+				return m.Ctx
+			}
+			break
+		}
+	}
+	// Unreachable in the protocol (every producer has read the run or
+	// holds a message with its identity); the store's row is the fallback.
+	v := e.store.Get(e.h.Deliveries[p].Run)
 	return RunContext{DeploymentID: v.DeploymentID, SpecVersion: v.SpecVersion, StartedAt: v.StartedAt, RootRunID: v.RootRunID}
 }
 
@@ -474,6 +506,9 @@ func (e *engine) claimed(p int32) {
 	case world.OK:
 		d.BodyRan = true
 		d.BodyStart = e.k.Now()
+		if e.store.Get(d.Run).Status.Terminal() {
+			e.counts.BodiesAfterEnd++
+		}
 		pr.state = psBodyDone
 		pr.outstanding++
 		e.k.After(e.sc.Workflow.Body.Draw(e.c), evBodyDone, 0, uint64(p))
@@ -610,6 +645,9 @@ func (e *engine) lastCompleter(p int32) {
 		return
 	}
 	if pr.hasHeld && (pr.held.Terminal() || (e.vs.strictGate && pr.held != world.RunRunning)) {
+		if pr.held.Terminal() {
+			e.counts.EndSeen++
+		}
 		e.done(p, DispAck, 0)
 		return
 	}

@@ -37,6 +37,10 @@ type Scenario struct {
 	Faults      FaultConfig        `json:"faults" yaml:"faults"`
 	Limits      RunLimits          `json:"limits" yaml:"limits"`
 	Variants    []string           `json:"variants" yaml:"variants"`
+	// Swarm draws, per run, the world, version mix, fault sites, fault
+	// window, fan-out shapes, inline count, runs and cancels (model/swarm.go);
+	// the fields above are then only the base the draw starts from.
+	Swarm bool `json:"swarm" yaml:"swarm"`
 }
 
 // Workflow is the shape of every run's workflow code.

@@ -86,6 +86,7 @@ func (e *engine) serve(idx int32) {
 		if c.Fanout >= 0 {
 			c.PendingEmpty = e.pendingEmpty(c.Fanout)
 		}
+		c.LogTerminal = e.store.Get(c.Run).Status.Terminal()
 	}
 	// The hash sees the caller and the call's serial number, never the
 	// slot, which depends on whether calls are recorded.
@@ -131,6 +132,10 @@ func (e *engine) callDone(idx int32) {
 		e.recycle(idx)
 		return
 	}
+	if c.HasRow {
+		r := c.Row
+		e.procs[p].row, e.procs[p].hasRow = RunContext{DeploymentID: r.DeploymentID, SpecVersion: r.SpecVersion, StartedAt: r.StartedAt, RootRunID: r.RootRunID}, true
+	}
 	e.resume(p)
 	e.recycleIfUnused(p, idx)
 }
@@ -173,6 +178,7 @@ func (e *engine) answerRunsGet(c *Call) {
 		e.fault(FaultStaleRead, c.Run, c.Caller.Delivery)
 	}
 	c.StatusRead = view.Status
+	c.Row, c.HasRow = view.Identity, true
 	c.Stale = view.Status != fresh.Status
 	if c.Stale {
 		e.counts.StaleReads++
@@ -197,9 +203,16 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 	if c.Event == world.EvStepStarted {
 		if res == world.OK {
 			e.counts.StepStartedAccepted++
+			c.Attempt = e.store.Step(c.Run, c.Step).Attempt
 		} else {
 			e.counts.StepStartedRejected++
 		}
+	}
+	if res == world.OK && (c.Event == world.EvRunCreated || c.Event == world.EvRunStarted) {
+		c.Row, c.HasRow = e.store.Get(c.Run).Identity, true
+	}
+	if refusedBecauseEnded(c.Event, res, e.store.Get(c.Run).Status) {
+		e.counts.WritesRefusedEnded++
 	}
 	if res == world.EntityConflict && e.vs.atomicFanIn && c.Fanout >= 0 &&
 		(c.Event == world.EvStepStarted || c.Event == world.EvStepCompleted || c.Event == world.EvStepFailed) {
@@ -242,6 +255,19 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 			e.h.Accepted = append(e.h.Accepted, Accepted{LoggedEvent: log[pos], Caller: c.Caller, Call: idx})
 		}
 	}
+}
+
+// refusedBecauseEnded says a write was refused because its run had ended:
+// RunExpired always, EntityConflict for a run event or a step_created on a
+// terminal run (a conflict on a finished step is about the step).
+func refusedBecauseEnded(ev world.EventType, res world.Result, st world.RunStatus) bool {
+	switch {
+	case res == world.RunExpired:
+		return true
+	case res != world.EntityConflict || !st.Terminal():
+		return false
+	}
+	return !ev.IsStepEvent() || ev == world.EvStepCreated
 }
 
 // pendingEmpty is the last-completer test as the real consumer computes it
@@ -359,6 +385,9 @@ func (e *engine) claim(m int32, dep int32) {
 		rt.state = msgDone
 		rt.epoch++
 		e.counts.Exhausted++
+		if e.opts.Record {
+			e.h.Retired = append(e.h.Retired, m)
+		}
 		e.exhausted(msg)
 		return
 	}

@@ -58,6 +58,11 @@ type SummaryCounts struct {
 	Reroutes            int `json:"reroutes"`
 	StaleReads          int `json:"stale_reads"`
 	Deduped             int `json:"deduped_publishes"`
+	// Work after the end: see model.Counts.
+	WritesRefusedEnded int `json:"writes_refused_ended"`
+	ReplaysAfterEnd    int `json:"replays_after_end"`
+	BodiesAfterEnd     int `json:"bodies_after_end"`
+	EndSeen            int `json:"end_seen"`
 }
 
 // FaultSiteCount reports one fault site.
@@ -91,7 +96,9 @@ func Summarize(r *Result) Summary {
 			Deliveries: r.Counts.Deliveries, Redeliveries: r.Counts.Redeliveries, RunsGet: r.Counts.RunsGet,
 			StepStartedAccepted: r.Counts.StepStartedAccepted, StepStartedRejected: r.Counts.StepStartedRejected,
 			Crashes: r.Counts.Crashes, Reroutes: r.Counts.Reroutes, StaleReads: r.Counts.StaleReads,
-			Deduped: r.Counts.Deduped,
+			Deduped:            r.Counts.Deduped,
+			WritesRefusedEnded: r.Counts.WritesRefusedEnded, ReplaysAfterEnd: r.Counts.ReplaysAfterEnd,
+			BodiesAfterEnd: r.Counts.BodiesAfterEnd, EndSeen: r.Counts.EndSeen,
 		},
 	}
 	prologues := make([][3]int, len(h.Runs))

@@ -24,6 +24,10 @@ var variants = []Variant{
 		func(vs *variantSet) { vs.attemptGatedRecovery = true }},
 	{"legacy-producers", "every producer is v1: no message carries runContext",
 		func(vs *variantSet) { vs.legacyProducers = true }},
+	{"replay-ignores-terminal-log", "a replay goes on when the log it loaded already holds the run's terminal event (core beta.52 exits: hasRecordedTerminalRunEvent), so its writes meet a refusal",
+		func(vs *variantSet) { vs.replayIgnoresTerminalLog = true }},
+	{"retry-drops-run-context", "a v2 producer's delayed retry publishes without runContext (one dispatch site forgets to stamp)",
+		func(vs *variantSet) { vs.retryDropsCtx = true }},
 	{"atomic-fan-in", "proposed fix: the World says atomically whether a terminal write was its fan-out's last",
 		func(vs *variantSet) { vs.atomicFanIn = true }},
 }
@@ -52,6 +56,7 @@ func variantByName(name string) (Variant, bool) {
 // variantSet is the set of switches a run uses, resolved once.
 type variantSet struct {
 	preFixFence, strictGate, rerouteDropsInput, attemptGatedRecovery, legacyProducers, atomicFanIn bool
+	replayIgnoresTerminalLog, retryDropsCtx                                                        bool
 }
 
 func resolveVariants(names []string) (variantSet, error) {

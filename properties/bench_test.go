@@ -8,8 +8,20 @@ import (
 
 // BenchmarkCheckFanout is `simlab check` on the fanout scenario: each
 // iteration runs one seed with recording on and checks every property.
-func BenchmarkCheckFanout(b *testing.B) {
-	sc := model.DefaultScenario()
+func BenchmarkCheckFanout(b *testing.B) { benchCheck(b, model.DefaultScenario()) }
+
+// BenchmarkCheckSwarm is `simlab check --scenario swarm`: each seed draws
+// its own world (up to 3 runs, 3 fan-outs of up to 16 branches, long fault
+// windows), so it is compared with BenchmarkCheckFanout in the same run.
+func BenchmarkCheckSwarm(b *testing.B) {
+	sc, err := model.Spec{Scenario: "swarm"}.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCheck(b, sc)
+}
+
+func benchCheck(b *testing.B, sc model.Scenario) {
 	seeds := make([]uint64, b.N)
 	for i := range seeds {
 		seeds[i] = uint64(i + 1)

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
@@ -48,7 +49,7 @@ func callText(h *model.History, c *model.Call) string {
 		}
 		what += " → " + c.Result.String()
 	case model.OpRunsGet:
-		what += fmt.Sprintf(" [%s] → %s", c.Reason, c.StatusRead)
+		what += " → " + c.StatusRead.String()
 		if c.Stale {
 			what += " (stale)"
 		}
@@ -123,39 +124,57 @@ func noStartOnTerminal(h *model.History) []Violation {
 	return out
 }
 
-func oneLazyFetchPerFanout(h *model.History) []Violation {
-	lazy := make([][]int, len(h.Fanouts))
+func oneLazyFetchPerFanout(o *observed) []Violation {
+	h := o.h
+	lazy := make([][]int32, len(h.Fanouts))
 	anyLazy := make([]int, len(h.Fanouts))
-	lists := make([][]int, len(h.Fanouts))
-	for i := range h.Calls {
-		c := &h.Calls[i]
-		if c.Fanout < 0 {
+	lists := make([][]int32, len(h.Fanouts))
+	// first continuer of each fan-out, and whether any continuer died or
+	// was a fetch-free consumer.
+	first := make([]int32, len(h.Fanouts))
+	for f := range first {
+		first[f] = -1
+	}
+	contCrashed := make([]bool, len(h.Fanouts))
+	contFetchFree := make([]bool, len(h.Fanouts))
+	for i := range h.Deliveries {
+		d := int32(i)
+		f := h.Deliveries[i].Fanout
+		if f < 0 || h.Deliveries[i].Kind != model.MsgStep {
 			continue
+		}
+		if l := o.lastCompleterList(d); l >= 0 {
+			lists[f] = append(lists[f], l)
 		}
 		// A delivery that crashed did not finish its continuation, so its
 		// redelivery's read is a retry forced by the fault, not a second
 		// last completer.
-		if c.Op == model.OpRunsGet && c.Reason == model.ReasonLastCompleter {
-			anyLazy[c.Fanout]++
-			if !crashed(h, c.Caller) {
-				lazy[c.Fanout] = append(lazy[c.Fanout], i)
+		if r := o.lazyRead(d); r >= 0 {
+			anyLazy[f]++
+			if !o.crashedTree(d) {
+				lazy[f] = append(lazy[f], r)
 			}
 		}
-		if c.Op == model.OpEventsList && c.PendingEmpty {
-			lists[c.Fanout] = append(lists[c.Fanout], i)
+		if o.continued(d) {
+			if first[f] < 0 || o.h.Calls[o.replayLoad(d)].Start < o.h.Calls[o.replayLoad(first[f])].Start {
+				first[f] = d
+			}
+			contCrashed[f] = contCrashed[f] || o.crashedTree(d)
+			contFetchFree[f] = contFetchFree[f] || o.fetchFree(d)
 		}
 	}
 	var out []Violation
 	for f := range h.Fanouts {
 		fo := &h.Fanouts[f]
 		n := len(lazy[f])
+		byOrchestrator := first[f] >= 0 && h.Deliveries[first[f]].Msg < 0
 		var msg string
 		switch {
 		case n > 1:
 			msg = fmt.Sprintf("fan-out %d made %d lazy runs.get: %d deliveries saw its pending set empty", fo.Index, n, len(lists[f]))
-		case fo.Continued && fo.ContinuedBy == model.CallerOrchestrator && n > 0 && !continuerCrashed(h, int32(f)):
-			msg = fmt.Sprintf("fan-out %d was continued by the orchestrator's inline step, yet a consumer also made a lazy runs.get", fo.Index)
-		case fo.Continued && fo.ContinuedBy == model.CallerConsumer && anyLazy[f] == 0 && continuedFetchFree(h, int32(f)):
+		case byOrchestrator && n > 0 && !contCrashed[f]:
+			msg = fmt.Sprintf("fan-out %d was continued by an inline step (which holds the run), yet a consumer also made a lazy runs.get", fo.Index)
+		case first[f] >= 0 && !byOrchestrator && anyLazy[f] == 0 && contFetchFree[f]:
 			msg = fmt.Sprintf("fan-out %d was continued by a fetch-free consumer without its lazy runs.get", fo.Index)
 		default:
 			continue
@@ -172,94 +191,18 @@ func oneLazyFetchPerFanout(h *model.History) []Violation {
 	return out
 }
 
-// continuerCrashed reports whether a delivery that took the fan-out's
-// continuation died before finishing it (itself, or the invocation an
-// inline step ran in): a second continuation is then the retry the crash
-// forced, not a second last completer.
-func continuerCrashed(h *model.History, fan int32) bool {
+func noPrologueFetchWithRunContext(o *observed) []Violation {
+	h := o.h
+	var out []Violation
 	for i := range h.Deliveries {
 		d := &h.Deliveries[i]
-		if d.Fanout != fan || !d.Continued {
+		r := o.prologueRead(int32(i))
+		if r < 0 || d.Version != model.V2 || !h.Messages[d.Msg].HasCtx {
 			continue
 		}
-		for j := int32(i); j >= 0; j = h.Deliveries[j].Parent {
-			if h.Deliveries[j].Disposition == model.DispCrash {
-				return true
-			}
-			if h.Deliveries[j].Msg >= 0 {
-				break
-			}
-		}
-	}
-	return false
-}
-
-func crashed(h *model.History, c model.Caller) bool {
-	return c.Delivery >= 0 && h.Deliveries[c.Delivery].Disposition == model.DispCrash
-}
-
-func continuedFetchFree(h *model.History, fan int32) bool {
-	for i := range h.Deliveries {
-		d := &h.Deliveries[i]
-		if d.Fanout == fan && d.Continued && d.Msg >= 0 && d.Prologue == model.PrologueRunContext {
-			return true
-		}
-	}
-	return false
-}
-
-func noPrologueFetchWithRunContext(h *model.History) []Violation {
-	var out []Violation
-	for i := range h.Calls {
-		c := &h.Calls[i]
-		if c.Op != model.OpRunsGet || c.Reason != model.ReasonPrologue || c.Caller.Delivery < 0 {
-			continue
-		}
-		d := &h.Deliveries[c.Caller.Delivery]
-		if d.Msg >= 0 && h.Messages[d.Msg].HasCtx && d.Version == model.V2 {
-			out = append(out, Violation{Run: c.Run,
-				Message:  fmt.Sprintf("delivery d%d carried runContext to a v2 consumer and still read the run before its claim", c.Caller.Delivery),
-				Evidence: []Evidence{callEvidence(h, c)}})
-		}
-	}
-	return out
-}
-
-func liveness(h *model.History) []Violation {
-	var out []Violation
-	if !h.Drained {
-		out = append(out, Violation{Run: -1, Message: fmt.Sprintf("the simulation reached a limit at %v before the queue drained", h.End)})
-	}
-	for r, fr := range h.FinalRuns {
-		if fr.Status.Terminal() {
-			continue
-		}
-		v := Violation{Run: world.RunID(r), Message: fmt.Sprintf("the run is still %s after the queue drained", fr.Status)}
-		for _, f := range h.Runs[r].Fanouts {
-			fo := &h.Fanouts[f]
-			done := 0
-			for s := int32(0); s < fo.Branches; s++ {
-				if st := h.FinalSteps[r][fo.FirstStep+world.StepID(s)]; st.Status.Terminal() {
-					done++
-				}
-			}
-			if done == int(fo.Branches) && !fo.Continued {
-				v.Message += fmt.Sprintf("; fan-out %d finished all %d steps and was never continued", fo.Index, fo.Branches)
-			}
-		}
-		// The story: the last things that happened to the run.
-		var ev []Evidence
-		for i := range h.Calls {
-			c := &h.Calls[i]
-			if c.Run == world.RunID(r) && (c.Op == model.OpRunsGet || c.Op == model.OpEventsList && c.Fanout >= 0) {
-				ev = append(ev, callEvidence(h, c))
-			}
-		}
-		if len(ev) > 6 {
-			ev = ev[len(ev)-6:]
-		}
-		v.Evidence = ev
-		out = append(out, v)
+		out = append(out, Violation{Run: d.Run,
+			Message:  fmt.Sprintf("delivery d%d carried runContext to a v2 consumer and still read the run before its claim", i),
+			Evidence: []Evidence{callEvidence(h, &h.Calls[r])}})
 	}
 	return out
 }
@@ -320,20 +263,30 @@ func singleTerminalEvent(h *model.History) []Violation {
 	})
 }
 
+// attemptCount checks each accepted step_started's answer: the k-th start
+// of a step in the run's log must answer attempt k.
 func attemptCount(h *model.History) []Violation {
 	starts := countAccepted(h, func(t world.EventType) bool { return t == world.EvStepStarted })
 	var out []Violation
-	for r, steps := range h.FinalSteps {
-		for s, st := range steps {
-			k := stepKey{world.RunID(r), world.StepID(s)}
-			if int(st.Attempt) == len(starts[k]) {
+	for i := range h.Accepted {
+		a := &h.Accepted[i]
+		if a.Type != world.EvStepStarted {
+			continue
+		}
+		g := starts[stepKey{a.Run, a.Step}]
+		if g[len(g)-1] != a {
+			continue // judge each step once, at its last start
+		}
+		sort.Slice(g, func(x, y int) bool { return g[x].Pos < g[y].Pos })
+		for k, e := range g {
+			c := &h.Calls[e.Call]
+			if c.Attempt == int32(k+1) {
 				continue
 			}
-			v := Violation{Run: k.run, Message: fmt.Sprintf("%s has attempt %d but %d accepted step_started", stepLabel(h, k.run, k.step), st.Attempt, len(starts[k]))}
-			for _, a := range starts[k] {
-				v.Evidence = append(v.Evidence, acceptedEvidence(h, a))
-			}
-			out = append(out, v)
+			out = append(out, Violation{Run: a.Run,
+				Message:  fmt.Sprintf("%s: step_started number %d in the log answered attempt %d", stepLabel(h, a.Run, a.Step), k+1, c.Attempt),
+				Evidence: []Evidence{callEvidence(h, c)}})
+			break
 		}
 	}
 	return out
@@ -355,7 +308,10 @@ func publishEvidence(h *model.History, p *model.Publish, m *model.Message) Evide
 		actor(h, p.Caller), m.ID, stepLabel(h, m.Run, m.Step), p.Site, m.HasInput, m.HasCtx)}
 }
 
-func runContextMatchesRun(h *model.History) []Violation {
+// runContextMatchesRun compares every runContext a message carries with
+// the run's identity as the World answered it (run_started's row).
+func runContextMatchesRun(o *observed) []Violation {
+	h := o.h
 	pubs := publishOf(h)
 	var out []Violation
 	for i := range h.Messages {
@@ -363,10 +319,10 @@ func runContextMatchesRun(h *model.History) []Violation {
 		if !m.HasCtx {
 			continue
 		}
-		r := h.FinalRuns[m.Run]
+		r := o.identity(m.Run)
 		want := model.RunContext{DeploymentID: r.DeploymentID, SpecVersion: r.SpecVersion, StartedAt: r.StartedAt, RootRunID: r.RootRunID}
 		if m.Ctx != want {
-			v := Violation{Run: m.Run, Message: fmt.Sprintf("message %d carries runContext %+v, the run's identity is %+v", m.ID, m.Ctx, want)}
+			v := Violation{Run: m.Run, Message: fmt.Sprintf("message %d carries runContext %+v, the World answered the run's identity %+v", m.ID, m.Ctx, want)}
 			if p := pubs[i]; p != nil {
 				v.Evidence = []Evidence{publishEvidence(h, p, m)}
 			}
@@ -399,12 +355,14 @@ func reroutePreservesMessage(h *model.History) []Violation {
 	return out
 }
 
-func pinnedDeployment(h *model.History) []Violation {
+func pinnedDeployment(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Deliveries {
 		d := &h.Deliveries[i]
-		pinned := h.Runs[d.Run].Deployment
-		if d.Deployment == pinned || !(d.BodyRan || d.Continued) {
+		pinned := o.created[d.Run].DeploymentID
+		replayed := o.continued(int32(i)) || d.Kind == model.MsgWorkflow && o.replayLoad(int32(i)) >= 0
+		if d.Deployment == pinned || !(d.BodyRan || replayed) {
 			continue
 		}
 		what := "ran the body of " + stepLabel(h, d.Run, d.Step)
@@ -418,7 +376,8 @@ func pinnedDeployment(h *model.History) []Violation {
 	return out
 }
 
-func recoveryInBand(h *model.History) []Violation {
+func recoveryInBand(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Calls {
 		c := &h.Calls[i]
@@ -428,7 +387,16 @@ func recoveryInBand(h *model.History) []Violation {
 		d := &h.Deliveries[c.Caller.Delivery]
 		// A crash is a fault, not a choice the consumer made: only a
 		// delivery that went on and ended without the step is a violation.
-		if d.Msg < 0 || d.Recovered || d.Disposition == model.DispCrash || d.Disposition == model.DispPending {
+		if d.Msg < 0 || d.Disposition == model.DispCrash || d.Disposition == model.DispPending {
+			continue
+		}
+		recreated := false
+		for _, j := range o.calls[c.Caller.Delivery] {
+			if n := &h.Calls[j]; j > int32(i) && n.Op == model.OpEventsCreate && n.Event == world.EvStepCreated && n.Step == c.Step {
+				recreated = true
+			}
+		}
+		if recreated {
 			continue
 		}
 		out = append(out, Violation{Run: c.Run,

@@ -34,20 +34,34 @@ type Property struct {
 	Name  string
 	Desc  string
 	Check func(h *model.History) []Violation
+	// obs is the same check over an already indexed History, so that
+	// Check (the function below) indexes a History once for all properties.
+	obs func(o *observed) []Violation
+}
+
+// onObserved makes a property whose check reads the observer's index.
+func onObserved(name, desc string, f func(o *observed) []Violation) Property {
+	return Property{Name: name, Desc: desc, obs: f, Check: func(h *model.History) []Violation { return f(observe(h)) }}
+}
+
+func plain(name, desc string, f func(h *model.History) []Violation) Property {
+	return Property{Name: name, Desc: desc, Check: f}
 }
 
 var all = []Property{
-	{"no-start-on-terminal", "no step_started is accepted, and no step body begins, after the run's terminal event", noStartOnTerminal},
-	{"one-lazy-fetch-per-fanout", "a fan-out continued by a queued step's consumer gets exactly one lazy runs.get; one the orchestrator continues gets none", oneLazyFetchPerFanout},
-	{"no-prologue-fetch-with-run-context", "a v2 consumer handling a message that carries runContext makes no runs.get before its claim", noPrologueFetchWithRunContext},
-	{"liveness", "once faults stop and the queue drains, every run is terminal and every finished fan-out was continued", liveness},
-	{"unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated},
-	{"single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent},
-	{"attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount},
-	{"run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun},
-	{"reroute-preserves-message", "a re-routed message equals the original but for its retry counter and routing", reroutePreservesMessage},
-	{"pinned-deployment", "a run's steps and replays execute only on the deployment the run is pinned to", pinnedDeployment},
-	{"recovery-in-band", "a queued step whose step_created never landed is created within the delivery that finds it missing", recoveryInBand},
+	plain("no-start-on-terminal", "no step_started is accepted, and no step body begins, after the run's terminal event", noStartOnTerminal),
+	onObserved("one-lazy-fetch-per-fanout", "a fan-out continued by a queued step's consumer gets exactly one lazy runs.get; one the orchestrator continues gets none", oneLazyFetchPerFanout),
+	onObserved("no-prologue-fetch-with-run-context", "a v2 consumer handling a message that carries runContext makes no runs.get before its claim", noPrologueFetchWithRunContext),
+	onObserved("liveness", "once faults stop and the queue drains, every run is terminal and every finished fan-out was continued", liveness),
+	plain("unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated),
+	plain("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
+	plain("attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount),
+	onObserved("run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun),
+	plain("reroute-preserves-message", "a re-routed message equals the original but for its retry counter and routing", reroutePreservesMessage),
+	onObserved("pinned-deployment", "a run's steps and replays execute only on the deployment the run is pinned to", pinnedDeployment),
+	onObserved("producer-stamps-run-context", "every step message a v2 producer publishes, at every dispatch site, carries the runContext of the run row it read", producerStampsRunContext),
+	onObserved("no-work-after-visible-end", "an actor told the run ended (by a read, a log or a refused write) writes, runs and publishes nothing more", noWorkAfterVisibleEnd),
+	onObserved("recovery-in-band", "a queued step whose step_created never landed is created within the delivery that finds it missing", recoveryInBand),
 }
 
 // All returns every property in a stable order.
@@ -76,8 +90,17 @@ func ByName(name string) (Property, bool) {
 // property in the order given and by virtual time within one.
 func Check(h *model.History, props []Property) []Violation {
 	var out []Violation
+	var o *observed
 	for _, p := range props {
-		vs := p.Check(h)
+		var vs []Violation
+		if p.obs != nil {
+			if o == nil {
+				o = observe(h)
+			}
+			vs = p.obs(o)
+		} else {
+			vs = p.Check(h)
+		}
 		for i := range vs {
 			vs[i].Property = p.Name
 			sort.SliceStable(vs[i].Evidence, func(a, b int) bool { return vs[i].Evidence[a].At < vs[i].Evidence[b].At })

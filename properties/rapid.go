@@ -65,7 +65,6 @@ func drawCommon(t *rapid.T, sc *model.Scenario) {
 	sc.Runs = rapid.IntRange(1, 2).Draw(t, "runs")
 	sc.RunInterval = 50 * time.Millisecond
 	f := &sc.Faults
-	f.Until = time.Minute
 	f.Crash = percent(t, "crash rate", 20)
 	f.StaleRead = percent(t, "stale read rate", 50)
 	sc.Store.StaleLag = time.Duration(rapid.IntRange(0, 500).Draw(t, "stale lag ms")) * time.Millisecond
@@ -73,10 +72,23 @@ func drawCommon(t *rapid.T, sc *model.Scenario) {
 	f.BodyFailure = percent(t, "body failure rate", 20)
 	f.Cancel = percent(t, "cancel rate", 100)
 	f.CancelWithin = time.Duration(1+rapid.IntRange(0, 10000).Draw(t, "cancel within ms")) * time.Millisecond
+	// A fault window of 3-12 visibility timeouts of the drawn World, so a
+	// crash's redelivery can land inside it, after a cancel, or both.
+	vt := sc.Store.VisibilityTimeout
+	f.Until = time.Duration(rapid.IntRange(3, 12).Draw(t, "fault window in visibility timeouts")) * vt
+	sc.Limits.MaxTime = max(sc.Limits.MaxTime, f.Until+10*vt)
 }
 
 // Families are the scenario families the property tests search.
 var Families = []Family{
+	{"swarm", "the swarm scenario: every knob (world, version mix, fault sites, window, shapes, cancels) is a draw of the run", func(t *rapid.T) model.Scenario {
+		sc, err := model.Spec{Scenario: "swarm"}.Load()
+		if err != nil {
+			t.Fatalf("swarm: %v", err)
+		}
+		sc.Name = "rapid-swarm"
+		return sc
+	}},
 	{"fanout", "one deployment (v2), any world, fan-outs of 1–6 branches, every fault", func(t *rapid.T) model.Scenario {
 		sc := model.DefaultScenario()
 		sc.Name = "rapid-fanout"

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -20,9 +21,26 @@ type SweepConfig struct {
 	// ScheduleDir, if set, receives one minimized schedule file per
 	// violated property.
 	ScheduleDir string
-	// Progress is called after each seed.
+	// Progress is called after each seed, from the calling goroutine.
 	Progress func(done int)
+	// Each runs do(i) once for every i in [0, n), on as many goroutines as
+	// it likes (nil: one after another). Each seed's simulation and checks
+	// are independent; the report is merged in seed order, so it does not
+	// depend on Each.
+	Each func(n int, do func(i int))
 }
+
+// seedResult is what one seed contributes to a Report.
+type seedResult struct {
+	coverage   map[string]int
+	violations []Violation
+	err        error
+}
+
+// sweepChunk is how many seeds are simulated ahead of the merge: enough to
+// keep every job busy between merges, few enough that a sweep of millions
+// of seeds holds little and the progress bar moves often.
+const sweepChunk = 256
 
 // First is the first counterexample found for one property.
 type First struct {
@@ -39,7 +57,7 @@ type Report struct {
 	Scenario   string            `json:"scenario"`
 	Variants   []string          `json:"variants"`
 	Seeds      int               `json:"seeds"`
-	Violations map[string]int    `json:"violations"` // runs violating each property
+	Violations map[string]int    `json:"violations"` // seeds (runs) violating each property
 	First      map[string]*First `json:"first"`
 	Coverage   map[string]int    `json:"coverage"`
 	// Declared lists the outcomes the scenario declares ("sometimes"
@@ -71,32 +89,65 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	for _, p := range cfg.Props {
 		rep.Violations[p.Name] = 0
 	}
-	for i, seed := range cfg.Seeds {
-		res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
-		if err != nil {
-			return nil, err
-		}
-		countCoverage(rep.Coverage, res)
-		for _, v := range Check(res.History, cfg.Props) {
-			rep.Violations[v.Property]++
-			if rep.First[v.Property] != nil {
-				continue
+	each := cfg.Each
+	if each == nil {
+		each = func(n int, do func(i int)) {
+			for i := range n {
+				do(i)
 			}
-			f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
-				Replay: cfg.Spec.RunCommand(seed)}
-			if cfg.ScheduleDir != "" {
-				path, err := saveMinimized(cfg.ScheduleDir, sc, seed, v.Property)
-				if err != nil {
-					return nil, err
+		}
+	}
+	results := make([]seedResult, min(sweepChunk, len(cfg.Seeds)))
+	for lo := 0; lo < len(cfg.Seeds); lo += sweepChunk {
+		chunk := cfg.Seeds[lo:min(lo+sweepChunk, len(cfg.Seeds))]
+		each(len(chunk), func(i int) {
+			s := sc // each goroutine simulates its own copy
+			res, err := model.Run(&s, sim.NewPCG(chunk[i]), model.Options{Record: true, Seed: chunk[i]})
+			if err != nil {
+				results[i] = seedResult{err: err}
+				return
+			}
+			cov := map[string]int{}
+			countCoverage(cov, res)
+			results[i] = seedResult{coverage: cov, violations: Check(res.History, cfg.Props)}
+		})
+		for i, seed := range chunk {
+			r := results[i]
+			results[i] = seedResult{}
+			if r.err != nil {
+				return nil, r.err
+			}
+			for k, n := range r.coverage {
+				rep.Coverage[k] += n
+			}
+			// Violations counts the seeds (runs of the simulation) that
+			// violate a property, not its violations: one seed may
+			// violate a property in many workflow runs.
+			violated := map[string]bool{}
+			for _, v := range r.violations {
+				if !violated[v.Property] {
+					violated[v.Property] = true
+					rep.Violations[v.Property]++
 				}
-				f.ScheduleFile = path
-				f.Replay += "   (minimized: simlab replay " + path + ")"
+				if rep.First[v.Property] != nil {
+					continue
+				}
+				f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
+					Replay: cfg.Spec.RunCommand(seed)}
+				if cfg.ScheduleDir != "" {
+					path, err := saveMinimized(cfg.ScheduleDir, sc, seed, v.Property)
+					if err != nil {
+						return nil, err
+					}
+					f.ScheduleFile = path
+					f.Replay += "   (minimized: simlab replay " + path + ")"
+				}
+				rep.First[v.Property] = f
 			}
-			rep.First[v.Property] = f
-		}
-		rep.Seeds++
-		if cfg.Progress != nil {
-			cfg.Progress(i + 1)
+			rep.Seeds++
+			if cfg.Progress != nil {
+				cfg.Progress(lo + i + 1)
+			}
 		}
 	}
 	rep.Declared = Declared(&sc)
@@ -167,9 +218,26 @@ func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string) (str
 		return "", err
 	}
 	msc, mchoices, h := Minimize(sc, choices, p)
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d.json", sc.Name, prop, seed))
+	// The directory is made only when there is something to save, so a
+	// check that finds nothing leaves no trace in the user's cache.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("schedules directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, ScheduleFileName(sc, prop, seed))
 	err = SaveSchedule(path, Schedule{Property: prop, Seed: seed, HistoryHash: fmt.Sprintf("%016x", h.Hash), Scenario: msc, Choices: mchoices})
 	return path, err
+}
+
+// ScheduleFileName names the minimized schedule of prop's counterexample at
+// seed: the scenario, each variant after a "+", the property and the seed,
+// so that checks of one scenario with different variants never overwrite
+// each other's files.
+func ScheduleFileName(sc model.Scenario, prop string, seed uint64) string {
+	name := sc.Name
+	for _, v := range sc.Variants {
+		name += "+" + v
+	}
+	return fmt.Sprintf("%s-%s-seed%d.json", name, prop, seed)
 }
 
 // countCoverage counts the interesting outcomes of one run.
@@ -192,8 +260,21 @@ func countCoverage(cov map[string]int, res *model.Result) {
 	add("recovery", c.Recoveries)
 	add("concurrent_last_completers", c.ConcurrentLast)
 	add("exhausted", c.Exhausted)
+	add("write_refused_ended", c.WritesRefusedEnded)
+	add("replay_after_end", c.ReplaysAfterEnd)
+	add("body_after_end", c.BodiesAfterEnd)
+	add("end_seen", c.EndSeen)
 	for _, s := range res.History.FaultSites {
 		add("fault:"+s.Name, s.Fired)
+	}
+	if d := res.History.Swarm; d != nil {
+		add("world:"+d.World, 1)
+		if d.Windows >= 3 {
+			add("long_window", 1)
+			if slices.Contains(d.Sites, "crash") {
+				add(d.World+"+crash+long_window", 1)
+			}
+		}
 	}
 }
 
@@ -201,6 +282,12 @@ func countCoverage(cov map[string]int, res *model.Result) {
 // the knobs it turns on ("sometimes" assertions): a green sweep in which the
 // paths it was meant to exercise never ran fails instead.
 func Declared(sc *model.Scenario) []string {
+	if sc.Swarm {
+		// What a swarm sweep must reach: every World, long fault windows,
+		// and the combination the pre-fix fence bug needs.
+		return []string{"world:world-local", "world:world-postgres", "world:world-vercel", "long_window",
+			"world-postgres+crash+long_window", "crash", "end_seen"}
+	}
 	var out []string
 	f := &sc.Faults
 	fetchFree := false
@@ -233,7 +320,12 @@ func Declared(sc *model.Scenario) []string {
 		out = append(out, "reroute", "fault:queue.misdeliver")
 	}
 	if f.Cancel > 0 || f.CancelAt > 0 {
-		out = append(out, "gone")
+		// A cancel must be seen by an actor that then stops: a delivery
+		// gone at its claim or read, or a last completer whose lazy read
+		// (or replay's log) shows the end. "gone" alone was too narrow: on
+		// the fetch-free path a cancel before the lazy read (golden-t4)
+		// meets no claim.
+		out = append(out, "end_seen")
 	}
 	if f.LostCreate > 0 && sc.Workflow.ResilientDispatch && queued {
 		out = append(out, "fault:producer.lost_create")

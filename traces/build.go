@@ -22,7 +22,7 @@ const ScopeName = "github.com/simlab/simlab/traces"
 // SchemaVersion is the version of the span contract in docs/TRACE_SCHEMA.md,
 // written as the instrumentation scope's version so a reader of an old file
 // can tell which contract it follows.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // DefaultEpoch is the wall-clock instant virtual time 0 maps to unless
 // Options.Epoch says otherwise. It is fixed so that trace files are
@@ -58,7 +58,9 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("traces: epoch %q: want \"now\" or an RFC 3339 time such as 2026-01-01T00:00:00Z: %w", s, err)
+		// time.Parse's own text names Go's layout string, which means
+		// nothing to a user: say what to type instead.
+		return time.Time{}, fmt.Errorf("--epoch %q: want now or a date and time with its zone (RFC 3339), for example --epoch 2026-01-01T00:00:00Z or --epoch now", s)
 	}
 	return t.UTC(), nil
 }
@@ -68,10 +70,7 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 // derived from the seed and the entity, the resource the simulated service's.
 // The same History and Options give the same spans in the same order.
 func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
-	epoch := opts.Epoch
-	if epoch.IsZero() {
-		epoch = DefaultEpoch
-	}
+	epoch := epochOrDefault(opts.Epoch)
 	if opts.MaxSpans < 0 {
 		return nil, fmt.Errorf("traces: MaxSpans %d: want 0 (no bound) or more", opts.MaxSpans)
 	}

@@ -27,9 +27,9 @@ func ExampleBuild() {
 	if err := traces.WriteJSONL(&file, spans); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(spans), "spans in trace", traces.TraceID(res.History, 0))
+	fmt.Println(len(spans), "spans in trace", traces.TraceID(res.History, traces.Options{}, 0))
 	fmt.Println(bytes.Count(file.Bytes(), []byte("\n")), "line per run")
 	// Output:
-	// 25 spans in trace 41a40c7870aac8a5d42b4e0bacb3c983
+	// 25 spans in trace a4f466ed503c662e967cdecc548c1a6d
 	// 1 line per run
 }

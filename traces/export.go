@@ -1,12 +1,15 @@
 package traces
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -41,36 +44,87 @@ func WithTimeout(d time.Duration) ExportOption {
 
 // Export hands spans to any SDK exporter in batches, in order: the in-memory
 // tracetest.InMemoryExporter in tests, or an OTLP exporter. On a failed
-// batch it stops and says how many spans had been handed over.
-func Export(ctx context.Context, exp sdktrace.SpanExporter, spans []sdktrace.ReadOnlySpan) error {
+// batch it stops and returns how many spans had been handed over.
+func Export(ctx context.Context, exp sdktrace.SpanExporter, spans []sdktrace.ReadOnlySpan) (delivered int, err error) {
 	for sent := 0; sent < len(spans); {
 		n := min(batchSize, len(spans)-sent)
 		if err := exp.ExportSpans(ctx, spans[sent:sent+n]); err != nil {
-			return fmt.Errorf("spans %d-%d of %d (%d delivered before): %w", sent+1, sent+n, len(spans), sent, err)
+			return sent, err
 		}
 		sent += n
 	}
-	return nil
+	return len(spans), nil
 }
 
 // EndpointURL is the URL ExportOTLP posts to for endpoint: an http or https
 // URL, with /v1/traces added when it has no path, as OTLP does for a base
 // endpoint (so "http://127.0.0.1:4318" reaches Jaeger's OTLP receiver).
+// Errors say what to type instead, e.g. for a bare host:port.
 func EndpointURL(endpoint string) (string, error) {
+	if !strings.Contains(endpoint, "://") {
+		return "", fmt.Errorf("--otlp %q: want a URL with its scheme, for example --otlp http://%s", endpoint,
+			strings.TrimPrefix(cmp.Or(strings.TrimSpace(endpoint), "127.0.0.1:4318"), "//"))
+	}
 	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "", fmt.Errorf("traces: OTLP endpoint %q: %w", endpoint, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("traces: OTLP endpoint %q: want an http:// or https:// URL such as http://127.0.0.1:4318", endpoint)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("traces: OTLP endpoint %q: no host", endpoint)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("--otlp %q: want an http:// or https:// URL with a host, for example --otlp http://127.0.0.1:4318", endpoint)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/v1/traces"
 	}
 	return u.String(), nil
+}
+
+// ExportError is a failed OTLP export, in terms a user can act on: where
+// it went, how far it got, and why, without the HTTP client's wording.
+type ExportError struct {
+	Endpoint         string
+	Delivered, Total int
+	// Timeout: the endpoint accepted the connection (or never completed
+	// it) but did not answer within After.
+	Timeout bool
+	After   time.Duration
+	// Refused: nothing listens at the endpoint.
+	Refused bool
+	Err     error
+}
+
+func (e *ExportError) Error() string {
+	var why string
+	switch {
+	case e.Timeout:
+		why = fmt.Sprintf("no answer within %v", e.After)
+	case e.Refused:
+		why = "nothing is listening there (connection refused)"
+	default:
+		why = e.Err.Error()
+		// The exporter labels every failure it could retry so; simlab
+		// never retries, and the label only confuses.
+		for _, noise := range []string{"traces export: ", "retry-able request failure: "} {
+			why = strings.ReplaceAll(why, noise, "")
+		}
+	}
+	got := "none of its %[2]d spans arrived"
+	if e.Delivered > 0 {
+		got = "%[1]d of its %[2]d spans arrived before"
+	}
+	return fmt.Sprintf("OTLP export to %s failed: %s; "+got, e.Endpoint, why, e.Delivered, e.Total)
+}
+
+func (e *ExportError) Unwrap() error { return e.Err }
+
+// exportError classifies err, the failure of Export after delivered of
+// total spans.
+func exportError(target string, timeout time.Duration, delivered, total int, err error) *ExportError {
+	e := &ExportError{Endpoint: target, Delivered: delivered, Total: total, After: timeout, Err: err}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		e.Timeout = true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Refused = true
+	}
+	return e
 }
 
 // ExportOTLP sends spans over OTLP/HTTP (protobuf) to endpoint, see
@@ -115,8 +169,8 @@ func ExportOTLP(ctx context.Context, endpoint string, spans []sdktrace.ReadOnlyS
 			err = errors.Join(err, fmt.Errorf("traces: OTLP exporter for %s: shutdown: %w", target, serr))
 		}
 	}()
-	if err := Export(ctx, exp, spans); err != nil {
-		return fmt.Errorf("traces: OTLP export to %s failed: %w", target, err)
+	if n, err := Export(ctx, exp, spans); err != nil {
+		return exportError(target, cfg.timeout, n, len(spans), err)
 	}
 	return nil
 }

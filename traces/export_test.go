@@ -143,6 +143,10 @@ func failing(t *testing.T, rc *receiver, want string, opts ...ExportOption) {
 	if n := rc.requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1 (no retry)", n)
 	}
+	// Nothing retries, so nothing may say it might have.
+	if strings.Contains(err.Error(), "retry") {
+		t.Errorf("error %q speaks of retrying", err)
+	}
 }
 
 func TestExportOTLPServerError(t *testing.T) {
@@ -183,7 +187,7 @@ func TestExportOTLPTimeout(t *testing.T) {
 		return false
 	})
 	t.Cleanup(func() { close(release) }) // runs before rc.Close, which waits for handlers
-	failing(t, rc, "Client.Timeout exceeded", WithTimeout(50*time.Millisecond))
+	failing(t, rc, "no answer within 50ms; none of its", WithTimeout(50*time.Millisecond))
 }
 
 func TestExportOTLPDown(t *testing.T) {
@@ -212,5 +216,10 @@ func TestEndpointURL(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), in) {
 			t.Errorf("EndpointURL(%q): error %q does not name it", in, err)
 		}
+	}
+	// A bare host:port gets told the URL to type, not Go's URL parser's
+	// "first path segment in URL cannot contain colon".
+	if _, err := EndpointURL("127.0.0.1:4318"); err == nil || !strings.Contains(err.Error(), "--otlp http://127.0.0.1:4318") || strings.Contains(err.Error(), "segment") {
+		t.Errorf("EndpointURL(127.0.0.1:4318): %v, want it to suggest --otlp http://127.0.0.1:4318", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -40,19 +41,38 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-// historyKey folds everything that names a simulation (not its outcome) into
-// one word: the seed, the scenario and its variants. The history hash is left
-// out on purpose, so a reader can predict a run's trace id from the command
-// line that produced it.
-func historyKey(h *model.History) uint64 {
+// historyKey folds everything that shapes a run's spans into one word: the
+// seed, the scenario and its variants, the store profile, the history's own
+// hash (which any --set knob that changes what happens changes too) and the
+// epoch the spans are stamped on. Two exports of identical spans get
+// identical ids, so sending one twice is harmless; any difference in the
+// spans gives other ids, so two different exports of one seed (say two
+// --epoch now) never merge into one trace in a backend with every span id
+// twice.
+func historyKey(h *model.History, epoch time.Time) uint64 {
 	f := fnv.New64a()
-	f.Write([]byte("simlab/traces/v1\x00"))
+	f.Write([]byte("simlab/traces/v2\x00"))
 	f.Write([]byte(h.Scenario))
 	for _, v := range h.Variants {
 		f.Write([]byte{0})
 		f.Write([]byte(v))
 	}
+	f.Write([]byte{0})
+	f.Write([]byte(h.Profile))
+	var b [8]byte
+	for _, x := range []uint64{h.Hash, uint64(epochOrDefault(epoch).UnixNano())} {
+		putUint64(b[:], x)
+		f.Write(b[:])
+	}
 	return mix(f.Sum64() + mix(h.Seed+golden))
+}
+
+// epochOrDefault is the epoch Build stamps spans on for opts.Epoch.
+func epochOrDefault(epoch time.Time) time.Time {
+	if epoch.IsZero() {
+		return DefaultEpoch
+	}
+	return epoch
 }
 
 // traceIDFor derives run's trace id from the history key. The high half is
@@ -94,10 +114,10 @@ func putUint64(b []byte, v uint64) {
 	}
 }
 
-// TraceID is the trace id of the run at index run of h.Runs: a function of
-// h.Seed, h.Scenario, h.Variants and run only, with a non-zero high half.
-func TraceID(h *model.History, run int) trace.TraceID {
-	return traceIDFor(historyKey(h), int32(run))
+// TraceID is the trace id Build(h, opts) gives the run at index run of
+// h.Runs (see historyKey), with a non-zero high half.
+func TraceID(h *model.History, opts Options, run int) trace.TraceID {
+	return traceIDFor(historyKey(h, opts.Epoch), int32(run))
 }
 
 // idGenerator hands the SDK the ids Build computed for the span it is about

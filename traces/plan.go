@@ -69,6 +69,9 @@ type planner struct {
 	procNode []int32 // per delivery: its queue.process node in its run's plan, or -1
 	stepNode []int32 // per delivery: its step.execute node, or -1
 	msgPub   []int32 // per message: the publish that created it, or -1
+	// claimAttempt is, per delivery, the attempt its accepted step_started
+	// answered (core's step.attempt), or 0.
+	claimAttempt []int32
 }
 
 // runEntities are the History rows that belong to one run, in table order.
@@ -81,13 +84,14 @@ func newPlanner(h *model.History, epoch time.Time) (*planner, error) {
 		return nil, err
 	}
 	p := &planner{
-		h:        h,
-		epoch:    epoch,
-		key:      historyKey(h),
-		runs:     make([]runEntities, len(h.Runs)),
-		procNode: fill(len(h.Deliveries)),
-		stepNode: fill(len(h.Deliveries)),
-		msgPub:   fill(len(h.Messages)),
+		h:            h,
+		epoch:        epoch,
+		key:          historyKey(h, epoch),
+		runs:         make([]runEntities, len(h.Runs)),
+		procNode:     fill(len(h.Deliveries)),
+		stepNode:     fill(len(h.Deliveries)),
+		msgPub:       fill(len(h.Messages)),
+		claimAttempt: make([]int32, len(h.Deliveries)),
 	}
 	for i := range h.Deliveries {
 		r := h.Deliveries[i].Run
@@ -101,8 +105,11 @@ func newPlanner(h *model.History, epoch time.Time) (*planner, error) {
 		}
 	}
 	for i := range h.Calls {
-		r := h.Calls[i].Run
-		p.runs[r].calls = append(p.runs[r].calls, int32(i))
+		c := &h.Calls[i]
+		p.runs[c.Run].calls = append(p.runs[c.Run].calls, int32(i))
+		if c.Event == world.EvStepStarted && c.Op == model.OpEventsCreate && c.Result == world.OK && c.Caller.Delivery >= 0 {
+			p.claimAttempt[c.Caller.Delivery] = c.Attempt
+		}
 	}
 	for i := range h.Faults {
 		r := h.Faults[i].Run
@@ -273,14 +280,15 @@ func (p *planner) plan(r int32) []node {
 		completedAt = h.FinalRuns[r].CompletedAt
 	}
 	root := node{
-		kind: entRun, index: r, parent: -1, svc: svcWorld, name: "workflow.run",
+		kind: entRun, index: r, parent: -1, svc: svcWorld, name: RunSpanName,
 		spanKind: trace.SpanKindInternal, start: info.StartAt, end: info.StartAt, must: true,
 		attrs: []attribute.KeyValue{
 			attribute.String("workflow.run.id", model.RunName(info.ID)),
+			attribute.String("workflow.name", WorkflowName),
 			attribute.String("workflow.run.status", status.String()),
-			attribute.String("workflow.deployment.id", p.deploymentName(info.Deployment)),
-			attribute.String("workflow.run.engine", info.Engine.String()),
-			attribute.Int("workflow.run.fanouts", len(info.Fanouts)),
+			attribute.String("deployment.id", p.deploymentName(info.Deployment)),
+			attribute.String("simlab.run.engine", info.Engine.String()),
+			attribute.Int("simlab.run.fanouts", len(info.Fanouts)),
 			// A string keeps every uint64 seed exact; an int64 attribute
 			// would turn seeds above 2^63 negative.
 			attribute.String("simlab.seed", strconv.FormatUint(h.Seed, 10)),
@@ -347,7 +355,7 @@ func (p *planner) plan(r int32) []node {
 					end = h.Deliveries[inv].End
 				}
 				nodes[n].end = end
-				nodes[n].attrs = append(nodes[n].attrs, attribute.Bool("workflow.delivery.end_inferred", true))
+				nodes[n].attrs = append(nodes[n].attrs, attribute.Bool("simlab.delivery.end_inferred", true))
 			}
 		}
 	}
@@ -391,6 +399,31 @@ func (p *planner) plan(r int32) []node {
 	return nodes
 }
 
+// Span names and values that follow the real engine's conventions
+// (@workflow/core 5.0.0-beta.52, dist/telemetry and runtime.js).
+const (
+	// RunSpanName is simlab's root: one span for a run's whole life, which
+	// the real engine does not have (its traces start at workflow.start), so
+	// it keeps the simlab prefix.
+	RunSpanName = "simlab.run"
+	// WorkflowName is the simulated workflow's name; ExecuteSpanName the
+	// span of an invocation handling one queue message, as core names it
+	// ("workflow.execute " + the workflow's display name).
+	WorkflowName    = "workflow//simlab//fanout"
+	ExecuteSpanName = "workflow.execute fanout"
+	// StepFunction is the one step function every branch calls; the span
+	// of a step execution is named by the function, never per step.
+	StepFunction = "step//simlab//branch"
+	StepSpanName = "step.execute branch"
+)
+
+// stepID is a step's id as spans carry it (core's are strings).
+func stepID(s world.StepID) string { return "step_" + strconv.Itoa(int(s)) }
+
+// queueName is the queue a message is published to: core publishes every
+// invocation, step or workflow, on the workflow's queue.
+func queueName(model.MsgKind) string { return "__wkf_workflow_fanout" }
+
 func msgKind(k model.MsgKind) string {
 	if k == model.MsgWorkflow {
 		return "workflow"
@@ -408,25 +441,33 @@ func (p *planner) process(d int32, tid trace.TraceID) node {
 		svc = svcOrchestrator(del.Deployment)
 	}
 	n := node{
-		kind: entProcess, index: d, svc: svc, name: "queue.process",
+		kind: entProcess, index: d, svc: svc, name: ExecuteSpanName,
 		spanKind: trace.SpanKindConsumer, start: del.Start, end: del.End,
 		attrs: []attribute.KeyValue{
 			attribute.String("messaging.system", "simlab-queue"),
 			attribute.String("messaging.operation.type", "process"),
 			attribute.String("messaging.message.id", messageID(msg.ID)),
-			attribute.Int("workflow.delivery.attempt", int(del.Attempt)),
-			attribute.String("workflow.consumer.deployment.id", p.deploymentName(del.Deployment)),
-			attribute.String("workflow.consumer.version", del.Version.String()),
-			attribute.String("workflow.message.kind", msgKind(del.Kind)),
-			attribute.String("workflow.message.target.deployment.id", p.deploymentName(del.Target)),
-			attribute.String("workflow.delivery.disposition", del.Disposition.String()),
+			attribute.String("messaging.destination.name", queueName(del.Kind)),
+			attribute.String("workflow.run.id", model.RunName(del.Run)),
+			attribute.String("workflow.name", WorkflowName),
+			attribute.Int("simlab.delivery.attempt", int(del.Attempt)),
+			attribute.String("simlab.consumer.deployment.id", p.deploymentName(del.Deployment)),
+			attribute.String("simlab.consumer.version", del.Version.String()),
+			attribute.String("simlab.message.kind", msgKind(del.Kind)),
+			attribute.String("simlab.message.target.deployment.id", p.deploymentName(del.Target)),
+			attribute.String("simlab.delivery.disposition", del.Disposition.String()),
 		},
 	}
 	if del.Deployment != del.Target {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.delivery.misdelivered", true))
+		n.attrs = append(n.attrs, attribute.Bool("simlab.delivery.misdelivered", true))
+	}
+	if del.Kind == model.MsgStep {
+		// Core sets it on the workflow.execute span of the invocation that
+		// handles a dispatched step (runtime.js), not on step.execute.
+		n.attrs = append(n.attrs, attribute.String("workflow.step.dispatch_prologue", p.prologue(del)))
 	}
 	if del.Rerouted {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.delivery.rerouted", true))
+		n.attrs = append(n.attrs, attribute.Bool("simlab.delivery.rerouted", true))
 	}
 	if pub := p.msgPub[del.Msg]; pub >= 0 {
 		n.link = spanIDFor(tid, entPublish, pub)
@@ -480,31 +521,42 @@ func (p *planner) step(d int32) node {
 		name = model.StepName(f.Index, int32(del.Step-f.FirstStep))
 	}
 	n := node{
-		kind: entStep, index: d, svc: svcConsumer(del.Deployment), name: "step.execute " + name,
+		kind: entStep, index: d, svc: svcConsumer(del.Deployment), name: StepSpanName,
 		spanKind: trace.SpanKindInternal, start: del.Start, end: del.End,
 		attrs: []attribute.KeyValue{
-			attribute.Int("workflow.step.id", int(del.Step)),
-			attribute.String("workflow.step.name", name),
-			attribute.Int("workflow.fanout.id", int(del.Fanout)),
-			attribute.Int("workflow.fanout.index", int(fanIndex)),
-			attribute.String("workflow.step.outcome", stepOutcome(del)),
-			attribute.Bool("workflow.step.inline", del.Msg < 0),
-			attribute.Bool("workflow.step.body_ran", del.BodyRan),
+			attribute.String("step.id", stepID(del.Step)),
+			attribute.String("step.name", StepFunction),
+			attribute.String("workflow.run.id", model.RunName(del.Run)),
+			attribute.String("simlab.step.label", name),
+			attribute.Int("simlab.fanout.id", int(del.Fanout)),
+			attribute.Int("simlab.fanout.index", int(fanIndex)),
+			attribute.String("simlab.step.outcome", stepOutcome(del)),
+			attribute.Bool("simlab.step.inline", del.Msg < 0),
+			attribute.Bool("simlab.step.body_ran", del.BodyRan),
 		},
 	}
 	if del.Msg >= 0 {
-		n.attrs = append(n.attrs,
-			attribute.String("workflow.step.dispatch_prologue", p.prologue(del)),
-			attribute.Int("workflow.delivery.attempt", int(del.Attempt)))
+		n.attrs = append(n.attrs, attribute.Int("simlab.delivery.attempt", int(del.Attempt)))
+	}
+	if a := p.claimAttempt[d]; a > 0 {
+		n.attrs = append(n.attrs, attribute.Int("step.attempt", int(a)))
+	}
+	switch del.Outcome {
+	case model.OutcomeCompleted, model.OutcomeFailed:
+		n.attrs = append(n.attrs, attribute.String("step.status", del.Outcome.String()))
+	case model.OutcomeRetry:
+		n.attrs = append(n.attrs, attribute.String("step.status", "retrying"))
+	case model.OutcomeSkipped, model.OutcomeGone:
+		n.attrs = append(n.attrs, attribute.Bool("step.skipped", true), attribute.String("step.skip_reason", del.Outcome.String()))
 	}
 	if del.LastComplete {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.step.last_completer", true))
+		n.attrs = append(n.attrs, attribute.Bool("simlab.step.last_completer", true))
 	}
 	if del.Continued {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.step.continued", true))
+		n.attrs = append(n.attrs, attribute.Bool("simlab.step.continued", true))
 	}
 	if del.Recovered {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.step.recovered", true))
+		n.attrs = append(n.attrs, attribute.Bool("workflow.step.resilient_dispatch_recovered", true))
 	}
 	if del.BodyRan {
 		n.events = append(n.events, event{name: "step.body.start", at: del.BodyStart})
@@ -530,36 +582,37 @@ func (p *planner) publish(i, parent, svc int32) node {
 		attrs: []attribute.KeyValue{
 			attribute.String("messaging.system", "simlab-queue"),
 			attribute.String("messaging.operation.type", "send"),
-			attribute.String("workflow.dispatch.site", pub.Site.String()),
-			attribute.String("workflow.producer.version", pub.Producer.String()),
+			attribute.String("simlab.dispatch.site", pub.Site.String()),
+			attribute.String("simlab.producer.version", pub.Producer.String()),
 		},
 	}
 	if pub.Step >= 0 {
-		n.attrs = append(n.attrs, attribute.Int("workflow.step.id", int(pub.Step)))
+		n.attrs = append(n.attrs, attribute.String("step.id", stepID(pub.Step)))
 	}
 	if pub.Deduped {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.publish.deduped", true))
+		n.attrs = append(n.attrs, attribute.Bool("simlab.publish.deduped", true))
 	}
 	if pub.Msg < 0 {
 		// A deduplicated publish made no message: nothing to identify or
 		// carry, and no runContext went anywhere.
-		n.attrs = append(n.attrs, attribute.Bool("workflow.run_context.present", false))
+		n.attrs = append(n.attrs, attribute.Bool("simlab.run_context.present", false))
 		return n
 	}
 	m := &h.Messages[pub.Msg]
 	n.attrs = append(n.attrs,
 		attribute.String("messaging.message.id", messageID(m.ID)),
-		attribute.Bool("workflow.run_context.present", m.HasCtx),
-		attribute.Bool("workflow.step.input.present", m.HasInput),
-		attribute.String("workflow.message.kind", msgKind(m.Kind)),
-		attribute.String("workflow.message.target.deployment.id", p.deploymentName(m.Target)),
-		attribute.Int("workflow.message.reroutes", int(m.Reroutes)),
+		attribute.String("messaging.destination.name", queueName(m.Kind)),
+		attribute.Bool("simlab.run_context.present", m.HasCtx),
+		attribute.Bool("simlab.step_input.present", m.HasInput),
+		attribute.String("simlab.message.kind", msgKind(m.Kind)),
+		attribute.String("simlab.message.target.deployment.id", p.deploymentName(m.Target)),
+		attribute.Int("workflow.deployment_mismatch.retry_count", int(m.Reroutes)),
 	)
 	if m.Delay > 0 {
-		n.attrs = append(n.attrs, attribute.Int64("workflow.message.delay_ns", int64(m.Delay)))
+		n.attrs = append(n.attrs, attribute.Int64("simlab.message.delay_ns", int64(m.Delay)))
 	}
 	if m.Origin >= 0 {
-		n.attrs = append(n.attrs, attribute.String("workflow.message.origin.id", messageID(h.Messages[m.Origin].ID)))
+		n.attrs = append(n.attrs, attribute.String("simlab.message.origin.id", messageID(h.Messages[m.Origin].ID)))
 	}
 	return n
 }
@@ -567,16 +620,28 @@ func (p *planner) publish(i, parent, svc int32) node {
 // call plans a store call as a CLIENT span of its caller.
 func (p *planner) call(i, parent, svc int32) node {
 	c := &p.h.Calls[i]
+	name := "world." + c.Op.String()
+	if c.Op == model.OpEventsCreate {
+		// Core names a World call <prefix>.<method>, and an events.create
+		// by its event type: world.events.create step_started.
+		name += " " + c.Event.String()
+	}
 	n := node{
-		kind: entCall, index: i, parent: parent, svc: svc, name: "world." + c.Op.String(),
+		kind: entCall, index: i, parent: parent, svc: svc, name: name,
 		spanKind: trace.SpanKindClient, start: c.Start, end: c.End,
 		attrs: []attribute.KeyValue{
-			attribute.String("workflow.call.caller", c.Caller.Kind.String()),
-			attribute.Int64("workflow.call.queued_ns", int64(c.Served-c.Start)),
+			attribute.String("rpc.system", "simlab"),
+			attribute.String("rpc.method", name),
+			attribute.String("workflow.run.id", model.RunName(c.Run)),
+			attribute.String("simlab.call.caller", c.Caller.Kind.String()),
+			attribute.Int64("simlab.call.queued_ns", int64(c.Served-c.Start)),
 		},
 	}
 	if c.Result != world.OK {
 		n.must = true
+		// Core's spans show a refused World call as an error whose message
+		// is the World's; simlab's names the result.
+		n.status, n.desc = codes.Error, c.Result.String()
 	}
 	switch c.Op {
 	case model.OpRunsGet:
@@ -585,42 +650,49 @@ func (p *planner) call(i, parent, svc int32) node {
 			reason = "none"
 		}
 		n.attrs = append(n.attrs,
-			attribute.String("workflow.runs_get.reason", reason),
-			attribute.String("workflow.run.status_read", c.StatusRead.String()),
-			attribute.Bool("workflow.read.stale", c.Stale))
+			attribute.String("simlab.runs_get.reason", reason),
+			attribute.String("simlab.run.status_read", c.StatusRead.String()),
+			attribute.Bool("simlab.read.stale", c.Stale))
 		if c.Reason == model.ReasonLastCompleter {
 			n.must = true
 			if c.Fanout >= 0 {
-				n.attrs = append(n.attrs, attribute.Int("workflow.fanout.id", int(c.Fanout)))
+				n.attrs = append(n.attrs, attribute.Int("simlab.fanout.id", int(c.Fanout)))
 			}
 		}
 	case model.OpEventsCreate:
 		n.attrs = append(n.attrs,
-			attribute.String("workflow.event.type", c.Event.String()),
-			attribute.String("workflow.event.result", c.Result.String()))
+			attribute.String("simlab.event.type", c.Event.String()),
+			attribute.String("simlab.event.result", c.Result.String()))
 		if c.Step >= 0 {
-			n.attrs = append(n.attrs, attribute.Int("workflow.step.id", int(c.Step)))
+			n.attrs = append(n.attrs, attribute.String("step.id", stepID(c.Step)))
+		}
+		if c.Event == world.EvStepStarted && c.Result == world.OK {
+			n.attrs = append(n.attrs, attribute.Int("step.attempt", int(c.Attempt)))
 		}
 		if c.Fanout >= 0 {
-			n.attrs = append(n.attrs, attribute.Int("workflow.fanout.id", int(c.Fanout)))
+			n.attrs = append(n.attrs, attribute.Int("simlab.fanout.id", int(c.Fanout)))
 		}
 		if c.LogPos >= 0 {
-			n.attrs = append(n.attrs, attribute.Int("workflow.event.log_pos", int(c.LogPos)))
+			n.attrs = append(n.attrs, attribute.Int("simlab.event.log_pos", int(c.LogPos)))
 		}
 		if c.Result == world.TooEarly {
 			// The World answers with the instant the step may start; put it on
 			// the same clock as the span timestamps.
 			at := p.epoch.Add(time.Duration(c.RetryAfter)).UnixNano()
-			n.attrs = append(n.attrs, attribute.Int64("workflow.event.retry_after_unix_nano", at))
+			n.attrs = append(n.attrs, attribute.Int64("simlab.event.retry_after_unix_nano", at))
 		}
 		if c.WasLast {
-			n.attrs = append(n.attrs, attribute.Bool("workflow.fanout.was_last", true))
+			n.attrs = append(n.attrs, attribute.Bool("simlab.fanout.was_last", true))
 		}
 	case model.OpEventsList:
+		if c.LogTerminal {
+			// The log it answered with holds the run's terminal event.
+			n.attrs = append(n.attrs, attribute.Bool("simlab.log.terminal", true))
+		}
 		if c.Fanout >= 0 {
 			n.attrs = append(n.attrs,
-				attribute.Int("workflow.fanout.id", int(c.Fanout)),
-				attribute.Bool("workflow.fanout.pending_empty", c.PendingEmpty))
+				attribute.Int("simlab.fanout.id", int(c.Fanout)),
+				attribute.Bool("simlab.fanout.pending_empty", c.PendingEmpty))
 		}
 	}
 	return n

@@ -208,7 +208,7 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 		if len(bytes.TrimSpace(raw)) > 0 {
 			spans, perr := parseLine(raw)
 			if perr != nil {
-				return nil, fmt.Errorf("traces: line %d: %w", line, perr)
+				return nil, fmt.Errorf("line %d: %w", line, perr)
 			}
 			out = append(out, spans...)
 		}
@@ -216,7 +216,7 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("traces: reading line %d: %w", line, err)
+			return nil, fmt.Errorf("reading line %d: %w", line, err)
 		}
 	}
 	SortSpans(out)
@@ -279,15 +279,45 @@ type (
 	}
 )
 
+// JSONProblem says why data is not the JSON it should be in a reader's
+// terms (where the JSON breaks, which field has the wrong type) rather than
+// the decoder's ("invalid character 'g' looking for beginning of value"),
+// or returns nil when err is no JSON decoding error. The CLI says the same
+// of its other JSON files (schedules, --json reports).
+func JSONProblem(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("not JSON (broken at byte %d)", se.Offset)
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Errorf("field %s is a JSON %s, not the expected type", te.Field, te.Value)
+	case errors.As(err, &te):
+		return fmt.Errorf("a JSON %s, not an object", te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends early (a cut-off file?)")
+	}
+	return nil
+}
+
+// notOTLP is JSONProblem for a line of a trace file, saying what a line
+// should hold.
+func notOTLP(err error) error {
+	if p := JSONProblem(err); p != nil {
+		return fmt.Errorf("%w: want one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out writes", p)
+	}
+	return fmt.Errorf("not an OTLP JSON object: %w", err)
+}
+
 func parseLine(raw []byte) ([]Span, error) {
 	var req jsonRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&req); err != nil {
-		return nil, fmt.Errorf("not an OTLP JSON object: %w", err)
+		return nil, notOTLP(err)
 	}
 	if dec.More() {
-		return nil, errors.New("more than one JSON value on the line")
+		return nil, errors.New("more than one JSON value on the line: want one {\"resourceSpans\":[...]} object per line")
 	}
 	var out []Span
 	for ri, rs := range req.ResourceSpans {

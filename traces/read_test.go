@@ -67,7 +67,7 @@ func TestReadJSONLGoldenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(spans) == 0 || spans[0].ParentID != "" || spans[0].Name != "workflow.run" {
+	if len(spans) == 0 || spans[0].ParentID != "" || spans[0].Name != RunSpanName {
 		t.Fatalf("the first span is not the run's root: %+v", spans[0])
 	}
 	ids := map[string]bool{}
@@ -98,7 +98,7 @@ func TestReadJSONLErrorsNameTheLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.TrimSuffix(good.String(), "\n")
-	tid := TraceID(h, 0).String()
+	tid := TraceID(h, Options{}, 0).String()
 	cases := []struct {
 		name, file, want string
 	}{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,7 +157,7 @@ type index struct {
 func newIndex(t *testing.T, spans []sdktrace.ReadOnlySpan) *index {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
-	if err := Export(t.Context(), exp, spans); err != nil {
+	if _, err := Export(t.Context(), exp, spans); err != nil {
 		t.Fatalf("in-memory export: %v", err)
 	}
 	ix := &index{spans: exp.GetSpans(), byID: map[trace.SpanID]*tracetest.SpanStub{}, byName: map[string][]*tracetest.SpanStub{}}
@@ -169,13 +170,22 @@ func newIndex(t *testing.T, spans []sdktrace.ReadOnlySpan) *index {
 			t.Fatalf("span id %s used twice", s.SpanContext.SpanID())
 		}
 		ix.byID[s.SpanContext.SpanID()] = s
-		name := s.Name
-		if strings.HasPrefix(name, "step.execute ") {
-			name = "step.execute"
-		}
+		name := baseName(s.Name)
 		ix.byName[name] = append(ix.byName[name], s)
 	}
 	return ix
+}
+
+// baseName folds the names that carry a detail (the step function, the
+// event type) into the name the schema lists.
+func baseName(name string) string {
+	switch {
+	case strings.HasPrefix(name, "step.execute "):
+		return "step.execute"
+	case strings.HasPrefix(name, "world.events.create "):
+		return "world.events.create"
+	}
+	return name
 }
 
 func attr(s *tracetest.SpanStub, key string) (attribute.Value, bool) {
@@ -200,36 +210,36 @@ func resAttr(s *tracetest.SpanStub, key string) string {
 // contract is docs/TRACE_SCHEMA.md's required attributes per span name,
 // spelled out literally so that a rename in the code fails here.
 var contract = map[string][]string{
-	"workflow.run":        {"workflow.run.id", "workflow.run.status", "workflow.deployment.id", "simlab.seed", "simlab.scenario"},
-	"queue.publish":       {"messaging.system", "messaging.operation.type", "workflow.dispatch.site", "workflow.run_context.present"},
-	"queue.process":       {"messaging.system", "messaging.message.id", "workflow.delivery.attempt", "workflow.consumer.deployment.id", "workflow.consumer.version"},
-	"step.execute":        {"workflow.step.id", "workflow.fanout.id", "workflow.step.outcome"},
-	"world.runs.get":      {"workflow.runs_get.reason", "workflow.run.status_read", "workflow.read.stale"},
-	"world.events.create": {"workflow.event.type", "workflow.event.result"},
-	"world.events.list":   {},
+	"simlab.run":              {"workflow.run.id", "workflow.name", "workflow.run.status", "deployment.id", "simlab.seed", "simlab.scenario"},
+	"queue.publish":           {"messaging.system", "messaging.operation.type", "simlab.dispatch.site", "simlab.run_context.present"},
+	"workflow.execute fanout": {"messaging.system", "messaging.message.id", "messaging.destination.name", "workflow.run.id", "workflow.name", "simlab.delivery.attempt", "simlab.consumer.deployment.id", "simlab.consumer.version"},
+	"step.execute":            {"step.id", "step.name", "workflow.run.id", "simlab.fanout.id", "simlab.step.outcome"},
+	"world.runs.get":          {"simlab.runs_get.reason", "simlab.run.status_read", "simlab.read.stale"},
+	"world.events.create":     {"rpc.method", "workflow.run.id", "simlab.event.type", "simlab.event.result"},
+	"world.events.list":       {},
 }
 
 var kinds = map[string]trace.SpanKind{
-	"workflow.run": trace.SpanKindInternal, "queue.publish": trace.SpanKindProducer,
-	"queue.process": trace.SpanKindConsumer, "step.execute": trace.SpanKindInternal,
+	"simlab.run": trace.SpanKindInternal, "queue.publish": trace.SpanKindProducer,
+	"workflow.execute fanout": trace.SpanKindConsumer, "step.execute": trace.SpanKindInternal,
 	"world.runs.get": trace.SpanKindClient, "world.events.create": trace.SpanKindClient,
 	"world.events.list": trace.SpanKindClient,
 }
 
 var allowed = map[string][]string{
-	"workflow.step.outcome":           {"completed", "failed", "retry", "skipped", "gone", "throttled", "rerouted", "crashed", "pending", "none"},
+	"simlab.step.outcome":             {"completed", "failed", "retry", "skipped", "gone", "throttled", "rerouted", "crashed", "pending", "none"},
 	"workflow.step.dispatch_prologue": {"run_context", "runs_get"},
-	"workflow.runs_get.reason":        {"prologue", "last_completer", "orchestrator"},
-	"workflow.event.result":           {"ok", "run_expired", "entity_conflict", "not_found", "too_early"},
+	"simlab.runs_get.reason":          {"prologue", "last_completer", "orchestrator"},
+	"simlab.event.result":             {"ok", "run_expired", "entity_conflict", "not_found", "too_early"},
 	"messaging.system":                {"simlab-queue"},
-	"workflow.dispatch.site":          {"node_dispatch_loop", "delayed_retry", "suspension_resilient_publish", "quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy"},
+	"simlab.dispatch.site":            {"node_dispatch_loop", "delayed_retry", "suspension_resilient_publish", "quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy"},
 	"workflow.run.status":             {"pending", "running", "completed", "failed", "cancelled"},
-	"workflow.run_context.present":    {"true", "false"},
-	"workflow.read.stale":             {"true", "false"},
-	"workflow.consumer.version":       {"v1", "v2"},
-	"workflow.run.status_read":        {"pending", "running", "completed", "failed", "cancelled"},
-	"workflow.step.inline":            {"true", "false"},
-	"workflow.delivery.disposition":   {"pending", "ack", "redeliver", "throw", "crash"},
+	"simlab.run_context.present":      {"true", "false"},
+	"simlab.read.stale":               {"true", "false"},
+	"simlab.consumer.version":         {"v1", "v2"},
+	"simlab.run.status_read":          {"pending", "running", "completed", "failed", "cancelled"},
+	"simlab.step.inline":              {"true", "false"},
+	"simlab.delivery.disposition":     {"pending", "ack", "redeliver", "throw", "crash"},
 }
 
 // checkContract asserts every span of h's traces against the schema.
@@ -249,10 +259,7 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 		}
 	}
 	for _, s := range ix.spans {
-		name := s.Name
-		if strings.HasPrefix(name, "step.execute ") {
-			name = "step.execute"
-		}
+		name := baseName(s.Name)
 		if _, ok := contract[name]; !ok {
 			t.Errorf("span name %q is not in the schema", s.Name)
 		}
@@ -269,7 +276,7 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 			if !ok || parent.SpanContext.TraceID() != s.SpanContext.TraceID() {
 				t.Errorf("%s %s: parent %s not in its trace", s.Name, s.SpanContext.SpanID(), p)
 			}
-		} else if s.Name != "workflow.run" {
+		} else if s.Name != "simlab.run" {
 			t.Errorf("%s %s has no parent", s.Name, s.SpanContext.SpanID())
 		}
 		svc := resAttr(&s, "service.name")
@@ -284,13 +291,13 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 		}
 	}
 
-	roots := ix.byName["workflow.run"]
+	roots := ix.byName["simlab.run"]
 	if len(roots) != len(h.Runs) {
-		t.Fatalf("%d workflow.run spans, %d runs", len(roots), len(h.Runs))
+		t.Fatalf("%d simlab.run spans, %d runs", len(roots), len(h.Runs))
 	}
 	traces := map[trace.TraceID]bool{}
 	for r := range h.Runs {
-		tid := TraceID(h, r)
+		tid := TraceID(h, Options{}, r)
 		traces[tid] = true
 		found := false
 		for _, root := range roots {
@@ -325,7 +332,7 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 		}
 	}
 	for name, want := range map[string]int{
-		"queue.publish": len(h.Publishes), "queue.process": queued, "step.execute": steps,
+		"queue.publish": len(h.Publishes), "workflow.execute fanout": queued, "step.execute": steps,
 	} {
 		if got := len(ix.byName[name]); got != want {
 			t.Errorf("%d %s spans, want %d", got, name, want)
@@ -336,7 +343,7 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 		t.Errorf("%d world.* spans, %d calls", calls, len(h.Calls))
 	}
 
-	for _, s := range ix.byName["queue.process"] {
+	for _, s := range ix.byName["workflow.execute fanout"] {
 		if len(s.Links) != 1 {
 			t.Errorf("queue.process %s has %d links, want 1", s.SpanContext.SpanID(), len(s.Links))
 			continue
@@ -354,18 +361,25 @@ func checkContract(t *testing.T, h *model.History, ix *index) {
 	}
 	for _, s := range ix.byName["step.execute"] {
 		parent := ix.byID[s.Parent.SpanID()]
-		if parent == nil || parent.Name != "queue.process" {
+		if parent == nil || parent.Name != "workflow.execute fanout" {
 			t.Errorf("%s: parent is %v, want a queue.process", s.Name, parent)
 		}
-		_, hasPrologue := attr(s, "workflow.step.dispatch_prologue")
-		if inline := str(s, "workflow.step.inline") == "true"; inline == hasPrologue {
-			t.Errorf("%s: inline %v but dispatch_prologue present %v; queued steps, and only they, carry it", s.Name, inline, hasPrologue)
+		// The prologue sits on the invocation's workflow.execute span, as
+		// in core: on every invocation handling a step message (which may
+		// run inline steps of the replay it continues), never on one
+		// handling a workflow message.
+		if parent == nil {
+			continue
+		}
+		_, hasPrologue := attr(parent, "workflow.step.dispatch_prologue")
+		if stepMsg := str(parent, "simlab.message.kind") == "step"; stepMsg != hasPrologue {
+			t.Errorf("%s: its invocation handles a step message: %v, carries dispatch_prologue: %v", s.Name, stepMsg, hasPrologue)
 		}
 	}
 	for _, s := range ix.byName["world.runs.get"] {
-		_, hasFan := attr(s, "workflow.fanout.id")
-		if lazy := str(s, "workflow.runs_get.reason") == "last_completer"; lazy != hasFan {
-			t.Errorf("runs.get %s: reason %s, fanout id present %v", s.SpanContext.SpanID(), str(s, "workflow.runs_get.reason"), hasFan)
+		_, hasFan := attr(s, "simlab.fanout.id")
+		if lazy := str(s, "simlab.runs_get.reason") == "last_completer"; lazy != hasFan {
+			t.Errorf("runs.get %s: reason %s, fanout id present %v", s.SpanContext.SpanID(), str(s, "simlab.runs_get.reason"), hasFan)
 		}
 	}
 	faults := 0
@@ -414,30 +428,30 @@ func TestGoldenT2Story(t *testing.T) {
 	}
 	var lazy []*tracetest.SpanStub
 	for _, s := range ix.byName["world.runs.get"] {
-		switch str(s, "workflow.runs_get.reason") {
+		switch str(s, "simlab.runs_get.reason") {
 		case "last_completer":
 			lazy = append(lazy, s)
 		case "prologue":
 			t.Errorf("a prologue runs.get on the fetch-free path")
 		}
 	}
-	if len(lazy) != 1 || str(lazy[0], "workflow.fanout.id") != "0" || str(lazy[0], "workflow.run.status_read") != "running" {
+	if len(lazy) != 1 || str(lazy[0], "simlab.fanout.id") != "0" || str(lazy[0], "simlab.run.status_read") != "running" {
 		t.Fatalf("lazy runs.get: %v, want one, fan-out 0, read running", lazy)
 	}
 	step := ix.byID[lazy[0].Parent.SpanID()]
-	if step == nil || step.Name != "step.execute fanout0.branch1" || str(step, "workflow.step.last_completer") != "true" ||
-		str(step, "workflow.step.dispatch_prologue") != "run_context" || str(step, "workflow.delivery.attempt") != "2" {
+	if step == nil || step.Name != "step.execute branch" || str(step, "simlab.step.label") != "fanout0.branch1" || str(step, "simlab.step.last_completer") != "true" ||
+		str(ix.byID[step.Parent.SpanID()], "workflow.step.dispatch_prologue") != "run_context" || str(step, "simlab.delivery.attempt") != "2" {
 		t.Fatalf("lazy read's parent: %+v", step)
 	}
 	var crashed []*tracetest.SpanStub
-	for _, s := range ix.byName["queue.process"] {
+	for _, s := range ix.byName["workflow.execute fanout"] {
 		for _, e := range s.Events {
 			if e.Name == "simlab.fault" && e.Attributes[0].Value.AsString() == "crash" {
 				crashed = append(crashed, s)
 			}
 		}
 	}
-	if len(crashed) != 1 || str(crashed[0], "workflow.delivery.attempt") != "1" || crashed[0].Status.Code.String() != "Error" {
+	if len(crashed) != 1 || str(crashed[0], "simlab.delivery.attempt") != "1" || crashed[0].Status.Code.String() != "Error" {
 		t.Fatalf("crash fault: on %v, want the first delivery's queue.process, status Error", crashed)
 	}
 }
@@ -445,7 +459,7 @@ func TestGoldenT2Story(t *testing.T) {
 func TestSkewRolloutPrologues(t *testing.T) {
 	ix := newIndex(t, build(t, history(t, "skew-rollout", 1), Options{}))
 	got := map[string]bool{}
-	for _, s := range ix.byName["step.execute"] {
+	for _, s := range ix.byName["workflow.execute fanout"] {
 		if p := str(s, "workflow.step.dispatch_prologue"); p != "" {
 			got[p+"/"+resAttr(s, "service.version")] = true
 		}
@@ -461,7 +475,7 @@ func TestTraceIDs(t *testing.T) {
 	h := history(t, "skew-rollout", 1)
 	seen := map[trace.TraceID]bool{}
 	for r := range h.Runs {
-		id := TraceID(h, r)
+		id := TraceID(h, Options{}, r)
 		if id[0]|id[1]|id[2]|id[3]|id[4]|id[5]|id[6]|id[7] == 0 {
 			t.Errorf("run %d: trace id %s has a zero high half", r, id)
 		}
@@ -469,10 +483,10 @@ func TestTraceIDs(t *testing.T) {
 			t.Errorf("run %d: trace id %s repeats", r, id)
 		}
 		seen[id] = true
-		if again := TraceID(history(t, "skew-rollout", 1), r); again != id {
-			t.Errorf("run %d: trace id %s then %s for the same seed", r, id, again)
+		if again := TraceID(history(t, "skew-rollout", 1), Options{Epoch: DefaultEpoch}, r); again != id {
+			t.Errorf("run %d: trace id %s then %s for the same export", r, id, again)
 		}
-		if other := TraceID(history(t, "skew-rollout", 2), r); other == id {
+		if other := TraceID(history(t, "skew-rollout", 2), Options{}, r); other == id {
 			t.Errorf("run %d: seeds 1 and 2 share trace id %s", r, id)
 		}
 	}
@@ -485,7 +499,7 @@ func TestEpoch(t *testing.T) {
 	epoch := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
 	spans := build(t, h, Options{Epoch: epoch})
 	for _, s := range spans {
-		if s.Name() == "workflow.run" {
+		if s.Name() == RunSpanName {
 			if !s.StartTime().Equal(epoch) || !s.EndTime().Equal(epoch.Add(time.Duration(h.FinalRuns[0].CompletedAt))) {
 				t.Fatalf("root runs %v to %v, want %v plus the run's virtual times", s.StartTime(), s.EndTime(), epoch)
 			}
@@ -556,18 +570,18 @@ func TestMaxSpans(t *testing.T) {
 	if len(ix.spans) != limit {
 		t.Errorf("%d spans kept, want %d of %d", len(ix.spans), limit, len(full.spans))
 	}
-	root := ix.byName["workflow.run"]
+	root := ix.byName["simlab.run"]
 	if len(root) != 1 || str(root[0], "simlab.spans.total") != fmt.Sprint(len(full.spans)) ||
 		str(root[0], "simlab.spans.dropped") != fmt.Sprint(len(full.spans)-len(ix.spans)) {
 		t.Fatalf("root: %+v", root)
 	}
 	for _, s := range full.spans {
-		must := (s.Name == "world.runs.get" && str(&s, "workflow.runs_get.reason") == "last_completer") ||
-			(s.Name == "world.events.create" && str(&s, "workflow.event.result") != "ok") ||
+		must := (s.Name == "world.runs.get" && str(&s, "simlab.runs_get.reason") == "last_completer") ||
+			(baseName(s.Name) == "world.events.create" && str(&s, "simlab.event.result") != "ok") ||
 			slices.ContainsFunc(s.Events, func(e sdktrace.Event) bool { return e.Name == "simlab.fault" })
 		kept, ok := ix.byID[s.SpanContext.SpanID()]
 		if must && !ok {
-			t.Errorf("%s %s (%s) dropped", s.Name, s.SpanContext.SpanID(), str(&s, "workflow.event.result"))
+			t.Errorf("%s %s (%s) dropped", s.Name, s.SpanContext.SpanID(), str(&s, "simlab.event.result"))
 		}
 		if ok && kept.Name != s.Name {
 			t.Errorf("span id %s is %s with MaxSpans, %s without", s.SpanContext.SpanID(), kept.Name, s.Name)
@@ -603,5 +617,59 @@ func TestMaxSpans(t *testing.T) {
 	g := history(t, "golden-t2", 1)
 	if a, b := jsonl(t, build(t, g, Options{})), jsonl(t, build(t, g, Options{MaxSpans: 25})); !bytes.Equal(a, b) {
 		t.Errorf("MaxSpans at the span count changed the file: %s", firstDiff(b, a))
+	}
+}
+
+// specHistory runs seed 1 of a scenario the way the CLI names it.
+func specHistory(t *testing.T, spec model.Spec) *model.History {
+	t.Helper()
+	sc, err := spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.History
+}
+
+// Trace ids follow the spans: an identical export (same seed, scenario,
+// variants, knobs and epoch) has identical ids, so sending it twice is
+// harmless; an export whose spans differ in any of those has other ids, so
+// it never lands in the first one's traces in a backend.
+func TestTraceIDsFollowEverythingThatChangesTheSpans(t *testing.T) {
+	base := model.Spec{Scenario: "golden-t5"}
+	epoch := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	ids := func(h *model.History, opts Options) map[trace.TraceID]bool {
+		out := map[trace.TraceID]bool{}
+		for _, s := range build(t, h, opts) {
+			out[s.SpanContext().TraceID()] = true
+		}
+		for r := range h.Runs {
+			if !out[TraceID(h, opts, r)] {
+				t.Fatalf("TraceID(run %d) is no trace Build made", r)
+			}
+		}
+		return out
+	}
+	want := ids(specHistory(t, base), Options{Epoch: epoch})
+	if again := ids(specHistory(t, base), Options{Epoch: epoch}); !maps.Equal(again, want) {
+		t.Fatalf("the identical export has other trace ids: %v, then %v", want, again)
+	}
+	for name, c := range map[string]struct {
+		spec  model.Spec
+		epoch time.Time
+	}{
+		"another epoch (--epoch now a second later)": {base, epoch.Add(time.Second)},
+		"another scenario":                           {model.Spec{Scenario: "golden-t2"}, epoch},
+		"a variant":                                  {model.Spec{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}}, epoch},
+		"a --set knob":                               {model.Spec{Scenario: "golden-t5", Sets: []string{"workflow.max_inline=1"}}, epoch},
+	} {
+		for id := range ids(specHistory(t, c.spec), Options{Epoch: c.epoch}) {
+			if want[id] {
+				t.Errorf("%s: shares trace id %s with the base export", name, id)
+			}
+		}
 	}
 }

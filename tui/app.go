@@ -22,6 +22,9 @@ type view interface {
 // mover is a view whose rows j/k/g/G move through.
 type mover interface{ move(delta int) }
 
+// scroller is a view whose columns h/l (←/→) scroll.
+type scroller interface{ scroll(delta int) }
+
 // filterable is a view `/` filters.
 type filterable interface {
 	setFilter(filter)
@@ -88,6 +91,7 @@ func New(opts Options) (*App, error) {
 		AddItem(a.prompt, 1, 0, false).
 		AddItem(a.footer, 2, 0, false)
 	a.guard = newSizeGuard(layout)
+	a.guard.layout = func(w, _ int) { layout.ResizeItem(a.footer, a.footer.lines(w), 0) }
 	a.prompt.onChange = a.promptChanged
 	a.prompt.onDone = a.promptDone
 	a.runs = newRunsView(a.sess)
@@ -265,6 +269,10 @@ func (a *App) do(act Action) {
 	case ActFold:
 		if tl, ok := v.(*timelineView); ok && !tl.toggleFold() {
 			a.say("nothing to fold here: the span has no children (or a filter is on)", false)
+		}
+	case ActLeft, ActRight:
+		if sc, ok := v.(scroller); ok {
+			sc.scroll(map[Action]int{ActLeft: -1, ActRight: 1}[act])
 		}
 	case ActNextEvent, ActPrevEvent:
 		if tl, ok := v.(*timelineView); ok {

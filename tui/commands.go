@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,11 +25,16 @@ func (a *App) execute(line string) error {
 		}
 		run := cfg.clone()
 		run.Seeds = []uint64{n}
-		// The session keeps its seed list; one more seed is an addition.
 		if err := a.simulate(run); err != nil {
 			return fmt.Errorf(":seed %d: %w", n, err)
 		}
+		// One more seed is an addition to the session's seeds: the header
+		// names it with the others, and :set or :variant re-simulate it too.
 		a.sess.cfg.Seeds = cfg.Seeds
+		if !slices.Contains(cfg.Seeds, n) {
+			a.sess.cfg.Seeds = append(cfg.Seeds, n)
+		}
+		a.chrome()
 		return nil
 	case "seeds":
 		seeds, err := parseSeeds(arg)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,6 +145,13 @@ func (v *detailView) refresh() {
 		}
 		v.SetCell(n, 0, key)
 		v.SetCell(n, 1, val)
+	}
+	if v.filter.active() && !slices.ContainsFunc(v.shown, func(i int) bool { return v.rows[i].filterable }) {
+		// Only headings and links are left: say why, below them.
+		n := v.GetRowCount()
+		v.SetCell(n, 0, tview.NewTableCell("").SetSelectable(false))
+		v.SetCell(n, 1, tview.NewTableCell(tview.Escape("nothing here matches /"+v.filter.String()+" · esc clears the filter")).
+			SetStyle(styleDim).SetSelectable(false))
 	}
 	v.selectFirst()
 }

@@ -102,12 +102,12 @@ func TestEndToEndUnderTmux(t *testing.T) {
 
 	waitFor("the runs view", contains("runs (1)", "wrun_0000", "golden-t2"))
 	keys("Enter")
-	waitFor("the timeline", contains("timeline", "DEPLOY/VER", "step.execute fanout0.branch1"))
+	waitFor("the timeline", contains("timeline", "DEPLOY/VER", "step.execute branch fanout0"))
 	keys("-l", "/workflow.step.dispatch_prologue=run_context")
 	keys("Enter")
 	waitFor("the filtered timeline", contains("timeline /workflow.step.dispatch_prologue=run_context"))
 	keys("Enter")
-	s := waitFor("the span detail", contains("› span step.execute", "ATTRIBUTES"))
+	s := waitFor("the span detail", contains("› span workflow.execute", "ATTRIBUTES"))
 	found := false
 	for _, l := range strings.Split(s, "\n") {
 		if strings.Contains(l, "workflow.step.dispatch_prologue") && strings.Contains(l, "run_context") {

@@ -24,7 +24,7 @@ func parseFilter(s string) filter {
 		f.invert = true
 		s = strings.TrimSpace(s[1:])
 	}
-	// A key never has spaces; "a = b" is text, "workflow.step.id=3" is a pair.
+	// A key never has spaces; "a = b" is text, "step.id=3" is a pair.
 	if k, v, ok := strings.Cut(s, "="); ok && k != "" && !strings.ContainsAny(k, " \t") {
 		f.key, f.value = k, v
 		return f

@@ -90,23 +90,27 @@ func fitLeft(s string, w int) string {
 	return strings.TrimRight(fit(s, w), " ")
 }
 
-// seedList renders seeds compactly: 1–8, or 1,3,5.
+// seedList renders seeds compactly, runs of three or more consecutive
+// seeds as a range: 1–8, 1,3,5, or 1–8,42.
 func seedList(seeds []uint64) string {
 	if len(seeds) == 0 {
 		return "none"
 	}
-	contiguous := true
-	for i := 1; i < len(seeds); i++ {
-		if seeds[i] != seeds[i-1]+1 {
-			contiguous = false
+	var parts []string
+	for i := 0; i < len(seeds); {
+		j := i
+		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
+			j++
 		}
-	}
-	if contiguous && len(seeds) > 2 {
-		return fmt.Sprintf("%d–%d", seeds[0], seeds[len(seeds)-1])
-	}
-	parts := make([]string, len(seeds))
-	for i, s := range seeds {
-		parts[i] = strconv.FormatUint(s, 10)
+		switch {
+		case j-i >= 2:
+			parts = append(parts, fmt.Sprintf("%d–%d", seeds[i], seeds[j]))
+		default:
+			for k := i; k <= j; k++ {
+				parts = append(parts, strconv.FormatUint(seeds[k], 10))
+			}
+		}
+		i = j + 1
 	}
 	return strings.Join(parts, ",")
 }

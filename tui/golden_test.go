@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// Each view at 120×40, compared with testdata/<name>.golden. The goldens are
+// Each view at 120×40 and at the smallest size, 80×24, compared with
+// testdata/<name>.golden and testdata/<name>-80x24.golden. The goldens are
 // written by `go test ./tui -update`, never by hand.
 func TestGoldenViews(t *testing.T) {
 	t2 := Config{Scenario: "golden-t2", Seeds: []uint64{1}}
@@ -16,7 +17,7 @@ func TestGoldenViews(t *testing.T) {
 		keys string
 	}{
 		{"runs", defaultConfig(), ""},
-		{"runs-sorted-by-ttls", defaultConfig(), "sssssssS"},
+		{"runs-sorted-by-ttls", defaultConfig(), "ssssssssS"},
 		{"timeline", t2, "<Enter>"},
 		{"timeline-cursor", t2, "<Enter>]]]]]]"},
 		{"timeline-folded", t2, "<Enter>jjj<Space>"},
@@ -28,13 +29,26 @@ func TestGoldenViews(t *testing.T) {
 		{"help", t2, "?"},
 		{"knobs", t2, "e"},
 		{"skew-timeline", Config{Scenario: "skew-rollout", Seeds: []uint64{2}}, "<Enter>"},
+		{"compare-knobs", t2, ":set workflow.max_inline=0<Enter>:compare 1 2<Enter>"},
+		{"runs-knobs", t2, ":set workflow.max_inline=0<Enter>"},
+		{"runs-scrolled", defaultConfig(), "ll"},
+		{"runs-seed-added", defaultConfig(), ":seed 42<Enter>"},
+		{"runs-filter-empty", defaultConfig(), "/no-such-run<Enter>"},
+		{"timeline-filter-empty", t2, "<Enter>/no-such-span<Enter>"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, c.cfg)
-			h.keys(c.keys)
-			h.golden(c.name)
-		})
+		for _, size := range []struct {
+			suffix string
+			w, h   int
+		}{{"", 120, 40}, {"-80x24", 80, 24}} {
+			t.Run(c.name+size.suffix, func(t *testing.T) {
+				h := newHarness(t, c.cfg)
+				h.screen.SetSize(size.w, size.h)
+				h.draw() // as on a terminal: drawn once before the first key
+				h.keys(c.keys)
+				h.golden(c.name + size.suffix)
+			})
+		}
 	}
 }
 
@@ -58,6 +72,15 @@ func TestSmallTerminal(t *testing.T) {
 	h.screen.SetSize(79, 40)
 	if s := h.draw(); !strings.Contains(s, "this one is 79×40") {
 		t.Fatalf("79 columns is below the minimum but drew:\n%s", s)
+	}
+	// The message itself fits a small terminal: every line whole.
+	h.screen.SetSize(40, 10)
+	h.golden("small-terminal-40x10")
+	s = h.draw()
+	for _, want := range []string{"simlab tui needs at least", "80×24; this one is 40×10.", "Enlarge it to go on,", "or press q to quit."} {
+		if !strings.Contains(s, want) {
+			t.Errorf("at 40×10 the message lacks %q:\n%s", want, s)
+		}
 	}
 	h.keys("q")
 	if !h.app.quitting {

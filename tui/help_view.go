@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
 
@@ -18,17 +19,36 @@ var commandHelp = [][2]string{
 }
 
 // helpView is the `?` screen: the keymap, exactly as it drives the keys,
-// then the commands, the filter syntax and the timeline's marks.
+// then the commands, the filter syntax and the timeline's marks. Lines too
+// long for the screen wrap under their own description column, so that a
+// key's column stays clear at 80×24.
 type helpView struct {
 	*tview.TextView
+	width int
 }
 
 func newHelpView() *helpView {
 	v := &helpView{TextView: tview.NewTextView()}
 	v.SetWrap(true).SetWordWrap(true).SetTextStyle(styleBase)
+	v.SetText(helpText(0))
+	return v
+}
+
+func (v *helpView) Draw(screen tcell.Screen) {
+	if _, _, w, _ := v.GetInnerRect(); w != v.width {
+		v.width = w
+		row, _ := v.GetScrollOffset()
+		v.SetText(helpText(w))
+		v.ScrollTo(row, 0)
+	}
+	v.TextView.Draw(screen)
+}
+
+// helpText is the help at width w (0: unwrapped).
+func helpText(w int) string {
 	var b strings.Builder
 	b.WriteString("KEYS\n")
-	for _, l := range helpLines() {
+	for _, l := range helpLines(w - 3) {
 		b.WriteString("  " + l + "\n")
 	}
 	b.WriteString("\nCOMMANDS (after :, ↑/↓ walk the history)\n")
@@ -49,8 +69,51 @@ TIMELINE
          ctx / get: the step's dispatch prologue, run_context (fetch-free) or runs_get (legacy)
   the state panel replays the run's accepted log up to the time cursor (│, moved by [ and ])
 `)
-	v.SetText(b.String())
-	return v
+	if w <= 0 {
+		return b.String()
+	}
+	var out strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		for _, part := range wrapHanging(l, w-1) {
+			out.WriteString(part + "\n")
+		}
+	}
+	return out.String()
+}
+
+// wrapHanging wraps line at word boundaries to at most w cells; the lines
+// after the first start under the line's last column (after its last run of
+// two or more spaces in the first half), or two cells in when it has none.
+func wrapHanging(line string, w int) []string {
+	if width(line) <= w || w < 20 {
+		return []string{line}
+	}
+	runes := []rune(line)
+	lead := len(runes) - len([]rune(strings.TrimLeft(line, " ")))
+	indent := lead + 2
+	for i := lead; i+2 < len(runes) && i < w/2; i++ {
+		if runes[i] == ' ' && runes[i+1] == ' ' && runes[i+2] != ' ' {
+			indent = i + 2
+		}
+	}
+	// Split on single spaces, so runs of spaces (columns) survive inside a
+	// line; a wrapped line never starts with them.
+	var out []string
+	cur, pad := "", string(runes[:indent])
+	for _, word := range strings.Split(string(runes[indent:]), " ") {
+		if cur != "" && width(pad)+width(cur)+1+width(word) > w {
+			out = append(out, pad+strings.TrimRight(cur, " "))
+			cur, pad = "", strings.Repeat(" ", indent)
+		}
+		switch {
+		case cur == "" && word == "":
+		case cur == "":
+			cur = word
+		default:
+			cur += " " + word
+		}
+	}
+	return append(out, pad+cur)
 }
 
 func (v *helpView) kind() ViewKind { return ViewHelp }

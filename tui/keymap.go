@@ -50,6 +50,8 @@ const (
 	ActFold       Action = "fold"
 	ActNextEvent  Action = "next"
 	ActPrevEvent  Action = "prev"
+	ActLeft       Action = "left"
+	ActRight      Action = "right"
 )
 
 // Key is one key press a binding answers to: a special key, or a rune.
@@ -79,6 +81,10 @@ var Keymap = []Binding{
 	{Keys: []Key{runeKey('k'), {Key: tcell.KeyUp}}, Label: "k/↑", Views: allViews, Action: ActUp, Help: "move up one row"},
 	{Keys: []Key{runeKey('g'), {Key: tcell.KeyHome}}, Label: "g", Views: allViews, Action: ActTop, Help: "go to the first row"},
 	{Keys: []Key{runeKey('G'), {Key: tcell.KeyEnd}}, Label: "G", Views: allViews, Action: ActBottom, Help: "go to the last row"},
+	{Keys: []Key{runeKey('h'), {Key: tcell.KeyLeft}}, Label: "h/←", Views: []ViewKind{ViewRuns}, Action: ActLeft,
+		Help: "scroll the columns left (columns that do not fit wait to the right)"},
+	{Keys: []Key{runeKey('l'), {Key: tcell.KeyRight}}, Label: "l/→", Views: []ViewKind{ViewRuns}, Action: ActRight,
+		Help: "scroll the columns right, to the ones that did not fit"},
 	{Keys: []Key{{Key: tcell.KeyEnter}}, Label: "⏎", Views: []ViewKind{ViewRuns, ViewTimeline, ViewDetail, ViewProperties},
 		Action: ActOpen, Help: "drill in: run → timeline → span; link → its span; violation → its time"},
 	{Keys: []Key{{Key: tcell.KeyEscape}}, Label: "esc", Views: allViews, Action: ActBack,
@@ -144,10 +150,15 @@ func footerItems(v ViewKind) []hint {
 	return out
 }
 
-// helpLines renders the keymap for the help screen, one binding a line.
-func helpLines() []string {
+// helpLines renders the keymap for the help screen, one binding a line:
+// key, action, views and what it does in columns, or, when that is wider
+// than w cells (w > 0), the views after what the key does, so that the
+// description starts early enough to be read on a narrow screen.
+func helpLines(w int) []string {
 	const row = "%-6s %-8s %-29s %s"
-	out := []string{fmt.Sprintf(row, "KEY", "ACTION", "VIEWS", "WHAT IT DOES")}
+	wide := []string{fmt.Sprintf(row, "KEY", "ACTION", "VIEWS", "WHAT IT DOES")}
+	narrow := []string{fmt.Sprintf("%-6s %-8s %s", "KEY", "ACTION", "WHAT IT DOES · VIEWS")}
+	fits := true
 	for _, b := range Keymap {
 		views := make([]string, len(b.Views))
 		for i, v := range b.Views {
@@ -157,7 +168,13 @@ func helpLines() []string {
 		if slices.Equal(b.Views, allViews) {
 			where = "all"
 		}
-		out = append(out, fmt.Sprintf(row, b.Label, b.Action, where, b.Help))
+		l := fmt.Sprintf(row, b.Label, b.Action, where, b.Help)
+		fits = fits && (w <= 0 || width(l) <= w)
+		wide = append(wide, l)
+		narrow = append(narrow, fmt.Sprintf("%-6s %-8s %s · %s", b.Label, b.Action, b.Help, where))
 	}
-	return out
+	if fits {
+		return wide
+	}
+	return narrow
 }

@@ -120,7 +120,7 @@ func TestTimelineFilter(t *testing.T) {
 	h.keys("/workflow.step.dispatch_prologue=run_context<Enter>")
 	got := rows()
 	if len(got) != 2 {
-		t.Fatalf("key=value kept %d spans, want the 2 step.execute of the queued step", len(got))
+		t.Fatalf("key=value kept %d spans, want the 2 workflow.execute of the queued step's deliveries", len(got))
 	}
 	for _, s := range got {
 		if v, _ := s.Attr(highlightKey); v != "run_context" {
@@ -155,9 +155,9 @@ func TestTimelineFilter(t *testing.T) {
 		t.Fatalf("text filter kept %d runs.get spans, want 2 (orchestrator and lazy)", len(tl.rows))
 	}
 	// Text matches values and keys: the lazy read (reason last_completer)
-	// and the step whose workflow.step.last_completer is set.
+	// and the step whose simlab.step.last_completer is set.
 	h.keys("/last_completer<Enter>")
-	if got := rows(); len(got) != 2 || got[0].Name != "step.execute fanout0.branch1" || got[1].Name != "world.runs.get" {
+	if got := rows(); len(got) != 2 || got[0].Name != "step.execute branch" || got[1].Name != "world.runs.get" {
 		t.Fatalf("text filter last_completer kept %d spans: %v", len(got), got)
 	}
 	// Esc in the prompt abandons the edit and keeps the filter there was.
@@ -191,7 +191,7 @@ func TestRunsFilterAndSort(t *testing.T) {
 	if runColumns[h.app.runs.sortCol].title != "SEED" {
 		t.Fatalf("s sorts by %s", runColumns[h.app.runs.sortCol].title)
 	}
-	h.keys("ssssss") // TTLS
+	h.keys("sssssss") // TTLS
 	if runColumns[h.app.runs.sortCol].title != "TTLS" {
 		t.Fatalf("sort column is %s", runColumns[h.app.runs.sortCol].title)
 	}
@@ -217,8 +217,12 @@ func TestSeedAndScenarioCommands(t *testing.T) {
 	if got := r.Replay(); got != "simlab run --scenario fanout --seed 42" {
 		t.Fatalf("replay %q", got)
 	}
-	if seeds := h.app.sess.cfg.Seeds; !slices.Equal(seeds, DefaultSeeds) {
-		t.Fatalf(":seed changed the session's seeds to %v", seeds)
+	// The seed joins the session's seeds, and the header says so.
+	if seeds := h.app.sess.cfg.Seeds; !slices.Equal(seeds, append(slices.Clone(DefaultSeeds), 42)) {
+		t.Fatalf(":seed 42 made the session's seeds %v", seeds)
+	}
+	if header := strings.SplitN(h.draw(), "\n", 2)[0]; !strings.Contains(header, "seeds 1–8,42") {
+		t.Fatalf("the header does not follow :seed 42: %q", header)
 	}
 	// The same seed again adds no row.
 	h.command("seed 42")
@@ -228,7 +232,7 @@ func TestSeedAndScenarioCommands(t *testing.T) {
 	// From deeper in the stack, a command comes back to the runs view.
 	h.keys("<Enter><Enter>")
 	h.command("scenario golden-t2")
-	if h.top() != h.app.runs || h.selectedRun().Scenario != "golden-t2" || len(h.app.sess.runs) != 17 {
+	if h.top() != h.app.runs || h.selectedRun().Scenario != "golden-t2" || len(h.app.sess.runs) != 18 {
 		t.Fatalf(":scenario: top %s, selected %s, %d runs", h.top().kind(), h.selectedRun().Scenario, len(h.app.sess.runs))
 	}
 	h.command("variant pre-fix-fence")
@@ -275,7 +279,7 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("compare #%d ↔ #%d", cv.a.No, cv.b.No)
 	}
 	s := h.draw()
-	for _, want := range []string{"prologue runs.get", "step.execute dispatch_prologue=runs_get", "world.runs.get reason=prologue"} {
+	for _, want := range []string{"prologue runs.get", "workflow.execute fanout dispatch_prologue=runs_get", "world.runs.get reason=prologue"} {
 		found := false
 		for _, l := range strings.Split(s, "\n") {
 			if strings.Contains(l, want) && strings.HasPrefix(l, "≠") {
@@ -338,7 +342,7 @@ func TestSpanDetailHighlightsPrologueAndHidesWallClock(t *testing.T) {
 	if _, bg, _ := st.Decompose(); bg != tcell.ColorYellow {
 		t.Fatalf("%s is not highlighted (background %v)", highlightKey, bg)
 	}
-	other, _ := h.styleAt("workflow.step.outcome")
+	other, _ := h.styleAt("simlab.step.outcome")
 	if _, bg, _ := other.Decompose(); bg == tcell.ColorYellow {
 		t.Fatal("an ordinary attribute is highlighted too")
 	}
@@ -347,7 +351,7 @@ func TestSpanDetailHighlightsPrologueAndHidesWallClock(t *testing.T) {
 	r := h.detail().run
 	at := r.Start.Add(1500 * time.Millisecond)
 	d := &detailView{run: r}
-	got := d.attrValue(traces.Attr{Key: "workflow.event.retry_after_unix_nano", Value: fmt.Sprint(at.UnixNano())})
+	got := d.attrValue(traces.Attr{Key: "simlab.event.retry_after_unix_nano", Value: fmt.Sprint(at.UnixNano())})
 	if !strings.HasPrefix(got, "+1.5s") {
 		t.Fatalf("retry_after shown as %q, want +1.5s", got)
 	}
@@ -543,15 +547,21 @@ func TestKnobsFormReruns(t *testing.T) {
 }
 
 func TestParseSeeds(t *testing.T) {
-	for in, want := range map[string][]uint64{"1..3": {1, 2, 3}, "4-5": {4, 5}, "7": {7}, "1,4,9": {1, 4, 9}, " 2 .. 2 ": {2}} {
+	for in, want := range map[string][]uint64{"1..3": {1, 2, 3}, "4-5": {4, 5}, "7": {7}, "1,4,9": {1, 4, 9}, " 2 .. 2 ": {2},
+		"1..3,42": {1, 2, 3, 42}} {
 		got, err := parseSeeds(in)
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("parseSeeds(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "x", "3..1", "1..20000", "1,,2"} {
+	for _, bad := range []string{"", "x", "3..1", "1..20000", "1,,2", "1..9000,1..2000"} {
 		if _, err := parseSeeds(bad); err == nil {
 			t.Errorf("parseSeeds(%q) accepted", bad)
 		}
+	}
+	// What the knobs form shows after :seed 42 reads back as those seeds.
+	seeds := append(slices.Clone(DefaultSeeds), 42)
+	if got, err := parseSeeds(seedRange(seeds)); err != nil || !slices.Equal(got, seeds) {
+		t.Errorf("parseSeeds(seedRange(%v)) = %v, %v", seeds, got, err)
 	}
 }

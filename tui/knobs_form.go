@@ -184,37 +184,35 @@ func seedRange(seeds []uint64) string {
 	return strings.ReplaceAll(seedList(seeds), "–", "..")
 }
 
-// parseSeeds reads "A..B", "A-B", "N" or "N,M,...".
+// parseSeeds reads seeds as seedRange writes them: a comma-separated list
+// of N and ranges A..B (A-B and A–B too), e.g. 1..8,42.
 func parseSeeds(s string) ([]uint64, error) {
 	s = strings.TrimSpace(s)
-	bad := fmt.Errorf("seeds %q: want N, A..B or N,M,... (seeds are unsigned integers, at most 10000 at once)", s)
-	for _, sep := range []string{"..", "-", "–"} {
-		if a, b, ok := strings.Cut(s, sep); ok {
-			lo, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
-			hi, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
-			if err1 != nil || err2 != nil || hi < lo || hi-lo >= 10000 {
-				return nil, bad
-			}
-			var out []uint64
-			for x := lo; ; x++ {
-				out = append(out, x)
-				if x == hi {
-					break
-				}
-			}
-			return out, nil
-		}
-	}
+	bad := fmt.Errorf("seeds %q: want N, A..B or a list of them such as 1..8,42 (seeds are unsigned integers, at most 10000 at once)", s)
 	var out []uint64
 	for _, p := range strings.Split(s, ",") {
-		n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
-		if err != nil {
+		p = strings.TrimSpace(p)
+		lo, hi, isRange := "", "", false
+		for _, sep := range []string{"..", "-", "–"} {
+			if a, b, ok := strings.Cut(p, sep); ok {
+				lo, hi, isRange = a, b, true
+				break
+			}
+		}
+		if !isRange {
+			lo, hi = p, p
+		}
+		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		b, err2 := strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
+		if err1 != nil || err2 != nil || b < a || b-a >= 10000 || len(out)+int(b-a) >= 10000 {
 			return nil, bad
 		}
-		out = append(out, n)
-	}
-	if len(out) == 0 || len(out) > 10000 {
-		return nil, bad
+		for x := a; ; x++ {
+			out = append(out, x)
+			if x == b {
+				break
+			}
+		}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
 	"github.com/simlab/simlab/traces"
@@ -25,6 +26,22 @@ func variantsText(r *Run) string {
 		return "—"
 	}
 	return strings.Join(r.Variants, ",")
+}
+
+// knobsText is a run's --set assignments, short: the last part of each key
+// (workflow.max_inline=1 → max_inline=1), so that runs re-simulated with
+// new knobs are told apart in the runs view; the compare view names them
+// in full.
+func knobsText(r *Run) string {
+	if len(r.cfg.Sets) == 0 {
+		return "—"
+	}
+	parts := make([]string, len(r.cfg.Sets))
+	for i, kv := range r.cfg.Sets {
+		k, v, _ := strings.Cut(kv, "=")
+		parts[i] = k[strings.LastIndex(k, ".")+1:] + "=" + v
+	}
+	return strings.Join(parts, ",")
 }
 
 func verdictText(r *Run) string {
@@ -68,6 +85,7 @@ var runColumns = []runColumn{
 	{"SEED", seedText, func(a, b *Run) int { return cmp.Compare(a.Seed, b.Seed) }, true},
 	{"SCENARIO", func(r *Run) string { return r.Scenario }, func(a, b *Run) int { return cmp.Compare(a.Scenario, b.Scenario) }, false},
 	{"VARIANTS", variantsText, func(a, b *Run) int { return cmp.Compare(variantsText(a), variantsText(b)) }, false},
+	{"KNOBS", knobsText, func(a, b *Run) int { return cmp.Compare(knobsText(a), knobsText(b)) }, false},
 	{"RUN", func(r *Run) string { return r.RunID }, func(a, b *Run) int { return cmp.Compare(a.RunID, b.RunID) }, false},
 	{"STATUS", func(r *Run) string { return r.Status }, func(a, b *Run) int { return cmp.Compare(a.Status, b.Status) }, false},
 	{"PROPS", verdictText, func(a, b *Run) int {
@@ -85,6 +103,7 @@ var runColumns = []runColumn{
 	{"REDELIV", func(r *Run) string { return itoa(r.Redeliveries) }, func(a, b *Run) int {
 		return cmp.Compare(a.Redeliveries, b.Redeliveries)
 	}, true},
+	{"AFTER-END", func(r *Run) string { return itoa(r.AfterEnd) }, func(a, b *Run) int { return cmp.Compare(a.AfterEnd, b.AfterEnd) }, true},
 }
 
 // runsView is the list of runs, the root of the breadcrumb.
@@ -96,6 +115,15 @@ type runsView struct {
 	desc    bool
 	filter  filter
 	marked  *Run
+	// shown are the columns on screen: the # column, then as many as fit
+	// from colOffset on. Columns are shown whole or not at all, so no
+	// title or value is ever cut by the screen's edge; h/l scroll.
+	shown     []int
+	colOffset int
+	width     int
+	// natural is each column's width with every row whole, measured when
+	// the rows change rather than on every draw of a long list.
+	natural []int
 }
 
 func newRunsView(sess *session) *runsView {
@@ -157,21 +185,94 @@ func (v *runsView) refresh() {
 		}
 		return cmp.Or(c, cmp.Compare(a.No, b.No))
 	})
-	v.Clear()
-	for c, rc := range runColumns {
-		title := rc.title
-		if c == v.sortCol {
-			title += map[bool]string{false: "▲", true: "▼"}[v.desc]
+	v.measure()
+	v.build()
+	row := 1
+	for i, r := range v.rows {
+		if r == keep {
+			row = i + 1
 		}
-		v.SetCell(0, c, tview.NewTableCell(title).SetStyle(styleHeader).SetSelectable(false).
+	}
+	if len(v.rows) == 0 {
+		row = 0
+	}
+	v.Select(row, 0)
+}
+
+// title is column c's heading, with the sort mark on the sort column.
+func (v *runsView) title(c int) string {
+	t := runColumns[c].title
+	if c == v.sortCol {
+		t += map[bool]string{false: "▲", true: "▼"}[v.desc]
+	}
+	return t
+}
+
+// cellText is column c's text for r, cut at the end to the column's
+// maximum width.
+func (v *runsView) cellText(c int, r *Run) string {
+	rc := runColumns[c]
+	text := rc.value(r)
+	if c == 0 && r == v.marked {
+		text = "*" + text
+	}
+	if mw := maxWidthOf(rc); mw > 0 {
+		text = fitLeft(text, mw)
+	}
+	return text
+}
+
+// fitColumns chooses the columns shown at width w: the # column, then
+// whole columns from colOffset on while they fit.
+func (v *runsView) fitColumns(w int) []int {
+	natural := func(c int) int { return v.natural[c] }
+	if w <= 0 {
+		// Not drawn yet: every column, as the filter and tests see them.
+		all := make([]int, len(runColumns))
+		for c := range all {
+			all[c] = c
+		}
+		return all
+	}
+	shown := []int{0}
+	used := natural(0)
+	for c := 1 + v.colOffset; c < len(runColumns); c++ {
+		n := natural(c)
+		// The last two cells stay free for the arrows (see Draw).
+		if used+1+n > w-2 {
+			break
+		}
+		shown = append(shown, c)
+		used += 1 + n
+	}
+	return shown
+}
+
+// measure computes the columns' natural widths.
+func (v *runsView) measure() {
+	v.natural = make([]int, len(runColumns))
+	for c := range runColumns {
+		n := width(v.title(c))
+		for _, r := range v.rows {
+			n = max(n, width(v.cellText(c, r)))
+		}
+		v.natural[c] = n
+	}
+}
+
+// build writes the cells of the shown columns.
+func (v *runsView) build() {
+	v.shown = v.fitColumns(v.width)
+	v.Clear()
+	for col, c := range v.shown {
+		rc := runColumns[c]
+		v.SetCell(0, col, tview.NewTableCell(v.title(c)).SetStyle(styleHeader).SetSelectable(false).
 			SetAlign(alignOf(rc)).SetExpansion(expansionOf(rc)))
 	}
 	for i, r := range v.rows {
-		for c, rc := range runColumns {
-			text := rc.value(r)
-			if c == 0 && r == v.marked {
-				text = "*" + text
-			}
+		for col, c := range v.shown {
+			rc := runColumns[c]
+			text := v.cellText(c, r)
 			style := styleBase
 			switch {
 			case rc.title == "PROPS" && strings.HasPrefix(text, "✗"):
@@ -182,19 +283,53 @@ func (v *runsView) refresh() {
 				style = styleError
 			}
 			cell := tview.NewTableCell(tview.Escape(text)).SetStyle(style).SetAlign(alignOf(rc)).
-				SetMaxWidth(maxWidthOf(rc)).SetExpansion(expansionOf(rc))
-			v.SetCell(i+1, c, cell.SetReference(r))
+				SetExpansion(expansionOf(rc))
+			v.SetCell(i+1, col, cell.SetReference(r))
 		}
 	}
-	row := 1
-	for i, r := range v.rows {
-		if r == keep {
-			row = i + 1
-		}
+}
+
+func (v *runsView) Draw(screen tcell.Screen) {
+	x, y, w, h := v.GetInnerRect()
+	if w != v.width || !slices.Equal(v.shown, v.fitColumns(w)) {
+		row, _ := v.GetSelection()
+		v.width = w
+		v.build()
+		v.Select(row, 0)
 	}
-	if len(v.rows) == 0 {
-		row = 0
+	// The table gets all but the last two cells, which say whether
+	// columns wait off screen, and which way.
+	rx, ry, rw, rh := v.GetRect()
+	v.SetRect(rx, ry, max(0, rw-2), rh)
+	v.Table.Draw(screen)
+	v.SetRect(rx, ry, rw, rh)
+	for row := range rh {
+		fill(screen, rx+rw-2, ry+row, 2, ' ', styleBase)
 	}
+	if v.colOffset > 0 {
+		put(screen, x+w-2, y, 1, "←", styleKey)
+	}
+	if last := v.shown[len(v.shown)-1]; last < len(runColumns)-1 {
+		put(screen, x+w-1, y, 1, "→", styleKey)
+	}
+	if len(v.rows) == 0 && h > 1 {
+		put(screen, x, y+1, w, fitLeft("no run matches /"+v.filter.String()+" · esc clears the filter", w), styleDim)
+	}
+}
+
+// scroll moves the first scrolling column by delta: right only while a
+// column still waits off screen, left back to the first.
+func (v *runsView) scroll(delta int) {
+	switch {
+	case delta > 0 && (v.width <= 0 && v.colOffset < len(runColumns)-2 || v.shown[len(v.shown)-1] < len(runColumns)-1):
+		v.colOffset++
+	case delta < 0 && v.colOffset > 0:
+		v.colOffset--
+	default:
+		return
+	}
+	row, _ := v.GetSelection()
+	v.build()
 	v.Select(row, 0)
 }
 
@@ -211,6 +346,8 @@ func maxWidthOf(c runColumn) int {
 		return 24
 	case "SCENARIO":
 		return 16
+	case "KNOBS":
+		return 20
 	}
 	return 0
 }

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -85,6 +87,10 @@ type Run struct {
 	LazyFetches     int
 	Deliveries      int
 	Redeliveries    int
+	// AfterEnd counts work after the run's end, from spans: writes the World
+	// refused because the run had ended, and step bodies begun after the
+	// run's terminal event (model.Counts: writes_refused_ended + bodies_after_end).
+	AfterEnd int
 	// Violations are this run's property violations; Checked says whether
 	// the properties could be checked at all (not for a file).
 	Violations []properties.Violation
@@ -175,7 +181,7 @@ func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {
 	violations := properties.Check(h, properties.All())
 	out := make([]*Run, 0, len(h.Runs))
 	for i := range h.Runs {
-		tid := traces.TraceID(h, i).String()
+		tid := traces.TraceID(h, traces.Options{}, i).String()
 		spans := byTrace[tid]
 		if len(spans) == 0 {
 			return nil, fmt.Errorf("run %s: no spans in trace %s", model.RunName(h.Runs[i].ID), tid)
@@ -199,16 +205,27 @@ func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {
 	return out, nil
 }
 
-// LoadTrace reads an OTLP JSON Lines file: one Run per trace in it.
+// LoadTrace reads an OTLP JSON Lines file: one Run per trace in it. Its
+// errors say, in the user's terms, what is wrong with the file and how to
+// get a good one.
 func LoadTrace(path string) ([]*Run, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--trace %s: no such file; write one with simlab run --trace-out %s", path, path)
+	case err != nil:
+		return nil, fmt.Errorf("--trace %s: %w", path, errors.Unwrap(err))
+	case st.IsDir():
+		return nil, fmt.Errorf("--trace %s is a directory: name a .jsonl file written by simlab run --trace-out", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace file: %w", err)
+		return nil, fmt.Errorf("--trace %s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	runs, err := ReadTrace(f, path)
 	if err != nil {
-		return nil, fmt.Errorf("trace file %s: %w", path, err)
+		return nil, fmt.Errorf("--trace %s: %w", path, err)
 	}
 	return runs, nil
 }
@@ -220,7 +237,7 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 		return nil, err
 	}
 	if len(spans) == 0 {
-		return nil, fmt.Errorf("no spans: want OTLP JSON Lines as `simlab run` or traces.WriteJSONL writes them")
+		return nil, fmt.Errorf("no spans in it: want OTLP JSON Lines, one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out FILE.jsonl writes")
 	}
 	var out []*Run
 	byTrace := groupByTrace(spans)
@@ -312,15 +329,32 @@ func newRun(spans []traces.Span) (*Run, error) {
 	}
 	r.Status, _ = root.Attr("workflow.run.status")
 	var ctx, get int
+	var writes []*traces.Span
+	var bodies []time.Time
 	for i := range spans {
 		s := &spans[i]
 		r.Duration = max(r.Duration, s.End.Sub(r.Start))
 		switch {
 		case strings.HasPrefix(s.Name, "step.execute"):
-			if out, _ := s.Attr("workflow.step.outcome"); out == "completed" || out == "failed" {
+			if out, _ := s.Attr("simlab.step.outcome"); out == "completed" || out == "failed" {
 				if ttls := s.End.Sub(r.Start); !r.HasTTLS || ttls > r.TTLS {
 					r.TTLS, r.HasTTLS = ttls, true
 				}
+			}
+			if t, ok := bodyStart(s); ok {
+				bodies = append(bodies, t)
+			}
+		case s.Name == "world.runs.get":
+			switch reason, _ := s.Attr("simlab.runs_get.reason"); reason {
+			case "prologue":
+				r.PrologueFetches++
+			case "last_completer":
+				r.LazyFetches++
+			}
+		case s.Name == traces.ExecuteSpanName:
+			r.Deliveries++
+			if a, _ := s.Attr("simlab.delivery.attempt"); a != "" && a != "1" {
+				r.Redeliveries++
 			}
 			switch p, _ := s.Attr("workflow.step.dispatch_prologue"); p {
 			case "run_context":
@@ -328,20 +362,11 @@ func newRun(spans []traces.Span) (*Run, error) {
 			case "runs_get":
 				get++
 			}
-		case s.Name == "world.runs.get":
-			switch reason, _ := s.Attr("workflow.runs_get.reason"); reason {
-			case "prologue":
-				r.PrologueFetches++
-			case "last_completer":
-				r.LazyFetches++
-			}
-		case s.Name == "queue.process":
-			r.Deliveries++
-			if a, _ := s.Attr("workflow.delivery.attempt"); a != "" && a != "1" {
-				r.Redeliveries++
-			}
+		case strings.HasPrefix(s.Name, "world.events.create "):
+			writes = append(writes, s)
 		}
 	}
+	r.AfterEnd = workAfterEnd(writes, bodies)
 	switch {
 	case ctx > 0 && get > 0:
 		r.Prologue = "mixed"
@@ -391,4 +416,48 @@ func (s *session) byNo(n int) (*Run, bool) {
 		return nil, false
 	}
 	return s.runs[n-1], true
+}
+
+// bodyStart is when a step span's body began, if it did.
+func bodyStart(s *traces.Span) (time.Time, bool) {
+	for _, e := range s.Events {
+		if e.Name == "step.body.start" {
+			return e.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// workAfterEnd counts, among a run's events.create spans and step body
+// starts, the work done after its end: writes refused because the run had
+// ended (run_expired; a conflict on a run event or step_created once the
+// run's terminal event was accepted) and bodies begun after that event.
+func workAfterEnd(writes []*traces.Span, bodies []time.Time) int {
+	var end time.Time
+	ended := false
+	for _, w := range writes {
+		switch strings.TrimPrefix(w.Name, "world.events.create ") {
+		case "run_completed", "run_failed", "run_cancelled":
+			if res, _ := w.Attr("simlab.event.result"); res == "ok" && (!ended || w.End.Before(end)) {
+				end, ended = w.End, true
+			}
+		}
+	}
+	n := 0
+	for _, w := range writes {
+		res, _ := w.Attr("simlab.event.result")
+		ev := strings.TrimPrefix(w.Name, "world.events.create ")
+		switch {
+		case res == "run_expired":
+			n++
+		case res == "entity_conflict" && ended && !w.End.Before(end) && (strings.HasPrefix(ev, "run_") || ev == "step_created"):
+			n++
+		}
+	}
+	for _, b := range bodies {
+		if ended && b.After(end) {
+			n++
+		}
+	}
+	return n
 }

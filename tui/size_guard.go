@@ -21,6 +21,9 @@ type sizeGuard struct {
 	*tview.Box
 	inner tview.Primitive
 	small bool
+	// layout, if set, adapts the inner layout to the screen's size before
+	// it is drawn.
+	layout func(w, h int)
 }
 
 func newSizeGuard(inner tview.Primitive) *sizeGuard {
@@ -31,20 +34,26 @@ func (g *sizeGuard) Draw(screen tcell.Screen) {
 	x, y, w, h := g.GetRect()
 	g.small = w < MinWidth || h < MinHeight
 	if !g.small {
+		if g.layout != nil {
+			g.layout(w, h)
+		}
 		g.inner.SetRect(x, y, w, h)
 		g.inner.Draw(screen)
 		return
 	}
 	g.DrawForSubclass(screen, g)
+	// Short lines, so that the message itself fits a small terminal
+	// (40×10 and less).
 	lines := []string{
-		"simlab tui needs a terminal of at least",
+		"simlab tui needs at least",
 		fmt.Sprintf("%d×%d; this one is %d×%d.", MinWidth, MinHeight, w, h),
-		"Enlarge it to continue, or press q to quit.",
+		"Enlarge it to go on,",
+		"or press q to quit.",
 	}
 	top := y + max(0, (h-len(lines))/2)
 	for i, l := range lines {
-		lw := width(l)
-		put(screen, x+max(0, (w-lw)/2), top+i, w, l, styleBase)
+		l = fitLeft(l, w)
+		put(screen, x+max(0, (w-width(l))/2), top+i, w, l, styleBase)
 	}
 }
 

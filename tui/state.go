@@ -57,12 +57,12 @@ func newTimeModel(r *Run) *timeModel {
 	steps := map[int]bool{}
 	for i := range r.Spans {
 		s := &r.Spans[i]
-		if id, ok := intAttr(s, "workflow.step.id"); ok && strings.HasPrefix(s.Name, "step.execute") {
-			name, _ := s.Attr("workflow.step.name")
+		if id, ok := stepIndex(s); ok && strings.HasPrefix(s.Name, "step.execute") {
+			name, _ := s.Attr("simlab.step.label")
 			tm.stepNames[id] = name
 			steps[id] = true
 		}
-		if s.Name == "queue.process" {
+		if s.Name == traces.ExecuteSpanName {
 			tm.deliveries = append(tm.deliveries, [2]time.Duration{r.offset(s.Start), r.offset(s.End)})
 		}
 	}
@@ -91,14 +91,14 @@ func newTimeModel(r *Run) *timeModel {
 					tm.moments = append(tm.moments, moment{At: r.offset(e.Time), Step: -1, Fault: kind})
 				}
 			}
-			if s.Name != "world.events.create" {
+			if !strings.HasPrefix(s.Name, "world.events.create ") {
 				continue
 			}
-			if res, _ := s.Attr("workflow.event.result"); res != "ok" {
+			if res, _ := s.Attr("simlab.event.result"); res != "ok" {
 				continue
 			}
-			typ, _ := s.Attr("workflow.event.type")
-			step, ok := intAttr(s, "workflow.step.id")
+			typ, _ := s.Attr("simlab.event.type")
+			step, ok := stepIndex(s)
 			if !ok {
 				step = -1
 			}
@@ -120,12 +120,13 @@ func historyOffset(r *Run, t sim.Time) time.Duration {
 	return traces.DefaultEpoch.Add(time.Duration(t)).Sub(r.Start)
 }
 
-func intAttr(s *traces.Span, key string) (int, bool) {
-	v, ok := s.Attr(key)
+// stepIndex reads a simlab span's step.id ("step_3") as the step's index.
+func stepIndex(s *traces.Span) (int, bool) {
+	v, ok := s.Attr("step.id")
 	if !ok {
 		return 0, false
 	}
-	n, err := strconv.Atoi(v)
+	n, err := strconv.Atoi(strings.TrimPrefix(v, "step_"))
 	return n, err == nil
 }
 

@@ -208,6 +208,9 @@ func (v *timelineView) Draw(screen tcell.Screen) {
 		}
 		v.drawRow(screen, x, ry, w, l, v.rows[k], k == v.sel, col, cursor)
 	}
+	if len(v.rows) == 0 && v.filter.active() {
+		put(screen, x, y+1, w, fitLeft("no span matches /"+v.filter.String()+" · esc clears the filter", w), styleDim)
+	}
 	v.panel.SetRect(x, y+1+listH, w, statePanelHeight)
 	v.panel.Draw(screen)
 }
@@ -232,7 +235,7 @@ func (v *timelineView) drawRow(screen tcell.Screen, x, y, w int, l timelineLayou
 		}
 	}
 	cx := x
-	cx += put(screen, cx, y, l.name, fit(indent+marker+s.Name, l.name), base) + 1
+	cx += put(screen, cx, y, l.name, fit(indent+marker+spanLabel(s), l.name), base) + 1
 	cx += put(screen, cx, y, l.dep, fit(deploymentTag(v.run, i), l.dep), base) + 1
 	cx += put(screen, cx, y, l.marks, fit(spanMarks(s), l.marks), base.Foreground(tcell.ColorOrange)) + 1
 	start, dur := v.run.offset(s.Start), s.End.Sub(s.Start)
@@ -275,11 +278,11 @@ func barStyle(s *traces.Span) tcell.Style {
 		c = tcell.ColorRed
 	case strings.HasPrefix(s.Name, "step.execute"):
 		c = tcell.ColorGreen
-	case s.Name == "queue.process":
+	case s.Name == traces.ExecuteSpanName:
 		c = tcell.ColorAqua
 	case s.Name == "queue.publish":
 		c = tcell.ColorFuchsia
-	case s.Name == "workflow.run":
+	case s.Name == traces.RunSpanName:
 		c = tcell.ColorWhite
 	}
 	return styleBase.Foreground(c)
@@ -293,19 +296,19 @@ func deploymentTag(r *Run, i int) string {
 	dep, _ := s.ResourceAttr("deployment.id")
 	ver, _ := s.ResourceAttr("service.version")
 	switch {
-	case s.Name == "queue.process":
-		if d, ok := s.Attr("workflow.consumer.deployment.id"); ok {
+	case s.Name == traces.ExecuteSpanName:
+		if d, ok := s.Attr("simlab.consumer.deployment.id"); ok {
 			dep = d
 		}
-		if v, ok := s.Attr("workflow.consumer.version"); ok {
+		if v, ok := s.Attr("simlab.consumer.version"); ok {
 			ver = v
 		}
 	case s.Name == "queue.publish":
-		if v, ok := s.Attr("workflow.producer.version"); ok {
+		if v, ok := s.Attr("simlab.producer.version"); ok {
 			ver = v
 		}
 	case i == r.root:
-		d, _ := s.Attr("workflow.deployment.id")
+		d, _ := s.Attr("deployment.id")
 		return d
 	case strings.HasPrefix(s.Name, "step.execute"):
 	default:
@@ -330,21 +333,21 @@ func spanMarks(s *traces.Span) string {
 			break
 		}
 	}
-	if s.Name == "queue.process" {
-		if a, _ := s.Attr("workflow.delivery.attempt"); a != "" && a != "1" {
+	if s.Name == traces.ExecuteSpanName {
+		if a, _ := s.Attr("simlab.delivery.attempt"); a != "" && a != "1" {
 			b.WriteString("↻" + a)
 		}
 	}
-	if v, _ := s.Attr("workflow.delivery.misdelivered"); v == "true" {
+	if v, _ := s.Attr("simlab.delivery.misdelivered"); v == "true" {
 		b.WriteString("⇄")
 	}
-	if v, _ := s.Attr("workflow.delivery.rerouted"); v == "true" {
+	if v, _ := s.Attr("simlab.delivery.rerouted"); v == "true" {
 		b.WriteString("↪")
 	}
-	if v, _ := s.Attr("workflow.read.stale"); v == "true" {
+	if v, _ := s.Attr("simlab.read.stale"); v == "true" {
 		b.WriteString("~stale")
 	}
-	if v, _ := s.Attr("workflow.runs_get.reason"); v == "last_completer" {
+	if v, _ := s.Attr("simlab.runs_get.reason"); v == "last_completer" {
 		b.WriteString("lazy")
 	}
 	switch v, _ := s.Attr(highlightKey); v {
@@ -354,4 +357,14 @@ func spanMarks(s *traces.Span) string {
 		b.WriteString("get")
 	}
 	return b.String()
+}
+
+// spanLabel is a span's name in the timeline: a step execution, which the
+// real engine names by its step function alone, gets simlab's step label
+// (fanout0.branch1) beside it, so that branches are told apart.
+func spanLabel(s *traces.Span) string {
+	if l, ok := s.Attr("simlab.step.label"); ok && strings.HasPrefix(s.Name, "step.execute") {
+		return s.Name + " " + l
+	}
+	return s.Name
 }

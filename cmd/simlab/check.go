@@ -56,17 +56,25 @@ func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
-	var seeds int
+	var seeds, jobs int
 	var seedRange, shard, schedules string
 	var asJSON bool
+	var tf judgeFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check every property over many seeds; print a replayable counterexample per violated property",
 		Long: `Run the scenario on every seed and check every property (see simlab properties).
 Exit 0 when everything holds, 1 when a property is violated or a declared
-outcome never happened (coverage), 2 on bad input.`,
+outcome never happened (coverage), 2 on bad input.
+
+With --trace FILE.jsonl (or --jaeger URL --service S), judge recorded spans
+instead: simlab's own export or a real engine's trace. Every property that
+spans can judge gets a verdict; the others are listed with the reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tf.set() {
+				return checkTrace(cmd, &tf, asJSON)
+			}
 			sc, err := sf.load()
 			if err != nil {
 				return err
@@ -75,14 +83,20 @@ outcome never happened (coverage), 2 on bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if schedules == "" {
-				schedules = filepath.Join(os.TempDir(), "simlab-schedules")
+			if err := checkJobs(jobs); err != nil {
+				return err
 			}
-			if err := os.MkdirAll(schedules, 0o755); err != nil {
-				return badInput(fmt.Errorf("--schedules %s: %w", schedules, err))
+			if schedules == "" {
+				// Made when the first schedule is saved (properties.Sweep).
+				if schedules, err = defaultScheduleDir(); err != nil {
+					return badInput(err)
+				}
+			} else if err := os.MkdirAll(schedules, 0o755); err != nil {
+				// A directory the user named is checked before anything runs.
+				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules}
+				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
 			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
 				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}
@@ -108,9 +122,22 @@ outcome never happened (coverage), 2 on bad input.`,
 	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
 	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check seeds A..B instead (inclusive)")
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
-	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: the system temp dir)")
+	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
+	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	tf.register(cmd)
 	return cmd
+}
+
+// defaultScheduleDir is where check saves schedules unless --schedules says
+// otherwise: the user's own cache, not a /tmp directory every user of the
+// machine shares (and may not be able to write to after another created it).
+func defaultScheduleDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for schedules (%v): name one with --schedules DIR", err)
+	}
+	return filepath.Join(cache, "simlab", "schedules"), nil
 }
 
 func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
@@ -121,7 +148,7 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		n := rep.Violations[name]
 		verdict := "holds"
 		if n > 0 {
-			verdict = fmt.Sprintf("VIOLATED in %d runs", n)
+			verdict = fmt.Sprintf("VIOLATED in %d of %d runs", n, rep.Seeds)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
 	}
@@ -150,7 +177,7 @@ func newReplayCommand() *cobra.Command {
 		Short: "Replay a saved schedule (scenario + recorded choices) to the same history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := properties.LoadSchedule(args[0])
+			s, err := loadSchedule(args[0])
 			if err != nil {
 				return badInput(err)
 			}
@@ -160,25 +187,51 @@ func newReplayCommand() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			got := fmt.Sprintf("%016x", res.History.Hash)
+			all := properties.Check(res.History, properties.All())
+			// The verdict is the saved property's: violated again (exit 1)
+			// or now holding (exit 0). A schedule saved without one is
+			// judged by every property.
+			var saved []properties.Violation
+			for _, v := range all {
+				if s.Property == "" || v.Property == s.Property {
+					saved = append(saved, v)
+				}
+			}
+			name := s.Property
+			if name == "" {
+				name = "every property"
+			}
+			verdict := "holds"
+			if len(saved) > 0 {
+				verdict = "violated"
+			}
+			changed := s.HistoryHash != "" && got != s.HistoryHash
 			if asJSON {
 				if err := writeJSON(out, struct {
-					HistoryHash string                 `json:"history_hash"`
-					Saved       string                 `json:"saved_history_hash"`
-					Mismatches  int                    `json:"choice_mismatches"`
-					Violations  []properties.Violation `json:"violations"`
-				}{got, s.HistoryHash, rep.Mismatches, properties.Check(res.History, properties.All())}); err != nil {
+					HistoryHash  string                 `json:"history_hash"`
+					Saved        string                 `json:"saved_history_hash"`
+					Mismatches   int                    `json:"choice_mismatches"`
+					Property     string                 `json:"property"`
+					Verdict      string                 `json:"verdict"`
+					ModelChanged bool                   `json:"model_changed"`
+					Violations   []properties.Violation `json:"violations"`
+				}{got, s.HistoryHash, rep.Mismatches, s.Property, verdict, changed, all}); err != nil {
 					return err
 				}
 			} else {
 				fmt.Fprintf(out, "replayed %s: history %s (saved %s), %d recorded choices, %d mismatches\n",
 					args[0], got, s.HistoryHash, len(s.Choices), rep.Mismatches)
-				for _, v := range properties.Check(res.History, properties.All()) {
+				if changed {
+					fmt.Fprintf(out, "the history differs from the saved one: the model or the schedule changed since it was saved\n")
+				}
+				for _, v := range all {
 					fmt.Fprintln(out, strings.Join(properties.Story(v), "\n"))
 				}
 			}
-			if s.HistoryHash != "" && got != s.HistoryHash {
-				return &exitError{code: 1, err: fmt.Errorf("the schedule no longer replays to its saved history (%s ≠ %s): the model changed", got, s.HistoryHash)}
+			if verdict == "violated" {
+				return &exitError{code: 1, err: fmt.Errorf("%s is violated again (%d violations)", name, len(saved))}
 			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "simlab: %s now holds on this schedule\n", name)
 			return nil
 		},
 	}

@@ -39,6 +39,8 @@ func TestCLIDocIsCurrent(t *testing.T) {
 		}
 	}
 	walk(root, nil)
+	// check saves counterexample schedules in the user's cache by default.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	example := func(title string, args ...string) {
 		out, _, err := runCLI(t, append(args, "--json")...)
 		if err != nil && exitCode(err) != 1 {

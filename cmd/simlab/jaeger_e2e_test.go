@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/traces"
 )
 
 // The end-to-end test of traces: a real Jaeger, built from the Go module
@@ -21,21 +25,71 @@ import (
 // query API by trace id and compares it with the OTLP JSON Lines file the
 // same command wrote.
 
-const (
-	jaegerOTLP  = "http://127.0.0.1:4318"
-	jaegerQuery = "http://127.0.0.1:16686"
-)
+// jaeger is one Jaeger this test started: its URLs and its pid.
+type jaeger struct {
+	otlp, query, health string
+	pid                 int
+}
 
-func startJaeger(t *testing.T) {
+// freePorts returns n distinct ports free on 127.0.0.1 right now, never
+// Jaeger's defaults (another user of the machine may run a Jaeger there).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+// startJaeger starts a Jaeger of its own through scripts/jaeger, with its
+// state (pid file, ports, log) in a temp dir and every port a free one, and
+// stops exactly that Jaeger, by its pid, when the test ends, pass or fail.
+func startJaeger(t *testing.T) jaeger {
 	t.Helper()
 	script := filepath.Join("..", "..", "scripts", "jaeger")
-	wasRunning := exec.Command("bash", script, "status").Run() == nil
-	if out, err := exec.Command("bash", script, "start").CombinedOutput(); err != nil {
+	state := t.TempDir()
+	p := freePorts(t, 5)
+	env := append(os.Environ(), "JAEGER_STATE_DIR="+state,
+		fmt.Sprintf("JAEGER_OTLP_HTTP_PORT=%d", p[0]), fmt.Sprintf("JAEGER_OTLP_GRPC_PORT=%d", p[1]),
+		fmt.Sprintf("JAEGER_QUERY_PORT=%d", p[2]), fmt.Sprintf("JAEGER_QUERY_GRPC_PORT=%d", p[3]),
+		fmt.Sprintf("JAEGER_HEALTH_PORT=%d", p[4]))
+	scriptCmd := func(args ...string) *exec.Cmd {
+		c := exec.Command("bash", append([]string{script}, args...)...)
+		c.Env = env
+		return c
+	}
+	out, err := scriptCmd("start").CombinedOutput()
+	pidText, _ := os.ReadFile(filepath.Join(state, "jaeger.pid"))
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if perr == nil {
+		t.Cleanup(func() {
+			// The script stops the pid in this test's state dir only;
+			// should that fail, the test kills its own pid itself.
+			if out, err := scriptCmd("stop").CombinedOutput(); err != nil {
+				t.Errorf("scripts/jaeger stop: %v\n%s", err, out)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+	}
+	if err != nil || perr != nil {
 		t.Fatalf("scripts/jaeger start: %v\n%s", err, out)
 	}
-	if !wasRunning {
-		t.Cleanup(func() { _ = exec.Command("bash", script, "stop").Run() })
+	j := jaeger{otlp: fmt.Sprintf("http://127.0.0.1:%d", p[0]), query: fmt.Sprintf("http://127.0.0.1:%d", p[2]),
+		health: fmt.Sprintf("http://127.0.0.1:%d/status", p[4]), pid: pid}
+	if got, err := scriptCmd("url", "otlp").Output(); err != nil || strings.TrimSpace(string(got)) != j.otlp {
+		t.Fatalf("scripts/jaeger url otlp = %q (%v), want %s", got, err, j.otlp)
 	}
+	return j
 }
 
 func buildSimlab(t *testing.T) string {
@@ -124,12 +178,12 @@ type jaegerTrace struct {
 	} `json:"data"`
 }
 
-func queryTrace(t *testing.T, id string) jaegerTrace {
+func queryTrace(t *testing.T, query, id string) jaegerTrace {
 	t.Helper()
 	// Jaeger's pipeline here has no batch processor (tools/jaeger/config.yaml):
 	// a span is stored by the time its OTLP request returns, so one query
 	// answers.
-	resp, err := http.Get(jaegerQuery + "/api/traces/" + id)
+	resp, err := http.Get(query + "/api/traces/" + id)
 	if err != nil {
 		t.Fatalf("query trace %s: %v", id, err)
 	}
@@ -142,10 +196,27 @@ func queryTrace(t *testing.T, id string) jaegerTrace {
 }
 
 func TestJaegerEndToEnd(t *testing.T) {
-	startJaeger(t)
+	j := startJaeger(t)
+	// Another checkout's (or user's) script, with its own state, neither
+	// sees nor stops this Jaeger.
+	other := exec.Command("bash", filepath.Join("..", "..", "scripts", "jaeger"), "status")
+	other.Env = append(os.Environ(), "JAEGER_STATE_DIR="+t.TempDir())
+	if out, err := other.CombinedOutput(); err == nil {
+		t.Fatalf("status with another state dir claims a Jaeger:\n%s", out)
+	}
+	other = exec.Command("bash", filepath.Join("..", "..", "scripts", "jaeger"), "stop")
+	other.Env = append(os.Environ(), "JAEGER_STATE_DIR="+t.TempDir())
+	if out, err := other.CombinedOutput(); err != nil {
+		t.Fatalf("stop with another state dir: %v\n%s", err, out)
+	}
+	if resp, err := http.Get(j.health); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a stop with another state dir stopped this Jaeger: %v", err)
+	} else {
+		resp.Body.Close()
+	}
 	bin := buildSimlab(t)
 	file := filepath.Join(t.TempDir(), "skew.jsonl")
-	cmd := exec.Command(bin, "run", "--scenario", "skew-rollout", "--seed", "1", "--otlp", jaegerOTLP, "--trace-out", file)
+	cmd := exec.Command(bin, "run", "--scenario", "skew-rollout", "--seed", "1", "--otlp", j.otlp, "--trace-out", file)
 	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1", "OTEL_SERVICE_NAME=leak")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("simlab run --otlp: %v\n%s", err, out)
@@ -157,7 +228,7 @@ func TestJaegerEndToEnd(t *testing.T) {
 	prologues := map[string]bool{}
 	links := 0
 	for id, spans := range want {
-		got := queryTrace(t, id)
+		got := queryTrace(t, j.query, id)
 		if n := len(got.Data[0].Spans); n != len(spans) {
 			t.Fatalf("trace %s: Jaeger has %d spans, the file %d", id, n, len(spans))
 		}
@@ -182,8 +253,8 @@ func TestJaegerEndToEnd(t *testing.T) {
 			}
 		}
 		for _, fs := range spans {
-			if fs.Name == "queue.process" && len(fs.Links) != 1 {
-				t.Fatalf("queue.process span %s has %d links in the file, want its publish", fs.SpanID, len(fs.Links))
+			if fs.Name == traces.ExecuteSpanName && len(fs.Links) != 1 {
+				t.Fatalf("%s span %s has %d links in the file, want its publish", fs.Name, fs.SpanID, len(fs.Links))
 			}
 		}
 	}
@@ -192,6 +263,55 @@ func TestJaegerEndToEnd(t *testing.T) {
 	}
 	if links == 0 {
 		t.Fatal("no span link came back as a FOLLOWS_FROM reference")
+	}
+
+	// check --jaeger reads the same traces back through Jaeger's api/v3
+	// search (service and window) and judges them: skew-rollout holds, so
+	// exit 0, and the report lists what spans could not judge.
+	jc := exec.Command(bin, "check", "--jaeger", j.query, "--service", "simlab-consumer",
+		"--start", "2025-12-31T23:00:00Z", "--end", "2026-01-01T03:00:00Z", "--json")
+	out, err := jc.Output()
+	if err != nil {
+		t.Fatalf("check --jaeger: %v\n%s", err, out)
+	}
+	var rep struct {
+		Runs     []string `json:"runs"`
+		Verdicts []struct {
+			Property string `json:"property"`
+			Judged   bool   `json:"judged"`
+		} `json:"verdicts"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("check --jaeger --json: %v\n%s", err, out)
+	}
+	judged := 0
+	for _, v := range rep.Verdicts {
+		if v.Judged {
+			judged++
+		}
+	}
+	if len(rep.Runs) != len(want) || judged == 0 || judged == len(rep.Verdicts) {
+		t.Fatalf("check --jaeger judged %d of %d properties over runs %v (want the file's %d runs, some judged, some not)", judged, len(rep.Verdicts), rep.Runs, len(want))
+	}
+	// Exporting the seed again on another epoch (what --epoch now does
+	// every time) makes new traces and leaves the first ones as they were.
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	cmd = exec.Command(bin, "run", "--scenario", "skew-rollout", "--seed", "1", "--epoch", "2026-02-01T00:00:00Z", "--otlp", j.otlp, "--trace-out", again)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("second export: %v\n%s", err, out)
+	}
+	for id, spans := range readTraceFile(t, again) {
+		if want[id] != nil {
+			t.Fatalf("the second export reuses trace id %s", id)
+		}
+		if n := len(queryTrace(t, j.query, id).Data[0].Spans); n != len(spans) {
+			t.Fatalf("second export, trace %s: Jaeger has %d spans, the file %d", id, n, len(spans))
+		}
+	}
+	for id, spans := range want {
+		if n := len(queryTrace(t, j.query, id).Data[0].Spans); n != len(spans) {
+			t.Fatalf("after the second export, trace %s has %d spans in Jaeger, want still %d", id, n, len(spans))
+		}
 	}
 }
 

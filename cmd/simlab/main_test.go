@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/sim"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -27,6 +32,44 @@ func TestVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "simlab ") || !strings.Contains(out, "go1.") {
 		t.Fatalf("version printed %q", out)
+	}
+	info, err := debug.ParseBuildInfo("path\tgithub.com/simlab/simlab/cmd/simlab\n" +
+		"mod\tgithub.com/simlab/simlab\tv0.3.1\t\n" +
+		"build\tvcs=git\nbuild\tvcs.revision=0123abcd\nbuild\tvcs.time=2026-11-30T12:00:00Z\nbuild\tvcs.modified=true\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.GoVersion = "go1.26.0"
+	if got, want := versionLine(info, ""), "simlab v0.3.1 · revision 0123abcd (2026-11-30T12:00:00Z) modified · go1.26.0"; got != want {
+		t.Errorf("versionLine = %q, want %q", got, want)
+	}
+	if got := versionLine(info, "v9.9.9"); !strings.HasPrefix(got, "simlab v9.9.9 · revision 0123abcd") {
+		t.Errorf("a stamped version: %q", got)
+	}
+}
+
+// A built binary prints the revision Go recorded in it (go version -m
+// shows the same build info).
+func TestVersionOfABuiltBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "simlab")
+	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	meta, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := regexp.MustCompile(`(?m)^\s*build\s+vcs\.revision=(\S+)$`).FindSubmatch(meta)
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "revision unknown"
+	if rev != nil {
+		want = "revision " + string(rev[1])
+	}
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("simlab version printed %q, want %q (go version -m:\n%s)", out, want, meta)
 	}
 }
 
@@ -92,9 +135,26 @@ func TestCheckExitCodes(t *testing.T) {
 	if file == "" {
 		t.Fatalf("no schedule file printed:\n%s", out)
 	}
+	// Replaying it: the saved property is violated again, exit 1, said so.
 	rout, _, err := runCLI(t, "replay", file)
-	if err != nil || !strings.Contains(rout, "no-start-on-terminal violated") {
-		t.Fatalf("replay %s: %v\n%s", file, err, rout)
+	if exitCode(err) != 1 || !strings.Contains(rout, "no-start-on-terminal violated") ||
+		!strings.Contains(err.Error(), "no-start-on-terminal is violated again") {
+		t.Fatalf("replay %s: exit %d (%v)\n%s", file, exitCode(err), err, rout)
+	}
+	// The same schedule on the fixed protocol (the variant dropped): the
+	// property now holds, exit 0, said so; the history differs, said too.
+	s, err := properties.LoadSchedule(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Scenario.Variants = nil
+	fixed := dir + "/fixed.json"
+	if err := properties.SaveSchedule(fixed, s); err != nil {
+		t.Fatal(err)
+	}
+	rout, rerr, err := runCLI(t, "replay", fixed)
+	if exitCode(err) != 0 || !strings.Contains(rerr, "no-start-on-terminal now holds") || !strings.Contains(rout, "differs from the saved one") {
+		t.Fatalf("replay of the fixed schedule: exit %d (%v)\n%s%s", exitCode(err), err, rout, rerr)
 	}
 	for _, args := range [][]string{
 		{"check", "--seed-range", "9..1"}, {"check", "--shard", "4/4"}, {"run", "--variant", "nope"},
@@ -143,6 +203,87 @@ func TestREADMEListsEveryVariantAndProperty(t *testing.T) {
 	for _, p := range properties.All() {
 		if !strings.Contains(string(readme), "| `"+p.Name+"` | "+p.Desc+" |") {
 			t.Errorf("README.md lacks the property %s with its description", p.Name)
+		}
+	}
+}
+
+// check counts the runs (seeds) that violate a property, not its
+// violations: skew-rollout with reroute-drops-input violates
+// reroute-preserves-message several times in one seed.
+func TestCheckSaysViolatedInKOfNRuns(t *testing.T) {
+	const seeds = 10
+	spec := model.Spec{Scenario: "skew-rollout", Variants: []string{"reroute-drops-input"}}
+	sc, err := spec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, most := map[string]int{}, 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]int{}
+		for _, v := range properties.Check(res.History, properties.All()) {
+			per[v.Property]++
+		}
+		for p, n := range per {
+			runs[p]++
+			most = max(most, n)
+		}
+	}
+	if most < 2 {
+		t.Fatal("no seed violates a property twice: the test cannot tell runs from violations")
+	}
+	out, _, err := runCLI(t, "check", "--scenario", spec.Scenario, "--variant", spec.Variants[0], "--seeds", fmt.Sprint(seeds), "--schedules", t.TempDir())
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d (%v), want 1", exitCode(err), err)
+	}
+	for p, k := range runs {
+		want := fmt.Sprintf("VIOLATED in %d of %d runs", k, seeds)
+		if !regexp.MustCompile(`(?m)^` + p + ` +` + want + `$`).MatchString(out) {
+			t.Errorf("%s: want %q in\n%s", p, want, out)
+		}
+	}
+}
+
+// Without --schedules, check saves schedules in the user's own cache, not
+// a directory of /tmp every user shares, and names each file by scenario,
+// variants, property and seed, so checks with other variants never
+// overwrite it.
+func TestCheckSchedulesGoToTheUserCacheNamedByVariant(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", t.TempDir())
+	dir := filepath.Join(cache, "simlab", "schedules")
+	if _, _, err := runCLI(t, "check", "--seeds", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatalf("a check that found nothing created %s", dir)
+	}
+	files := map[string]bool{}
+	for _, variant := range []string{"pre-fix-fence", "attempt-gated-recovery"} {
+		out, _, err := runCLI(t, "check", "--scenario", "golden-t5", "--variant", variant, "--seeds", "5")
+		if exitCode(err) != 1 {
+			t.Fatalf("%s: exit %d (%v)\n%s", variant, exitCode(err), err, out)
+		}
+		saved := regexp.MustCompile(`simlab replay (\S+)\)`).FindAllStringSubmatch(out, -1)
+		if len(saved) == 0 {
+			t.Fatalf("%s: no schedule file printed:\n%s", variant, out)
+		}
+		for _, m := range saved {
+			path := m[1]
+			if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "golden-t5+"+variant+"-") {
+				t.Errorf("%s: schedule %s, want golden-t5+%s-PROPERTY-seedN.json in %s", variant, path, variant, dir)
+			}
+			if files[path] {
+				t.Errorf("%s: %s was written by another variant's check too", variant, path)
+			}
+			files[path] = true
+			if _, err := os.Stat(path); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,7 +24,7 @@ const (
 func resultKind(path string, data []byte) (string, error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(data, &keys); err != nil {
-		return "", fmt.Errorf("%s: not a JSON object from simlab check --json or simlab sweep --json: %w", path, err)
+		return "", fmt.Errorf("%s: %v; want the output of simlab check --json or simlab sweep --json", path, cmp.Or(jsonReason(err), err))
 	}
 	_, violations := keys["violations"]
 	_, base := keys["runs_get_base_p50_ms"]
@@ -45,6 +46,9 @@ func decodeStrict(path string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if r := jsonReason(err); r != nil {
+			err = r
+		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
@@ -71,7 +75,7 @@ Exit 1 when a merged check report fails, as simlab check does; 2 on bad input.`,
 			for _, path := range args {
 				data, err := os.ReadFile(path)
 				if err != nil {
-					return badInput(err)
+					return badInput(userPathError(path, err))
 				}
 				k, err := resultKind(path, data)
 				if err != nil {

@@ -3,10 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/sweep"
+	"github.com/simlab/simlab/properties"
 )
 
 func durabench(tb testing.TB) model.Scenario {
@@ -41,12 +45,12 @@ func TestSweepIsDeterministicWhateverTheWorkers(t *testing.T) {
 	}
 }
 
-// BenchmarkSweepWorkers is BenchmarkSweep's grid run by `simlab sweep`'s
+// BenchmarkSweepJobs is BenchmarkSweep's grid run by `simlab sweep`'s
 // parallel runner with one and with two workers, in the same run.
-func BenchmarkSweepWorkers(b *testing.B) {
+func BenchmarkSweepJobs(b *testing.B) {
 	sc := durabench(b)
 	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+		b.Run(fmt.Sprintf("jobs=%d", workers), func(b *testing.B) {
 			opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 2, Each: parallel(workers)}
 			cells := 0
 			b.ReportAllocs()
@@ -64,4 +68,84 @@ func BenchmarkSweepWorkers(b *testing.B) {
 			}
 		})
 	}
+}
+
+// check and sweep run on every core unless told otherwise, and print the
+// same bytes whatever --jobs says: text and JSON, counterexamples, their
+// stories and schedule files included.
+func TestCheckAndSweepOutputDoesNotDependOnJobs(t *testing.T) {
+	for _, name := range []string{"check", "sweep"} {
+		cmd, _, err := newRootCommand(nil, nil).Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmd.Flags().Lookup("jobs"); f == nil || f.DefValue != strconv.Itoa(runtime.GOMAXPROCS(0)) {
+			t.Fatalf("%s --jobs: %v, want a default of every core (%d)", name, f, runtime.GOMAXPROCS(0))
+		}
+	}
+	schedules := t.TempDir()
+	for _, args := range [][]string{
+		{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "40", "--schedules", schedules},
+		{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "40", "--schedules", schedules, "--json"},
+		{"check", "--seeds", "300", "--schedules", schedules}, // more than one merge chunk
+		{"sweep", "--branches", "8,32", "--seeds", "4"},
+	} {
+		one, _, err1 := runCLI(t, append(args, "--jobs", "1")...)
+		for _, jobs := range [][]string{nil, {"--jobs", "3"}, {"--jobs", "8"}} {
+			got, _, err := runCLI(t, append(args, jobs...)...)
+			if exitCode(err) != exitCode(err1) || got != one {
+				t.Fatalf("%v %v: exit %d and\n%s\nwant exit %d and, byte for byte,\n%s", args, jobs, exitCode(err), got, exitCode(err1), one)
+			}
+		}
+	}
+	if _, _, err := runCLI(t, "check", "--jobs", "0"); exitCode(err) != 2 {
+		t.Fatalf("--jobs 0: %v, want exit 2", err)
+	}
+}
+
+// BenchmarkCheckJobs is `simlab check` on the default scenario with one job
+// and with every core, in the same run: seeds/s and the speed-up.
+func BenchmarkCheckJobs(b *testing.B) {
+	sc, ok := model.Builtin("fanout")
+	if !ok {
+		b.Fatal("no fanout scenario")
+	}
+	seeds := make([]uint64, 200)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	check := func(b *testing.B, jobs int) {
+		rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds, Props: properties.All(), Each: parallel(jobs)})
+		if err != nil || rep.Seeds != len(seeds) {
+			b.Fatal(rep, err)
+		}
+	}
+	all := runtime.GOMAXPROCS(0)
+	for _, jobs := range []int{1, all} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			for b.Loop() {
+				check(b, jobs)
+			}
+			if s := b.Elapsed().Seconds(); s > 0 {
+				b.ReportMetric(float64(b.N*len(seeds))/s, "seeds/s")
+			}
+		})
+	}
+	// On a machine shared with other work the load changes between the two
+	// sub-benchmarks above; here every op runs both, one after the other,
+	// so both see the same load and their ratio is fair.
+	b.Run("alternating", func(b *testing.B) {
+		var one, many time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			check(b, 1)
+			t1 := time.Now()
+			check(b, all)
+			one, many = one+t1.Sub(t0), many+time.Since(t1)
+		}
+		n := float64(b.N * len(seeds))
+		b.ReportMetric(n/one.Seconds(), "seeds/s@1")
+		b.ReportMetric(n/many.Seconds(), fmt.Sprintf("seeds/s@%d", all))
+		b.ReportMetric(one.Seconds()/many.Seconds(), "speedup")
+	})
 }

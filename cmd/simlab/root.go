@@ -24,6 +24,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCommand(), newRunCommand(), newScenariosCommand(), newVariantsCommand(),
 		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
 	root.AddCommand(newTUICommand())
@@ -33,21 +34,45 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print simlab's version and the Go version it was built with",
+		Short: "Print simlab's module version, VCS revision and the Go version it was built with",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, goVersion := version, "unknown"
-			if info, ok := debug.ReadBuildInfo(); ok {
-				goVersion = info.GoVersion
-				if v == "" {
-					v = info.Main.Version
-				}
-			}
-			if v == "" || v == "(devel)" {
-				v = "devel"
-			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "simlab %s (%s)\n", v, goVersion)
+			info, _ := debug.ReadBuildInfo()
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine(info, version))
 			return err
 		},
 	}
+}
+
+// versionLine is `simlab version`: the module version (or the one stamped
+// at release), the VCS revision and time Go recorded when it built from a
+// checkout (marked "modified" for uncommitted changes), and the Go version.
+// `go run` and `go test` record no revision; a build says so rather than
+// printing nothing.
+func versionLine(info *debug.BuildInfo, stamped string) string {
+	v, goVersion := stamped, "unknown"
+	settings := map[string]string{}
+	if info != nil {
+		goVersion = info.GoVersion
+		if v == "" {
+			v = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			settings[s.Key] = s.Value
+		}
+	}
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	rev := "revision unknown (built without VCS information, e.g. by go run)"
+	if r := settings["vcs.revision"]; r != "" {
+		rev = "revision " + r
+		if t := settings["vcs.time"]; t != "" {
+			rev += " (" + t + ")"
+		}
+		if settings["vcs.modified"] == "true" {
+			rev += " modified"
+		}
+	}
+	return fmt.Sprintf("simlab %s · %s · %s", v, rev, goVersion)
 }

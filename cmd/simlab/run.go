@@ -66,6 +66,14 @@ event where the two runs differ, if they ever do.`,
 			if err := tf.check(); err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			if tf.toStdout() {
+				if asJSON {
+					return badInput(fmt.Errorf("--trace-out - and --json both print to stdout: give --trace-out a file, e.g. --trace-out run.jsonl"))
+				}
+				// The trace owns stdout; the summary moves to stderr.
+				out = cmd.ErrOrStderr()
+			}
 			res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, RecordStream: twice, Seed: seed})
 			if err != nil {
 				return badInput(err)
@@ -80,7 +88,6 @@ event where the two runs differ, if they ever do.`,
 				}
 			}
 			sum := model.Summarize(res)
-			out := cmd.OutOrStdout()
 			if asJSON {
 				if err := writeJSON(out, sum); err != nil {
 					return err
@@ -91,7 +98,7 @@ event where the two runs differ, if they ever do.`,
 			// The summary is out before the export, which is the step that
 			// can fail: nothing computed is lost.
 			if tf.wanted() {
-				return tf.emit(res.History, cmd.ErrOrStderr())
+				return tf.emit(res.History, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return nil
 		},

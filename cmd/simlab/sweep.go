@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -40,7 +38,7 @@ func newSweepCommand() *cobra.Command {
 	var sf scenarioFlags
 	var branches []int
 	var prologues []string
-	var seeds, workers int
+	var seeds, jobs int
 	var shard, chart string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -67,7 +65,10 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 			if err := checkChartPath(chart); err != nil {
 				return badInput(err)
 			}
-			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Each: parallel(workers)}
+			if err := checkJobs(jobs); err != nil {
+				return err
+			}
+			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Each: parallel(jobs)}
 			opts.Progress = progress(cmd.ErrOrStderr(), "sweeping cells")
 			res, err := sweep.Run(sc, opts)
 			if err != nil {
@@ -89,7 +90,7 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 	cmd.Flags().StringSliceVar(&prologues, "prologue", []string{sweep.Legacy, sweep.RunContext}, "prologues to compare: legacy (variant legacy-producers) and/or run_context")
 	cmd.Flags().IntVar(&seeds, "seeds", 10, "seeds 1..N per (branches, prologue)")
 	cmd.Flags().StringVar(&shard, "shard", "", "run only shard i of n (i/n) of the (branches, prologue, seed) cells; combine with simlab merge")
-	cmd.Flags().IntVar(&workers, "workers", runtime.GOMAXPROCS(0), "simulations run at once (the result does not depend on it)")
+	registerJobs(cmd, &jobs, "simulations run at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/SWEEP.md)")
 	cmd.Flags().StringVar(&chart, "chart", "", "write a chart of TTLS p90 and runs.get p90 against branches to FILE (.svg or .png)")
 	return cmd
@@ -242,34 +243,4 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
-}
-
-// parallel returns a sweep.Each that runs cells on up to workers
-// goroutines. Each cell is a simulation of its own, single-threaded and
-// deterministic; only their scheduling is parallel, and the sweep's result
-// does not depend on it.
-func parallel(workers int) func(n int, do func(i int)) {
-	return func(n int, do func(i int)) {
-		w := max(1, min(workers, n))
-		if w == 1 {
-			sweep.InOrder(n, do)
-			return
-		}
-		next := make(chan int)
-		var wg sync.WaitGroup
-		for range w {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					do(i)
-				}
-			}()
-		}
-		for i := 0; i < n; i++ {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-	}
 }

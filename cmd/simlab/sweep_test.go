@@ -35,11 +35,11 @@ func writeShards(t *testing.T, n int, args ...string) []string {
 var sweepArgs = []string{"sweep", "--json", "--branches", "8,32", "--seeds", "4"}
 
 func TestSweepJSONIsDeterministicAndCarriesTheContract(t *testing.T) {
-	a, _, err := runCLI(t, append(sweepArgs, "--workers", "1")...)
+	a, _, err := runCLI(t, append(sweepArgs, "--jobs", "1")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := runCLI(t, append(sweepArgs, "--workers", "4")...)
+	b, _, err := runCLI(t, append(sweepArgs, "--jobs", "4")...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,13 +24,24 @@ type traceFlags struct {
 
 func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.otlp, "otlp", "", "export the run's spans over OTLP/HTTP to this endpoint, e.g. http://127.0.0.1:4318")
-	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read)")
+	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read); - is stdout. A FIFO, device or symlink is written through, never replaced")
 	cmd.Flags().StringVar(&f.epoch, "epoch", "", `wall-clock instant of virtual time 0: RFC 3339, or "now" so a backend's default search window finds the traces (default 2026-01-01T00:00:00Z)`)
 	cmd.Flags().IntVar(&f.maxSpans, "max-spans", 0, "keep at most this many spans per run, always keeping those that matter to a violation (0: all)")
 	cmd.Flags().DurationVar(&f.timeout, "otlp-timeout", traces.DefaultExportTimeout, "give up on the OTLP endpoint after this long per request")
 }
 
 func (f *traceFlags) wanted() bool { return f.otlp != "" || f.out != "" }
+
+// toStdout says the trace file is stdout (--trace-out -), where nothing else
+// may be printed.
+func (f *traceFlags) toStdout() bool { return f.out == "-" }
+
+func (f *traceFlags) outName() string {
+	if f.toStdout() {
+		return "stdout"
+	}
+	return f.out
+}
 
 // check validates the flags before anything runs.
 func (f *traceFlags) check() error {
@@ -53,56 +62,39 @@ func (f *traceFlags) check() error {
 // emit writes the trace file first, then exports: a trace that could not be
 // sent is still on disk. It tells on log (stderr) where the traces went and
 // their ids, so a person can open them in Jaeger.
-func (f *traceFlags) emit(h *model.History, log io.Writer) error {
+func (f *traceFlags) emit(h *model.History, stdout, log io.Writer) error {
 	epoch, _ := traces.ParseEpoch(f.epoch, nil)
-	spans, err := traces.Build(h, traces.Options{Epoch: epoch, MaxSpans: f.maxSpans})
+	opts := traces.Options{Epoch: epoch, MaxSpans: f.maxSpans}
+	spans, err := traces.Build(h, opts)
 	if err != nil {
 		return err
 	}
 	if f.out != "" {
-		if err := writeFileAtomic(f.out, func(w *bufio.Writer) error { return traces.WriteJSONL(w, spans) }); err != nil {
-			return badInput(fmt.Errorf("--trace-out %s: %w", f.out, err))
+		if err := writeOutput(f.out, stdout, func(w io.Writer) error { return traces.WriteJSONL(w, spans) }); err != nil {
+			return badInput(fmt.Errorf("--trace-out %w", err))
 		}
-		fmt.Fprintf(log, "traces: %d spans written to %s\n", len(spans), f.out)
+		fmt.Fprintf(log, "traces: %d spans written to %s\n", len(spans), f.outName())
 	}
 	if f.otlp != "" {
 		if err := traces.ExportOTLP(context.Background(), f.otlp, spans, traces.WithTimeout(f.timeout)); err != nil {
+			var ee *traces.ExportError
+			if errors.As(err, &ee) {
+				switch {
+				case ee.Timeout:
+					err = fmt.Errorf("%w: is a collector's OTLP/HTTP port there? A slow one gets longer with --otlp-timeout 30s", err)
+				case ee.Refused:
+					err = fmt.Errorf("%w: start a collector there (scripts/jaeger start) or point --otlp at one", err)
+				}
+			}
 			if f.out != "" {
-				err = fmt.Errorf("%w (the trace file %s was written)", err, f.out)
+				err = fmt.Errorf("%w (the trace file %s was written)", err, f.outName())
 			}
 			return badInput(err)
 		}
 		fmt.Fprintf(log, "traces: %d spans exported to %s\n", len(spans), f.otlp)
 	}
 	for i := range h.Runs {
-		fmt.Fprintf(log, "traces: %s trace id %s\n", model.RunName(h.Runs[i].ID), traces.TraceID(h, i))
+		fmt.Fprintf(log, "traces: %s trace id %s\n", model.RunName(h.Runs[i].ID), traces.TraceID(h, opts, i))
 	}
 	return nil
-}
-
-// writeFileAtomic writes through a temporary file in the same directory and
-// renames it, so a reader never sees half a trace.
-func writeFileAtomic(path string, write func(*bufio.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriter(tmp)
-	if err := write(w); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; a trace is meant to be shared.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

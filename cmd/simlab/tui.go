@@ -52,7 +52,7 @@ func parseTUISeeds(args []string) ([]uint64, error) {
 		}
 		n, err := strconv.ParseUint(a, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("--seed %q: want an unsigned integer or A..B: %w", a, err)
+			return nil, fmt.Errorf("--seed %q: want a whole number from 0 up, or a range A..B, for example --seed 7 or --seed 1..8", a)
 		}
 		out = append(out, n)
 	}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simlab/simlab/model/sweep"
+)
+
+// registerJobs adds --jobs, how many simulations run at once: every core by
+// default. Each simulation is single-threaded and deterministic and results
+// are merged in a fixed order, so the output never depends on it.
+func registerJobs(cmd *cobra.Command, jobs *int, what string) {
+	cmd.Flags().IntVarP(jobs, "jobs", "j", runtime.GOMAXPROCS(0), what+", default every core (the output does not depend on it)")
+}
+
+func checkJobs(jobs int) error {
+	if jobs < 1 {
+		return badInput(fmt.Errorf("--jobs %d: want 1 or more (1 runs one simulation at a time)", jobs))
+	}
+	return nil
+}
+
+// parallel returns an Each (sweep.Options, properties.SweepConfig) that
+// runs do on up to jobs goroutines. Each call is a simulation of its own;
+// only their scheduling is parallel.
+func parallel(jobs int) func(n int, do func(i int)) {
+	return func(n int, do func(i int)) {
+		w := max(1, min(jobs, n))
+		if w == 1 {
+			sweep.InOrder(n, do)
+			return
+		}
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range w {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					do(i)
+				}
+			}()
+		}
+		for i := 0; i < n; i++ {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}
+}

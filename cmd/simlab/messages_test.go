@@ -1,0 +1,118 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// goInternals are fragments of Go's own error texts that mean nothing to a
+// user of simlab.
+var goInternals = []string{"strconv.", "invalid syntax", "2006-01-02", "first path segment", "retry-able",
+	"context deadline", "Client.Timeout", "invalid character", "traces:", "Post \"", "open /"}
+
+// expectMessage runs args and asserts exit 2 with an error that contains
+// every fragment of want and none of Go's internals.
+func expectMessage(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	_, _, err := runCLI(t, args...)
+	if exitCode(err) != 2 || err == nil {
+		t.Fatalf("%v: exit %d (%v), want 2", args, exitCode(err), err)
+	}
+	msg := err.Error()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%v: %q lacks %q", args, msg, w)
+		}
+	}
+	for _, bad := range goInternals {
+		if strings.Contains(msg, bad) {
+			t.Errorf("%v: %q shows Go's internals (%q)", args, msg, bad)
+		}
+	}
+}
+
+func TestMessagesSayWhatToTypeInstead(t *testing.T) {
+	expectMessage(t, []string{"run", "--otlp", "127.0.0.1:4318"}, "--otlp http://127.0.0.1:4318")
+	expectMessage(t, []string{"run", "--seed", "-1"}, `--seed "-1"`, "whole number from 0", "--seed 1")
+	expectMessage(t, []string{"check", "--seeds", "many"}, `--seeds "many"`, "whole number", "--seeds 100")
+	expectMessage(t, []string{"sweep", "--branches", "wide"}, "--branches", "16,64")
+	expectMessage(t, []string{"run", "--otlp-timeout", "5"}, "--otlp-timeout", "5s")
+	expectMessage(t, []string{"run", "--epoch", "yesterday"}, `--epoch "yesterday"`, "--epoch 2026-01-01T00:00:00Z", "--epoch now")
+}
+
+// An OTLP endpoint that accepts the connection and never answers: the
+// command gives up after --otlp-timeout and says so in those words (simlab
+// never retries, so nothing may call the failure retry-able), and the trace
+// file is already written.
+func TestOTLPTimeoutMessage(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	file := filepath.Join(t.TempDir(), "t2.jsonl")
+	endpoint := "http://" + ln.Addr().String()
+	expectMessage(t, []string{"run", "--scenario", "golden-t2", "--otlp", endpoint, "--otlp-timeout", "300ms", "--trace-out", file},
+		endpoint+"/v1/traces", "no answer within 300ms", "none of its", "--otlp-timeout", "the trace file "+file+" was written")
+	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
+		t.Fatalf("trace file not written: %v", err)
+	}
+}
+
+func TestTraceFileMessages(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing.jsonl")
+	expectMessage(t, []string{"tui", "--trace", missing}, missing, "no such file", "simlab run --trace-out")
+	expectMessage(t, []string{"tui", "--trace", dir}, "is a directory", ".jsonl")
+	expectMessage(t, []string{"tui", "--trace", write("text.jsonl", "hello\n")}, "line 1", "not JSON", `{"resourceSpans":[...]}`)
+	expectMessage(t, []string{"tui", "--trace", write("empty.jsonl", "{}\n")}, "no spans", "simlab run --trace-out")
+	expectMessage(t, []string{"tui", "--trace", write("cut.jsonl", `{"resourceSpans":[`)}, "line 1", "ends early")
+	expectMessage(t, []string{"tui", "--seed", "x"}, `--seed "x"`, "--seed 1..8")
+}
+
+func TestScheduleAndMergeFileMessages(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.json")
+	expectMessage(t, []string{"replay", garbage}, garbage, "not JSON", "schedule file saved by simlab check")
+	expectMessage(t, []string{"replay", missing}, missing, "no such file", "simlab check prints the path")
+	expectMessage(t, []string{"merge", garbage}, garbage, "not JSON", "simlab check --json")
+	expectMessage(t, []string{"merge", missing}, missing)
+}

@@ -1,0 +1,391 @@
+package properties
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// Every property proves it can fail: each case below builds a history that
+// breaks it (a protocol variant, or a recorded history edited here the way a
+// broken producer, consumer or World would have written it), asserts the
+// property holds before the edit and reports the violation, with evidence
+// naming what broke, after it. TestEveryPropertyHasAFailingHistory keeps a
+// new property from shipping without one.
+
+// history simulates a scenario (with variants) for one seed, recorded.
+func history(t *testing.T, scenario string, seed uint64, variants ...string) *model.History {
+	t.Helper()
+	sc, err := model.Spec{Scenario: scenario, Variants: variants}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.History
+}
+
+// firstFailing returns the first seed in [1, n] whose history violates prop.
+func firstFailing(t *testing.T, prop, scenario string, n uint64, variants ...string) *model.History {
+	t.Helper()
+	p, _ := ByName(prop)
+	for seed := uint64(1); seed <= n; seed++ {
+		if h := history(t, scenario, seed, variants...); len(Check(h, []Property{p})) > 0 {
+			return h
+		}
+	}
+	t.Fatalf("no seed in 1..%d of %s %v violates %s", n, scenario, variants, prop)
+	return nil
+}
+
+func holdsOn(t *testing.T, prop string, h *model.History) {
+	t.Helper()
+	p, _ := ByName(prop)
+	if vs := Check(h, []Property{p}); len(vs) > 0 {
+		t.Fatalf("%s violated before the edit:\n%s", prop, strings.Join(Story(vs[0]), "\n"))
+	}
+}
+
+// violates asserts prop fails on h with a message and evidence containing
+// the given fragments.
+func violates(t *testing.T, prop string, h *model.History, inMessage, inEvidence string) {
+	t.Helper()
+	p, _ := ByName(prop)
+	vs := Check(h, []Property{p})
+	if len(vs) == 0 {
+		t.Fatalf("%s holds on a history that breaks it", prop)
+	}
+	story := strings.Join(Story(vs[0]), "\n")
+	if !strings.Contains(vs[0].Message, inMessage) {
+		t.Errorf("%s: message %q lacks %q", prop, vs[0].Message, inMessage)
+	}
+	if len(vs[0].Evidence) == 0 || !strings.Contains(story, inEvidence) {
+		t.Errorf("%s: evidence lacks %q:\n%s", prop, inEvidence, story)
+	}
+	t.Logf("%s", story)
+}
+
+// deliveryWith returns the first delivery matching ok.
+func deliveryWith(t *testing.T, h *model.History, ok func(i int32, d *model.Delivery) bool) int32 {
+	t.Helper()
+	for i := range h.Deliveries {
+		if ok(int32(i), &h.Deliveries[i]) {
+			return int32(i)
+		}
+	}
+	t.Fatal("no delivery matches")
+	return -1
+}
+
+// callWith returns the first call matching ok.
+func callWith(t *testing.T, h *model.History, ok func(c *model.Call) bool) int32 {
+	t.Helper()
+	for i := range h.Calls {
+		if ok(&h.Calls[i]) {
+			return int32(i)
+		}
+	}
+	t.Fatal("no call matches")
+	return -1
+}
+
+func hasCall(h *model.History, ok func(c *model.Call) bool) bool {
+	for i := range h.Calls {
+		if ok(&h.Calls[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// cloneDelivery appends a copy of delivery d and of its calls, as a second
+// consumer doing the same work would have recorded them.
+func cloneDelivery(h *model.History, d int32) int32 {
+	n := int32(len(h.Deliveries))
+	h.Deliveries = append(h.Deliveries, h.Deliveries[d])
+	for i := range h.Calls {
+		if c := h.Calls[i]; c.Caller.Delivery == d {
+			c.Caller.Delivery = n
+			h.Calls = append(h.Calls, c)
+		}
+	}
+	return n
+}
+
+// acceptTwice appends a second copy of the first accepted event of type
+// typ to the log, as a World that broke its rule would have accepted it.
+func acceptTwice(h *model.History, typ world.EventType) {
+	for _, a := range h.Accepted {
+		if a.Type == typ {
+			a.Pos = 1000
+			h.Accepted = append(h.Accepted, a)
+			return
+		}
+	}
+}
+
+// stuckHistory is golden-t2, seed 1, with the queued step's completion and
+// the run's end refused by the World: a run liveness must call stuck. It
+// returns the stuck step's message too.
+func stuckHistory(t *testing.T) (*model.History, int32) {
+	t.Helper()
+	h := history(t, "golden-t2", 1)
+	refuse := func(ok func(c *model.Call) bool) {
+		i := callWith(t, h, ok)
+		h.Calls[i].Result = world.EntityConflict
+		var kept []model.Accepted
+		for _, a := range h.Accepted {
+			if a.Call != i {
+				kept = append(kept, a)
+			}
+		}
+		h.Accepted = kept
+	}
+	o := observe(h)
+	d := deliveryWith(t, h, func(i int32, d *model.Delivery) bool { return o.queuedStep(i) && d.BodyRan })
+	refuse(func(c *model.Call) bool { return c.Caller.Delivery == d && c.Event == world.EvStepCompleted })
+	refuse(func(c *model.Call) bool { return c.Event == world.EvRunCompleted })
+	return h, h.Deliveries[d].Msg
+}
+
+var failingHistories = map[string]func(t *testing.T){
+	"no-start-on-terminal": func(t *testing.T) {
+		holdsOn(t, "no-start-on-terminal", history(t, "golden-t5", 1))
+		violates(t, "no-start-on-terminal", history(t, "golden-t5", 1, "pre-fix-fence"), "accepted at log position", "step_started")
+	},
+	"one-lazy-fetch-per-fanout": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "one-lazy-fetch-per-fanout", h)
+		o := observe(h)
+		d := deliveryWith(t, h, func(i int32, _ *model.Delivery) bool { return o.lazyRead(i) >= 0 })
+		cloneDelivery(h, d) // a second last completer, with its own lazy read
+		violates(t, "one-lazy-fetch-per-fanout", h, "made 2 lazy runs.get", "runs.get → running")
+	},
+	"no-prologue-fetch-with-run-context": func(t *testing.T) {
+		h := history(t, "golden-t2", 1, "legacy-producers")
+		holdsOn(t, "no-prologue-fetch-with-run-context", h)
+		// The same reads, had the messages carried runContext to v2 consumers.
+		for i := range h.Messages {
+			h.Messages[i].HasCtx = true
+		}
+		for i := range h.Deliveries {
+			h.Deliveries[i].Version = model.V2
+		}
+		violates(t, "no-prologue-fetch-with-run-context", h, "still read the run before its claim", "runs.get")
+	},
+	"liveness": func(t *testing.T) {
+		holdsOn(t, "liveness", history(t, "golden-t2", 1))
+		h, _ := stuckHistory(t)
+		violates(t, "liveness", h, "was acked", "last refused: ")
+	},
+	"unique-step-created": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "unique-step-created", h)
+		acceptTwice(h, world.EvStepCreated)
+		violates(t, "unique-step-created", h, "2 step_created accepted", "step_created")
+	},
+	"single-terminal-event": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "single-terminal-event", h)
+		acceptTwice(h, world.EvStepCompleted)
+		violates(t, "single-terminal-event", h, "2 terminal events accepted", "step_completed")
+	},
+	"attempt-count": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "attempt-count", h)
+		h.Calls[callWith(t, h, func(c *model.Call) bool { return c.Event == world.EvStepStarted && c.Result == world.OK })].Attempt = 2
+		violates(t, "attempt-count", h, "step_started number 1 in the log answered attempt 2", "step_started")
+	},
+	"run-context-matches-run": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "run-context-matches-run", h)
+		for i := range h.Messages {
+			if h.Messages[i].HasCtx {
+				h.Messages[i].Ctx.StartedAt += 1
+			}
+		}
+		violates(t, "run-context-matches-run", h, "the World answered the run's identity", "runContext=true")
+	},
+	"reroute-preserves-message": func(t *testing.T) {
+		holdsOn(t, "reroute-preserves-message", history(t, "skew-rollout", 1))
+		h := firstFailing(t, "reroute-preserves-message", "skew-rollout", 20, "reroute-drops-input")
+		violates(t, "reroute-preserves-message", h, "stepInput true→false", "deployment_reroute")
+	},
+	"pinned-deployment": func(t *testing.T) {
+		h := history(t, "skew-rollout", 1)
+		holdsOn(t, "pinned-deployment", h)
+		d := deliveryWith(t, h, func(_ int32, d *model.Delivery) bool { return d.BodyRan && d.Msg >= 0 })
+		h.Deliveries[d].Deployment = 1 - h.Deliveries[d].Deployment
+		violates(t, "pinned-deployment", h, "ran the body of", "ran the body")
+	},
+	"producer-stamps-run-context": func(t *testing.T) {
+		holdsOn(t, "producer-stamps-run-context", history(t, "faults", 1))
+		h := firstFailing(t, "producer-stamps-run-context", "faults", 20, "retry-drops-run-context")
+		violates(t, "producer-stamps-run-context", h, "at delayed_retry with no runContext", "delayed_retry")
+		// An edit: the dispatch loop stamps a startedAt the producer never read.
+		h = history(t, "golden-t2", 1)
+		holdsOn(t, "producer-stamps-run-context", h)
+		for i := range h.Messages {
+			if h.Messages[i].HasCtx {
+				h.Messages[i].Ctx.StartedAt = 0
+			}
+		}
+		violates(t, "producer-stamps-run-context", h, "the run row the producer held was", "runContext=true")
+	},
+	"no-work-after-visible-end": func(t *testing.T) {
+		h := history(t, "golden-t5", 1)
+		holdsOn(t, "no-work-after-visible-end", h)
+		// The delivery told RunExpired writes step_completed anyway.
+		told := callWith(t, h, func(c *model.Call) bool { return c.Result == world.RunExpired && c.Caller.Delivery >= 0 })
+		c := h.Calls[told]
+		c.Event, c.Result, c.Start, c.End = world.EvStepCompleted, world.OK, c.End+1, c.End+2
+		h.Calls = append(h.Calls, c)
+		violates(t, "no-work-after-visible-end", h, "was told the run had ended and did 1 more things", "step_completed")
+		// A variant: a replay that goes on past a terminal log.
+		h = firstFailing(t, "no-work-after-visible-end", "faults", 200, "replay-ignores-terminal-log")
+		violates(t, "no-work-after-visible-end", h, "was told the run had ended", "entity_conflict")
+	},
+	"recovery-in-band": func(t *testing.T) {
+		h := firstFailing(t, "recovery-in-band", "golden-t1", 100, "attempt-gated-recovery")
+		violates(t, "recovery-in-band", h, "missing and ended", "not_found")
+		// An edit of the shipped protocol: the in-band step_created is gone.
+		notFound := func(c *model.Call) bool { return c.Result == world.NotFound && c.Event == world.EvStepStarted }
+		for seed := uint64(1); ; seed++ {
+			if h = history(t, "golden-t1", seed); len(h.Calls) > 0 && hasCall(h, notFound) {
+				break
+			}
+		}
+		holdsOn(t, "recovery-in-band", h)
+		nf := callWith(t, h, notFound)
+		for i := range h.Calls {
+			if c := &h.Calls[i]; i > int(nf) && c.Caller == h.Calls[nf].Caller && c.Event == world.EvStepCreated {
+				c.Step++
+			}
+		}
+		violates(t, "recovery-in-band", h, "missing and ended", "not_found")
+	},
+}
+
+func TestEveryPropertyHasAFailingHistory(t *testing.T) {
+	for _, p := range All() {
+		if failingHistories[p.Name] == nil {
+			t.Errorf("property %s has no test that makes it fail (add it to failingHistories)", p.Name)
+		}
+	}
+}
+
+func TestPropertiesFailOnHistoriesThatBreakThem(t *testing.T) {
+	for _, p := range All() {
+		if f := failingHistories[p.Name]; f != nil {
+			t.Run(p.Name, f)
+		}
+	}
+}
+
+// TestPropertiesIgnoreModelInternals scrambles everything in a History an
+// observer of the real system could not record (reason tags, per-delivery
+// flags, fan-out bookkeeping, staleness, the store's final rows) and asserts
+// every verdict stays the same: no property reads them.
+func TestPropertiesIgnoreModelInternals(t *testing.T) {
+	cases := []struct {
+		scenario string
+		variants []string
+	}{
+		{"faults", nil}, {"skew-rollout", nil}, {"golden-t3", nil}, {"golden-t5", []string{"pre-fix-fence"}},
+		{"faults", []string{"strict-running-gate"}}, {"faults", []string{"replay-ignores-terminal-log"}},
+		{"skew-rollout", []string{"reroute-drops-input"}}, {"faults", []string{"retry-drops-run-context"}},
+	}
+	verdicts := func(h *model.History) string {
+		var b strings.Builder
+		for _, v := range Check(h, All()) {
+			fmt.Fprintf(&b, "%s %d %s\n", v.Property, v.Run, v.Message)
+		}
+		return b.String()
+	}
+	violated := 0
+	for _, c := range cases {
+		for seed := uint64(1); seed <= 12; seed++ {
+			h := history(t, c.scenario, seed, c.variants...)
+			want := verdicts(h)
+			violated += strings.Count(want, "\n")
+			for i := range h.Calls {
+				h.Calls[i].Reason = model.ReadReason((int(h.Calls[i].Reason) + 1 + i) % 4)
+				h.Calls[i].Stale = !h.Calls[i].Stale
+				h.Calls[i].WasLast = !h.Calls[i].WasLast
+			}
+			for i := range h.Deliveries {
+				d := &h.Deliveries[i]
+				d.LastComplete, d.Continued, d.Recovered = !d.LastComplete, !d.Continued, !d.Recovered
+				d.Outcome = model.StepOutcome((int(d.Outcome) + 1) % 7)
+				d.Prologue = model.Prologue((int(d.Prologue) + 1) % 3)
+			}
+			for i := range h.Fanouts {
+				f := &h.Fanouts[i]
+				f.Continued, f.ContinuedBy = !f.Continued, model.CallerKind((int(f.ContinuedBy)+1)%4)
+				f.PrologueFetches, f.LazyFetches, f.LastCompleters = 7, 7, 7
+			}
+			for i := range h.FinalRuns {
+				h.FinalRuns[i] = world.RunView{}
+			}
+			for r := range h.FinalSteps {
+				for s := range h.FinalSteps[r] {
+					h.FinalSteps[r][s] = world.Step{Attempt: 9}
+				}
+			}
+			if got := verdicts(h); got != want {
+				t.Fatalf("%s %v seed %d: verdicts changed when model internals were scrambled:\nbefore:\n%safter:\n%s", c.scenario, c.variants, seed, want, got)
+			}
+		}
+	}
+	if violated == 0 {
+		t.Fatal("no case violated anything: the comparison proves nothing")
+	}
+}
+
+// The liveness story names the fate of a stuck step's last message: each
+// fate below is an edit of the same stuck history (golden-t2 with the
+// queued step's completion and the run's end refused).
+func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
+	cases := []struct {
+		fate string
+		edit func(h *model.History, msg int32)
+	}{
+		{"was acked (delivery", func(*model.History, int32) {}},
+		{"retired at the delivery cap", func(h *model.History, msg int32) { h.Retired = append(h.Retired, msg) }},
+		{"published and never delivered", func(h *model.History, msg int32) {
+			for i := range h.Deliveries {
+				if h.Deliveries[i].Msg == msg {
+					h.Deliveries[i].Msg = -1 // no delivery of it recorded
+				}
+			}
+		}},
+		{"absorbed by an idempotency key", func(h *model.History, msg int32) {
+			p := h.Publishes[0]
+			for _, q := range h.Publishes {
+				if q.Msg == msg {
+					p = q
+				}
+			}
+			p.Msg, p.Deduped, p.At = -1, true, h.End
+			h.Publishes = append(h.Publishes, p)
+		}},
+		{"never published", func(h *model.History, msg int32) {
+			for i := range h.Messages {
+				if h.Messages[i].Step == h.Messages[msg].Step {
+					h.Messages[i].Step = 99
+				}
+			}
+		}},
+	}
+	for _, c := range cases {
+		h, msg := stuckHistory(t)
+		c.edit(h, msg)
+		violates(t, "liveness", h, c.fate, "last accepted: ")
+	}
+}

@@ -1,0 +1,196 @@
+package properties
+
+import (
+	"fmt"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+)
+
+// liveness: once faults stop and the queue drains, every run has an accepted
+// terminal event. For a run without one, the story names the cause per stuck
+// step (the last accepted and the last refused call on it, and the fate of
+// its last message) and per finished fan-out nobody continued.
+func liveness(o *observed) []Violation {
+	h := o.h
+	var out []Violation
+	if !h.Drained {
+		out = append(out, Violation{Run: -1, Message: fmt.Sprintf("the simulation reached a limit at %v before the queue drained", h.End)})
+	}
+	for r := range h.Runs {
+		if o.terminal[r] != nil {
+			continue
+		}
+		out = append(out, o.stuck(world.RunID(r)))
+	}
+	return out
+}
+
+// stepFacts is what an observer knows about one step of a run.
+type stepFacts struct {
+	created, finished  bool
+	lastOK, lastRefuse int32 // calls about the step, -1 if none
+}
+
+func (o *observed) stepFacts(r world.RunID, step world.StepID) stepFacts {
+	f := stepFacts{lastOK: -1, lastRefuse: -1}
+	for i := range o.h.Calls {
+		c := &o.h.Calls[i]
+		if c.Run != r || c.Step != step || c.Op != model.OpEventsCreate {
+			continue
+		}
+		if c.Result == world.OK {
+			f.lastOK = int32(i)
+			switch c.Event {
+			case world.EvStepCreated:
+				f.created = true
+			case world.EvStepStarted:
+				// A lazy start creates its step; the claim proves it exists.
+				f.created = true
+			case world.EvStepCompleted, world.EvStepFailed:
+				f.finished = true
+			}
+		} else {
+			f.lastRefuse = int32(i)
+		}
+	}
+	return f
+}
+
+// stuck explains why run r has no terminal event.
+func (o *observed) stuck(r world.RunID) Violation {
+	h := o.h
+	v := Violation{Run: r, Message: "no terminal event was accepted for the run after the queue drained"}
+	for _, f := range h.Runs[r].Fanouts {
+		fo := &h.Fanouts[f]
+		done, created := 0, 0
+		var stuck []world.StepID
+		for b := int32(0); b < fo.Branches; b++ {
+			step := fo.FirstStep + world.StepID(b)
+			sf := o.stepFacts(r, step)
+			if sf.created {
+				created++
+			}
+			if sf.finished {
+				done++
+				continue
+			}
+			if sf.created || sf.lastRefuse >= 0 {
+				stuck = append(stuck, step)
+			}
+		}
+		if created == 0 && done == 0 {
+			v.Message += fmt.Sprintf("; fan-out %d never began", fo.Index)
+			break
+		}
+		if done == int(fo.Branches) {
+			v.Message += fmt.Sprintf("; fan-out %d finished all %d steps and was never continued", fo.Index, fo.Branches)
+			v.Evidence = append(v.Evidence, o.continuationStory(f)...)
+			continue
+		}
+		for _, step := range stuck {
+			cause, ev := o.stepCause(r, step, int32(step-fo.FirstStep) < fo.Inline)
+			v.Message += fmt.Sprintf("; %s stuck: %s", stepLabel(h, r, step), cause)
+			v.Evidence = append(v.Evidence, ev...)
+		}
+		if len(stuck) > 0 || done < int(fo.Branches) {
+			break // later fan-outs cannot have begun
+		}
+	}
+	return v
+}
+
+// stepCause names the fate of a stuck step's last message, with the last
+// accepted and the last refused call on the step as evidence.
+func (o *observed) stepCause(r world.RunID, step world.StepID, inline bool) (string, []Evidence) {
+	h := o.h
+	sf := o.stepFacts(r, step)
+	var ev []Evidence
+	if sf.lastOK >= 0 {
+		ev = append(ev, Evidence{At: h.Calls[sf.lastOK].End, Text: "last accepted: " + callText(h, &h.Calls[sf.lastOK])})
+	}
+	if sf.lastRefuse >= 0 {
+		ev = append(ev, Evidence{At: h.Calls[sf.lastRefuse].End, Text: "last refused: " + callText(h, &h.Calls[sf.lastRefuse])})
+	}
+	last := int32(-1)
+	for i := range h.Messages {
+		if m := &h.Messages[i]; m.Run == r && m.Step == step && m.Kind == model.MsgStep {
+			last = int32(i)
+		}
+	}
+	var lastPub, lastDedup *model.Publish
+	for i := range h.Publishes {
+		p := &h.Publishes[i]
+		if p.Run != r || p.Step != step {
+			continue
+		}
+		if p.Deduped {
+			lastDedup = p
+		} else if p.Msg == last {
+			lastPub = p
+		}
+	}
+	switch {
+	case lastDedup != nil && (lastPub == nil || lastDedup.At > lastPub.At):
+		ev = append(ev, Evidence{At: lastDedup.At, Text: fmt.Sprintf("%s: publish of %s (%s) absorbed by its idempotency key: no message",
+			actor(h, lastDedup.Caller), stepLabel(h, r, step), lastDedup.Site)})
+		return "its last publish was absorbed by an idempotency key", ev
+	case last < 0 && inline:
+		return "an inline step with no message, never finished by a replay", ev
+	case last < 0:
+		return "its message was never published", ev
+	}
+	for _, m := range h.Retired {
+		if m == last {
+			return fmt.Sprintf("its last message %d was retired at the delivery cap", last), ev
+		}
+	}
+	var lastDel int32 = -1
+	for i := range h.Deliveries {
+		if h.Deliveries[i].Msg == last {
+			lastDel = int32(i)
+		}
+	}
+	if lastDel < 0 {
+		return fmt.Sprintf("its last message %d was published and never delivered", last), ev
+	}
+	d := &h.Deliveries[lastDel]
+	for _, i := range o.calls[lastDel] {
+		if c := &h.Calls[i]; c.Op != model.OpEventsCreate || c.Step != step {
+			ev = append(ev, callEvidence(h, c)) // what the last delivery read before it let go
+		}
+	}
+	ev = append(ev, Evidence{At: d.End, Text: actor(h, model.Caller{Kind: callerKind(h, lastDel), Delivery: lastDel}) +
+		": last delivery of the step's last message ends: " + d.Disposition.String()})
+	switch d.Disposition {
+	case model.DispAck:
+		return fmt.Sprintf("its last message %d was acked (delivery d%d) without a terminal event", last, lastDel), ev
+	case model.DispCrash:
+		return fmt.Sprintf("its last message %d died with its consumer (delivery d%d) and never came back", last, lastDel), ev
+	}
+	return fmt.Sprintf("its last message %d ended with %s (delivery d%d) and was not delivered again", last, d.Disposition, lastDel), ev
+}
+
+// continuationStory shows who saw a finished fan-out's pending set empty
+// and what their lazy reads answered.
+func (o *observed) continuationStory(f int32) []Evidence {
+	h := o.h
+	var ev []Evidence
+	for i := range h.Deliveries {
+		if h.Deliveries[i].Fanout != f {
+			continue
+		}
+		if l := o.lastCompleterList(int32(i)); l >= 0 {
+			ev = append(ev, callEvidence(h, &h.Calls[l]))
+			if r := o.lazyRead(int32(i)); r >= 0 {
+				ev = append(ev, callEvidence(h, &h.Calls[r]))
+			}
+			ev = append(ev, Evidence{At: h.Deliveries[i].End, Text: actor(h, model.Caller{Kind: callerKind(h, int32(i)), Delivery: int32(i)}) +
+				": delivery ends: " + h.Deliveries[i].Disposition.String() + ", no replay"})
+		}
+	}
+	if len(ev) == 0 {
+		ev = append(ev, Evidence{At: h.End, Text: "no delivery saw the fan-out's pending set empty"})
+	}
+	return ev
+}

@@ -1,0 +1,210 @@
+package properties
+
+import (
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+)
+
+// This file derives, from what an observer of the real system could record,
+// the facts the properties judge: which runs.get was a prologue read and
+// which a last completer's lazy read, which delivery replayed the workflow,
+// what run row a producer held when it published. An observer sees World
+// calls with their arguments and answers, queue publishes with their
+// payloads, deliveries with their attempt, consumer and disposition, and a
+// step body's span. It does not see the model's reason tags, its per-delivery
+// flags (LastComplete, Continued, Recovered, Outcome, Prologue), its per
+// fan-out bookkeeping, whether a read was stale, or the store's final rows:
+// no property reads those (TestPropertiesIgnoreModelInternals scrambles them).
+
+// observed indexes a History by delivery.
+type observed struct {
+	h *model.History
+	// calls lists each delivery's calls in the order it issued them.
+	calls [][]int32
+	// pubs lists each delivery's publishes in order.
+	pubs [][]int32
+	// created is each run's identity as run_created answered it; started
+	// as the first accepted run_started answered it (hasStart says one was).
+	created  []world.Identity
+	started  []world.Identity
+	hasStart []bool
+	// terminal is each run's first accepted terminal event, or nil.
+	terminal []*model.Accepted
+}
+
+func observe(h *model.History) *observed {
+	o := &observed{h: h, calls: make([][]int32, len(h.Deliveries)), pubs: make([][]int32, len(h.Deliveries)),
+		created: make([]world.Identity, len(h.Runs)), started: make([]world.Identity, len(h.Runs)),
+		hasStart: make([]bool, len(h.Runs)), terminal: terminalOf(h)}
+	for i := range h.Calls {
+		c := &h.Calls[i]
+		if c.Caller.Delivery >= 0 {
+			o.calls[c.Caller.Delivery] = append(o.calls[c.Caller.Delivery], int32(i))
+		}
+		if c.Op != model.OpEventsCreate || c.Result != world.OK || !c.HasRow {
+			continue
+		}
+		switch {
+		case c.Event == world.EvRunCreated:
+			o.created[c.Run] = c.Row
+		case c.Event == world.EvRunStarted && !o.hasStart[c.Run]:
+			o.started[c.Run], o.hasStart[c.Run] = c.Row, true
+		}
+	}
+	for i := range h.Publishes {
+		if d := h.Publishes[i].Caller.Delivery; d >= 0 {
+			o.pubs[d] = append(o.pubs[d], int32(i))
+		}
+	}
+	return o
+}
+
+// identity is the run's immutable identity as the World answered it: the
+// row an accepted run_started returned (it sets startedAt), else the row
+// run_created returned.
+func (o *observed) identity(r world.RunID) world.Identity {
+	if o.hasStart[r] {
+		return o.started[r]
+	}
+	return o.created[r]
+}
+
+// queuedStep says delivery d handled a step message (not an inline step,
+// not a workflow invocation): its payload has a stepId.
+func (o *observed) queuedStep(d int32) bool {
+	del := &o.h.Deliveries[d]
+	return del.Msg >= 0 && del.Kind == model.MsgStep
+}
+
+// prologueRead returns the runs.get a queued step delivery made before it
+// wrote or listed anything (the legacy prologue's read), or -1.
+func (o *observed) prologueRead(d int32) int32 {
+	if !o.queuedStep(d) {
+		return -1
+	}
+	for _, i := range o.calls[d] {
+		c := &o.h.Calls[i]
+		switch {
+		case c.Op == model.OpRunsGet:
+			return i
+		case c.Op == model.OpEventsList, c.Op == model.OpEventsCreate && c.Event != world.EvStepCreated:
+			// The claim (or a listing) came first; a step_created before it
+			// is the prologue's re-ensure, issued alongside the read.
+			return -1
+		}
+	}
+	return -1
+}
+
+// fetchFree says a queued step delivery made no read before its claim.
+func (o *observed) fetchFree(d int32) bool { return o.queuedStep(d) && o.prologueRead(d) < 0 }
+
+// lastCompleterList returns the delivery's events.list of its fan-out that
+// answered "nothing pending" (it saw itself as the fan-out's last
+// completer), or -1.
+func (o *observed) lastCompleterList(d int32) int32 {
+	for _, i := range o.calls[d] {
+		c := &o.h.Calls[i]
+		if c.Op == model.OpEventsList && c.Fanout >= 0 && c.PendingEmpty {
+			return i
+		}
+	}
+	return -1
+}
+
+// lazyRead returns the runs.get a queued step delivery made after its
+// listing said the fan-out was finished: the fan-out's lazy read, or -1.
+func (o *observed) lazyRead(d int32) int32 {
+	if !o.queuedStep(d) {
+		return -1
+	}
+	l := o.lastCompleterList(d)
+	if l < 0 {
+		return -1
+	}
+	for _, i := range o.calls[d] {
+		if c := &o.h.Calls[i]; i > l && c.Op == model.OpRunsGet {
+			return i
+		}
+	}
+	return -1
+}
+
+// replayLoad returns the delivery's first events.list of the whole run (a
+// replay loading its log, not a fan-out check), or -1.
+func (o *observed) replayLoad(d int32) int32 {
+	for _, i := range o.calls[d] {
+		if c := &o.h.Calls[i]; c.Op == model.OpEventsList && c.Fanout < 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// continued says the delivery replayed the workflow after finding its
+// fan-out finished: it continued the fan-out.
+func (o *observed) continued(d int32) bool {
+	l := o.lastCompleterList(d)
+	r := o.replayLoad(d)
+	return l >= 0 && r > l
+}
+
+// crashedTree says delivery d, or the invocation an inline step ran in,
+// died mid-delivery (the queue saw the consumer go away).
+func (o *observed) crashedTree(d int32) bool {
+	for d >= 0 {
+		del := &o.h.Deliveries[d]
+		if del.Disposition == model.DispCrash {
+			return true
+		}
+		if del.Msg >= 0 {
+			return false
+		}
+		d = del.Parent
+	}
+	return false
+}
+
+// heldRow is the run row the producer held when it published p: the newest
+// row a World answer gave the publishing delivery (or the invocation an
+// inline step runs in) before the publish, else the runContext of the
+// message it was handling. ok is false when it held none.
+func (o *observed) heldRow(p *model.Publish) (ctx model.RunContext, ok bool) {
+	for d := p.Caller.Delivery; d >= 0; d = o.h.Deliveries[d].Parent {
+		var best *model.Call
+		for _, i := range o.calls[d] {
+			c := &o.h.Calls[i]
+			if c.HasRow && c.End <= p.At && (best == nil || c.End >= best.End) {
+				best = c
+			}
+		}
+		if best != nil {
+			r := best.Row
+			return model.RunContext{DeploymentID: r.DeploymentID, SpecVersion: r.SpecVersion, StartedAt: r.StartedAt, RootRunID: r.RootRunID}, true
+		}
+		del := &o.h.Deliveries[d]
+		if del.Msg >= 0 {
+			if m := &o.h.Messages[del.Msg]; m.HasCtx {
+				return m.Ctx, true
+			}
+			return model.RunContext{}, false
+		}
+	}
+	return model.RunContext{}, false
+}
+
+// endSeen returns when delivery d first learned its run had ended, from an
+// answer it got: a runs.get reading a terminal status, a log holding the
+// terminal event, or a write refused with RunExpired. ok is false if never.
+func (o *observed) endSeen(d int32) (at int32, ok bool) {
+	for _, i := range o.calls[d] {
+		c := &o.h.Calls[i]
+		switch {
+		case c.Op == model.OpRunsGet && c.StatusRead.Terminal(),
+			c.Op == model.OpEventsList && c.LogTerminal,
+			c.Op == model.OpEventsCreate && c.Result == world.RunExpired:
+			return i, true
+		}
+	}
+	return -1, false
+}

@@ -1,0 +1,747 @@
+package spancheck
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/simlab/simlab/traces"
+)
+
+// Violation is one broken property in one run, with the spans that prove it.
+type Violation struct {
+	Property string   `json:"property"`
+	Run      string   `json:"run"`
+	Message  string   `json:"message"`
+	Evidence []string `json:"evidence"`
+}
+
+// Verdict is one property's outcome on a set of spans: judged (with its
+// violations, none when it holds) or not, and why.
+type Verdict struct {
+	Property   string      `json:"property"`
+	Judged     bool        `json:"judged"`
+	Why        string      `json:"why"` // what it read, or why it could not judge
+	Violations []Violation `json:"violations"`
+}
+
+// Report is `simlab check --trace`: a verdict per property.
+type Report struct {
+	Spans    int       `json:"spans"`
+	Runs     []string  `json:"runs"`
+	Verdicts []Verdict `json:"verdicts"`
+}
+
+// Failed says a judged property was violated.
+func (r *Report) Failed() bool {
+	for _, v := range r.Verdicts {
+		if len(v.Violations) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// run is one workflow run's spans, found by workflow.run.id on a span or an
+// ancestor of it in the same trace.
+type run struct {
+	id    string
+	spans []*traces.Span
+}
+
+type index struct {
+	spans  []traces.Span
+	byID   map[string]*traces.Span // trace id + span id
+	runOf  map[*traces.Span]string
+	runs   []*run
+	byName map[*traces.Span]string // base name: detail folded away
+}
+
+func key(trace, span string) string { return trace + "/" + span }
+
+func newIndex(spans []traces.Span) *index {
+	ix := &index{spans: spans, byID: map[string]*traces.Span{}, runOf: map[*traces.Span]string{}, byName: map[*traces.Span]string{}}
+	for i := range spans {
+		s := &spans[i]
+		ix.byID[key(s.TraceID, s.SpanID)] = s
+	}
+	runs := map[string]*run{}
+	for i := range spans {
+		s := &spans[i]
+		id := ix.runID(s)
+		if id == "" {
+			continue
+		}
+		ix.runOf[s] = id
+		r := runs[id]
+		if r == nil {
+			r = &run{id: id}
+			runs[id] = r
+			ix.runs = append(ix.runs, r)
+		}
+		r.spans = append(r.spans, s)
+	}
+	for _, r := range ix.runs {
+		slices.SortStableFunc(r.spans, func(a, b *traces.Span) int { return cmp.Or(a.End.Compare(b.End), cmp.Compare(a.SpanID, b.SpanID)) })
+	}
+	slices.SortFunc(ix.runs, func(a, b *run) int { return cmp.Compare(a.id, b.id) })
+	return ix
+}
+
+// runID is the workflow.run.id of s or of its nearest ancestor having one.
+func (ix *index) runID(s *traces.Span) string {
+	for hops := 0; s != nil && hops < 1000; hops++ {
+		if id, ok := s.Attr("workflow.run.id"); ok {
+			return id
+		}
+		s = ix.parent(s)
+	}
+	return ""
+}
+
+func (ix *index) parent(s *traces.Span) *traces.Span {
+	if s.ParentID == "" {
+		return nil
+	}
+	return ix.byID[key(s.TraceID, s.ParentID)]
+}
+
+// within says s is a or a descendant of a.
+func (ix *index) within(s, a *traces.Span) bool {
+	for hops := 0; s != nil && hops < 1000; hops++ {
+		if s == a {
+			return true
+		}
+		s = ix.parent(s)
+	}
+	return false
+}
+
+// invocation is the workflow.execute span s runs under, or nil.
+func (ix *index) invocation(s *traces.Span) *traces.Span {
+	for hops := 0; s != nil && hops < 1000; hops++ {
+		if strings.HasPrefix(s.Name, "workflow.execute") {
+			return s
+		}
+		s = ix.parent(s)
+	}
+	return nil
+}
+
+// eventType is the event of a World events.create span: core names the
+// span "world.events.create <type>"; an older simlab export carries
+// simlab.event.type.
+func eventType(s *traces.Span) (string, bool) {
+	if t, ok := strings.CutPrefix(s.Name, "world.events.create "); ok {
+		return t, true
+	}
+	if s.Name == "world.events.create" {
+		return s.Attr("simlab.event.type")
+	}
+	return "", false
+}
+
+// accepted says the World accepted a call: simlab's result attribute when
+// there is one, else the span's status (core marks a refused call error).
+func accepted(s *traces.Span) bool {
+	if r, ok := s.Attr("simlab.event.result"); ok {
+		return r == "ok"
+	}
+	return s.StatusCode != "error"
+}
+
+// runExpired says the World refused a write because the run had ended.
+func runExpired(s *traces.Span) bool {
+	if r, ok := s.Attr("simlab.event.result"); ok {
+		return r == "run_expired"
+	}
+	m := strings.ToLower(s.StatusMessage)
+	return s.StatusCode == "error" && (strings.Contains(m, "expired") || strings.Contains(m, "410"))
+}
+
+func isTerminalRunEvent(t string) bool {
+	return t == "run_completed" || t == "run_failed" || t == "run_cancelled"
+}
+
+func terminalStatus(s string) bool { return s == "completed" || s == "failed" || s == "cancelled" }
+
+// stepOf is the step a span is about: step.id, on core's step spans and on
+// simlab's calls.
+func stepOf(s *traces.Span) (string, bool) { return s.Attr("step.id") }
+
+func evidence(s *traces.Span) string {
+	text := s.End.UTC().Format("15:04:05.000000") + "  " + s.Name
+	if id, ok := stepOf(s); ok && !strings.HasPrefix(s.Name, "step.execute") {
+		text += " (" + id + ")"
+	}
+	if s.StatusCode == "error" {
+		text += " → error"
+		if s.StatusMessage != "" {
+			text += ": " + s.StatusMessage
+		}
+	}
+	if r, ok := s.Attr("simlab.event.result"); ok {
+		text += " [" + r + "]"
+	}
+	return text + "  span " + s.SpanID
+}
+
+// Check judges every property that spans can judge.
+func Check(spans []traces.Span) *Report {
+	ix := newIndex(spans)
+	rep := &Report{Spans: len(spans)}
+	for _, r := range ix.runs {
+		rep.Runs = append(rep.Runs, r.id)
+	}
+	for _, p := range checks {
+		v := p.judge(ix)
+		v.Property = p.name
+		if v.Violations == nil {
+			v.Violations = []Violation{}
+		}
+		for i := range v.Violations {
+			v.Violations[i].Property = p.name
+		}
+		rep.Verdicts = append(rep.Verdicts, v)
+	}
+	return rep
+}
+
+type check struct {
+	name  string
+	judge func(ix *index) Verdict
+}
+
+func notJudged(why string) Verdict { return Verdict{Why: why} }
+
+// has says some span satisfies ok.
+func (ix *index) has(ok func(s *traces.Span) bool) bool {
+	for i := range ix.spans {
+		if ok(&ix.spans[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+var checks = []check{
+	{"no-start-on-terminal", noStartOnTerminal},
+	{"one-lazy-fetch-per-fanout", oneLazyFetchPerFanout},
+	{"no-prologue-fetch-with-run-context", noPrologueFetchWithRunContext},
+	{"liveness", liveness},
+	{"unique-step-created", uniqueStepCreated},
+	{"single-terminal-event", singleTerminalEvent},
+	{"attempt-count", attemptCount},
+	{"run-context-matches-run", func(*index) Verdict {
+		return notJudged("spans carry no message payload: whether a message had a runContext (simlab.run_context.present) but not its value, nor the run row it should equal")
+	}},
+	{"reroute-preserves-message", func(*index) Verdict {
+		return notJudged("spans carry no message payload (stepInput, runContext) to compare a re-routed message with its original")
+	}},
+	{"pinned-deployment", pinnedDeployment},
+	{"producer-stamps-run-context", func(*index) Verdict {
+		return notJudged("spans carry neither the runContext a producer stamped nor the run row it read (core puts neither on queue.publish)")
+	}},
+	{"no-work-after-visible-end", noWorkAfterVisibleEnd},
+	{"recovery-in-band", recoveryInBand},
+}
+
+// Names lists the properties in the order Check reports them.
+func Names() []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = c.name
+	}
+	return out
+}
+
+func hasEventSpans(ix *index) bool {
+	return ix.has(func(s *traces.Span) bool { _, ok := eventType(s); return ok })
+}
+
+// terminalAt is when each run's end was accepted: the earliest accepted
+// terminal run event's span end.
+func (ix *index) terminalAt(r *run) (*traces.Span, bool) {
+	for _, s := range r.spans { // by end time
+		if t, ok := eventType(s); ok && isTerminalRunEvent(t) && accepted(s) {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+func noStartOnTerminal(ix *index) Verdict {
+	if !hasEventSpans(ix) {
+		return notJudged("no World events.create spans")
+	}
+	v := Verdict{Judged: true, Why: "an accepted step_started, or a step body, after the run's accepted terminal event (ordered by the spans' end, the World's answer)"}
+	for _, r := range ix.runs {
+		term, ok := ix.terminalAt(r)
+		if !ok {
+			continue
+		}
+		for _, s := range r.spans {
+			if t, _ := eventType(s); t == "step_started" && accepted(s) && s.End.After(term.End) {
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "step_started accepted after the run's " + term.Name,
+					Evidence: []string{evidence(term), evidence(s)}})
+			}
+			if b, ok := bodyStart(s); ok && b.After(term.End) {
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "a step body began after the run's " + term.Name,
+					Evidence: []string{evidence(term), evidence(s)}})
+			}
+		}
+	}
+	return v
+}
+
+// bodyStart is when a step body began: simlab's step.body.start event, or
+// the start of core's bare step.execute span (the body's own span).
+func bodyStart(s *traces.Span) (time.Time, bool) {
+	if s.Name == "step.execute" {
+		return s.Start, true
+	}
+	for _, e := range s.Events {
+		if e.Name == "step.body.start" {
+			return e.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// fetchFree lists the invocations that handled a step message on the
+// fetch-free prologue.
+func (ix *index) fetchFree() []*traces.Span {
+	var out []*traces.Span
+	for i := range ix.spans {
+		s := &ix.spans[i]
+		if p, _ := s.Attr("workflow.step.dispatch_prologue"); p == "run_context" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// under lists r's spans under invocation inv whose name starts with prefix.
+func (ix *index) under(r *run, inv *traces.Span, prefix string) []*traces.Span {
+	var out []*traces.Span
+	for _, s := range r.spans {
+		if s != inv && strings.HasPrefix(s.Name, prefix) && ix.within(s, inv) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (ix *index) runOfSpan(s *traces.Span) *run {
+	id := ix.runOf[s]
+	for _, r := range ix.runs {
+		if r.id == id {
+			return r
+		}
+	}
+	return nil
+}
+
+func noPrologueFetchWithRunContext(ix *index) Verdict {
+	inv := ix.fetchFree()
+	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr("workflow.step.dispatch_prologue"); return ok }) {
+		return notJudged("no span carries workflow.step.dispatch_prologue")
+	}
+	v := Verdict{Judged: true, Why: "no runs.get under a run_context invocation before its step_started"}
+	for _, e := range inv {
+		r := ix.runOfSpan(e)
+		if r == nil {
+			continue
+		}
+		var claim *traces.Span
+		for _, s := range ix.under(r, e, "world.events.create") {
+			if t, _ := eventType(s); t == "step_started" && (claim == nil || s.Start.Before(claim.Start)) {
+				claim = s
+			}
+		}
+		if claim == nil {
+			continue
+		}
+		for _, g := range ix.under(r, e, "world.runs.get") {
+			if g.Start.Before(claim.Start) {
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "an invocation on the run_context prologue read the run before its claim",
+					Evidence: []string{evidence(e), evidence(g), evidence(claim)}})
+			}
+		}
+	}
+	return v
+}
+
+func oneLazyFetchPerFanout(ix *index) Verdict {
+	if !ix.has(func(s *traces.Span) bool {
+		_, ok := s.Attr("simlab.fanout.id")
+		return ok && s.Name == "world.runs.get"
+	}) {
+		return notJudged("spans name no fan-out (Promise.all) a read is about: core records none, so lazy reads cannot be counted per fan-out")
+	}
+	v := Verdict{Judged: true, Why: "per simlab.fanout.id: lazy runs.get (after a run_context invocation's listing), and who continued (a replay after a listing that found the fan-out finished); crashed invocations aside"}
+	type fk struct{ run, fan string }
+	lazy := map[fk][]*traces.Span{}
+	anyLazy := map[fk]int{}
+	type cont struct {
+		load      *traces.Span
+		inline    bool
+		crashed   bool
+		fetchFree bool
+	}
+	first := map[fk]cont{}
+	contCrashed, contFetchFree := map[fk]bool{}, map[fk]bool{}
+	var order []fk
+	seen := map[fk]bool{}
+	note := func(k fk) {
+		if !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+		}
+	}
+	for i := range ix.spans {
+		st := &ix.spans[i]
+		if !strings.HasPrefix(st.Name, "step.execute") || st.Name == "step.execute" {
+			continue
+		}
+		r := ix.runOfSpan(st)
+		inv := ix.invocation(st)
+		if r == nil || inv == nil {
+			continue
+		}
+		// The step's own calls: under its span, not under a nested step's.
+		var list, load, read *traces.Span
+		for _, c := range r.spans {
+			if c == st || !ix.within(c, st) || ix.stepOf(c) != st {
+				continue
+			}
+			switch {
+			case c.Name == "world.events.list" && list == nil:
+				if pe, _ := c.Attr("simlab.fanout.pending_empty"); pe == "true" {
+					list = c
+				}
+			case c.Name == "world.events.list" && list != nil && load == nil:
+				if _, ok := c.Attr("simlab.fanout.id"); !ok {
+					load = c
+				}
+			case c.Name == "world.runs.get" && list != nil && read == nil && !c.Start.Before(list.End):
+				read = c
+			}
+		}
+		if list == nil {
+			continue
+		}
+		fan, _ := list.Attr("simlab.fanout.id")
+		k := fk{r.id, fan}
+		note(k)
+		inline, _ := st.Attr("simlab.step.inline")
+		prologue, _ := inv.Attr("workflow.step.dispatch_prologue")
+		crashed := inv.StatusCode == "error"
+		if read != nil && inline != "true" {
+			anyLazy[k]++
+			if !crashed {
+				lazy[k] = append(lazy[k], read)
+			}
+		}
+		if load != nil {
+			c := cont{load: load, inline: inline == "true", crashed: crashed, fetchFree: inline != "true" && prologue == "run_context"}
+			if f, ok := first[k]; !ok || load.Start.Before(f.load.Start) {
+				first[k] = c
+			}
+			contCrashed[k] = contCrashed[k] || crashed
+			contFetchFree[k] = contFetchFree[k] || c.fetchFree
+		}
+	}
+	for _, k := range order {
+		f, continued := first[k]
+		var msg string
+		switch n := len(lazy[k]); {
+		case n > 1:
+			msg = fmt.Sprintf("fan-out %s made %d lazy runs.get", k.fan, n)
+		case continued && f.inline && n > 0 && !contCrashed[k]:
+			msg = fmt.Sprintf("fan-out %s was continued by an inline step, yet a consumer also made a lazy runs.get", k.fan)
+		case continued && !f.inline && anyLazy[k] == 0 && contFetchFree[k]:
+			msg = fmt.Sprintf("fan-out %s was continued by a fetch-free consumer without its lazy runs.get", k.fan)
+		default:
+			continue
+		}
+		v.Violations = append(v.Violations, Violation{Run: k.run, Message: msg, Evidence: evidenceOf(lazy[k])})
+	}
+	return v
+}
+
+// stepOf is the step.execute span a call was made by: its nearest step
+// ancestor.
+func (ix *index) stepOf(s *traces.Span) *traces.Span {
+	for p := ix.parent(s); p != nil; p = ix.parent(p) {
+		if strings.HasPrefix(p.Name, "step.execute") && p.Name != "step.execute" {
+			return p
+		}
+	}
+	return nil
+}
+
+func liveness(ix *index) Verdict {
+	if len(ix.runs) == 0 {
+		return notJudged("no span names a workflow run (workflow.run.id)")
+	}
+	v := Verdict{Judged: true, Why: "each run in the spans has an accepted terminal event or a terminal workflow.run.status (a trace cut short looks stuck)"}
+	for _, r := range ix.runs {
+		if _, ok := ix.terminalAt(r); ok {
+			continue
+		}
+		done := false
+		for _, s := range r.spans {
+			if st, ok := s.Attr("workflow.run.status"); ok && terminalStatus(st) {
+				done = true
+			}
+		}
+		if !done {
+			last := r.spans[len(r.spans)-1]
+			v.Violations = append(v.Violations, Violation{Run: r.id, Message: "no terminal event for the run in the spans", Evidence: []string{"last span: " + evidence(last)}})
+		}
+	}
+	return v
+}
+
+// perStep groups the accepted events.create spans of type typ by step.
+func (ix *index) perStep(r *run, typ func(string) bool) (map[string][]*traces.Span, []string) {
+	out := map[string][]*traces.Span{}
+	var order []string
+	for _, s := range r.spans {
+		t, ok := eventType(s)
+		if !ok || !typ(t) || !accepted(s) {
+			continue
+		}
+		id, ok := stepOf(s)
+		if !ok {
+			continue
+		}
+		if out[id] == nil {
+			order = append(order, id)
+		}
+		out[id] = append(out[id], s)
+	}
+	return out, order
+}
+
+func callsNameSteps(ix *index) bool {
+	return ix.has(func(s *traces.Span) bool {
+		_, ev := eventType(s)
+		_, st := stepOf(s)
+		return ev && st
+	})
+}
+
+func uniqueStepCreated(ix *index) Verdict {
+	if !callsNameSteps(ix) {
+		return notJudged("World call spans name no step (core's carry workflow.run.id only)")
+	}
+	v := Verdict{Judged: true, Why: "accepted step_created per step.id"}
+	for _, r := range ix.runs {
+		g, order := ix.perStep(r, func(t string) bool { return t == "step_created" })
+		for _, id := range order {
+			if len(g[id]) > 1 {
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%d step_created accepted for %s", len(g[id]), id), Evidence: evidenceOf(g[id])})
+			}
+		}
+	}
+	return v
+}
+
+func evidenceOf(ss []*traces.Span) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = evidence(s)
+	}
+	return out
+}
+
+func singleTerminalEvent(ix *index) Verdict {
+	if !hasEventSpans(ix) {
+		return notJudged("no World events.create spans")
+	}
+	v := Verdict{Judged: true, Why: "accepted run_completed/run_failed/first run_cancelled per run; per step too where calls name steps"}
+	for _, r := range ix.runs {
+		var terms []*traces.Span
+		cancelled := false
+		for _, s := range r.spans {
+			t, _ := eventType(s)
+			if !isTerminalRunEvent(t) || !accepted(s) {
+				continue
+			}
+			if t == "run_cancelled" {
+				// A repeated cancel is answered with the first: idempotent.
+				if cancelled {
+					continue
+				}
+				cancelled = true
+			}
+			terms = append(terms, s)
+		}
+		if len(terms) > 1 {
+			v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%d terminal events accepted for the run", len(terms)), Evidence: evidenceOf(terms)})
+		}
+		g, order := ix.perStep(r, func(t string) bool { return t == "step_completed" || t == "step_failed" })
+		for _, id := range order {
+			if len(g[id]) > 1 {
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%d terminal events accepted for %s", len(g[id]), id), Evidence: evidenceOf(g[id])})
+			}
+		}
+	}
+	return v
+}
+
+func attemptCount(ix *index) Verdict {
+	if !ix.has(func(s *traces.Span) bool {
+		t, _ := eventType(s)
+		_, ok := s.Attr("step.attempt")
+		return t == "step_started" && ok
+	}) {
+		return notJudged("no step_started span carries the attempt it answered (step.attempt)")
+	}
+	v := Verdict{Judged: true, Why: "the k-th accepted step_started of a step (by answer) carries step.attempt k"}
+	for _, r := range ix.runs {
+		g, order := ix.perStep(r, func(t string) bool { return t == "step_started" })
+		for _, id := range order {
+			for k, s := range g[id] {
+				if a, _ := s.Attr("step.attempt"); a != fmt.Sprint(k+1) {
+					v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%s: accepted step_started number %d answered attempt %s", id, k+1, a), Evidence: []string{evidence(s)}})
+					break
+				}
+			}
+		}
+	}
+	return v
+}
+
+func pinnedDeployment(ix *index) Verdict {
+	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr("simlab.consumer.deployment.id"); return ok }) {
+		return notJudged("no invocation span names the deployment that ran it (core's resource carries no deployment.id)")
+	}
+	v := Verdict{Judged: true, Why: "steps run and replays begun only by invocations on the run's deployment.id"}
+	for _, r := range ix.runs {
+		pinned := ""
+		for _, s := range r.spans {
+			if s.ParentID == "" {
+				pinned, _ = s.Attr("deployment.id")
+			}
+		}
+		if pinned == "" {
+			continue
+		}
+		for _, s := range r.spans {
+			dep, ok := s.Attr("simlab.consumer.deployment.id")
+			if !ok || dep == pinned || !strings.HasPrefix(s.Name, "workflow.execute") {
+				continue
+			}
+			ran := false
+			for _, c := range ix.under(r, s, "step.execute") {
+				if _, ok := bodyStart(c); ok {
+					ran = true
+				}
+			}
+			if b, _ := s.Attr("simlab.step.continued"); b == "true" {
+				ran = true
+			}
+			if ran {
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "an invocation on " + dep + " ran work of a run pinned to " + pinned, Evidence: []string{evidence(s)}})
+			}
+		}
+	}
+	return v
+}
+
+func noWorkAfterVisibleEnd(ix *index) Verdict {
+	if !hasEventSpans(ix) {
+		return notJudged("no World events.create spans")
+	}
+	v := Verdict{Judged: true, Why: "after an actor (a step execution, else its invocation) is told the run ended (a terminal read, a log holding the end, a run_expired refusal), no write, no publish and no step body by it"}
+	// actor is who made a call: the step execution it runs in, else the
+	// invocation (the simlab History's delivery).
+	actor := func(s *traces.Span) *traces.Span {
+		if st := ix.stepOf(s); st != nil {
+			return st
+		}
+		return ix.invocation(s)
+	}
+	for i := range ix.spans {
+		a := &ix.spans[i]
+		if !strings.HasPrefix(a.Name, "workflow.execute") && !(strings.HasPrefix(a.Name, "step.execute ")) {
+			continue
+		}
+		r := ix.runOfSpan(a)
+		if r == nil {
+			continue
+		}
+		var told *traces.Span
+		for _, s := range r.spans { // by end
+			if s == a || actor(s) != a {
+				continue
+			}
+			st, _ := s.Attr("simlab.run.status_read")
+			lt, _ := s.Attr("simlab.log.terminal")
+			if (s.Name == "world.runs.get" && terminalStatus(st)) || (strings.HasPrefix(s.Name, "world.events.create") && runExpired(s)) ||
+				(s.Name == "world.events.list" && lt == "true") {
+				told = s
+				break
+			}
+		}
+		if told == nil {
+			continue
+		}
+		var after []*traces.Span
+		for _, s := range r.spans {
+			if s == a || actor(s) != a || s.Start.Before(told.End) {
+				continue
+			}
+			if _, ok := eventType(s); ok || s.Name == "queue.publish" {
+				after = append(after, s)
+			}
+		}
+		if b, ok := bodyStart(a); ok && !b.Before(told.End) {
+			after = append(after, a)
+		}
+		if len(after) > 0 {
+			v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%s was told the run had ended and did %d more things", a.Name, len(after)),
+				Evidence: append([]string{evidence(told)}, evidenceOf(after)...)})
+		}
+	}
+	return v
+}
+
+func recoveryInBand(ix *index) Verdict {
+	if !ix.has(func(s *traces.Span) bool { r, _ := s.Attr("simlab.event.result"); return r != "" }) {
+		return notJudged("a missing step's refusal is not told apart from other refusals (core's span shows only an error message)")
+	}
+	v := Verdict{Judged: true, Why: "an invocation whose step_started met not_found writes step_created for it before it ends"}
+	for i := range ix.spans {
+		s := &ix.spans[i]
+		if t, _ := eventType(s); t != "step_started" {
+			continue
+		}
+		if res, _ := s.Attr("simlab.event.result"); res != "not_found" {
+			continue
+		}
+		inv := ix.invocation(s)
+		r := ix.runOfSpan(s)
+		if inv == nil || r == nil || inv.StatusCode == "error" {
+			continue // a crash is a fault, not a choice
+		}
+		id, _ := stepOf(s)
+		ok := false
+		for _, c := range ix.under(r, inv, "world.events.create") {
+			if t, _ := eventType(c); t == "step_created" && !c.Start.Before(s.End) {
+				if cid, _ := stepOf(c); cid == id {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			v.Violations = append(v.Violations, Violation{Run: r.id, Message: "an invocation found " + id + " missing and ended without creating it", Evidence: []string{evidence(s), evidence(inv)}})
+		}
+	}
+	return v
+}

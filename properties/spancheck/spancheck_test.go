@@ -1,0 +1,172 @@
+package spancheck
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/sim"
+	"github.com/simlab/simlab/traces"
+)
+
+// export simulates a scenario and returns its History and its spans as read
+// back from the OTLP JSON Lines file simlab writes.
+func export(t *testing.T, scenario string, seed uint64, variants ...string) (*model.History, []traces.Span) {
+	t.Helper()
+	h, spans, _ := exportFile(t, scenario, seed, variants...)
+	return h, spans
+}
+
+// exportFile is export with the file's bytes too.
+func exportFile(t *testing.T, scenario string, seed uint64, variants ...string) (*model.History, []traces.Span, []byte) {
+	t.Helper()
+	sc, err := model.Spec{Scenario: scenario, Variants: variants}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := traces.Build(res.History, traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := traces.WriteJSONL(&buf, ro); err != nil {
+		t.Fatal(err)
+	}
+	file := bytes.Clone(buf.Bytes())
+	spans, err := traces.ReadJSONL(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.History, spans, file
+}
+
+func TestEveryPropertyGetsAVerdict(t *testing.T) {
+	if !slices.Equal(Names(), properties.Names()) {
+		t.Fatalf("spancheck judges %v, properties has %v", Names(), properties.Names())
+	}
+	_, spans := export(t, "golden-t2", 1)
+	for _, v := range Check(spans).Verdicts {
+		if v.Why == "" {
+			t.Errorf("%s: no reason given (judged %v)", v.Property, v.Judged)
+		}
+	}
+}
+
+// On simlab's own exports, every property spans can judge agrees with the
+// History's verdict, run by run: found where the History finds it, quiet
+// where it holds.
+func TestSpansAgreeWithTheHistory(t *testing.T) {
+	cases := []struct {
+		scenario string
+		variants []string
+	}{
+		{"golden-t2", nil}, {"golden-t5", nil}, {"golden-t5", []string{"pre-fix-fence"}}, {"faults", nil},
+		{"skew-rollout", nil}, {"faults", []string{"replay-ignores-terminal-log"}}, {"swarm", nil},
+		{"golden-t1", []string{"attempt-gated-recovery"}},
+	}
+	found := map[string]int{}
+	for _, c := range cases {
+		for seed := uint64(1); seed <= 15; seed++ {
+			h, spans := export(t, c.scenario, seed, c.variants...)
+			want := map[string]map[string]bool{}
+			for _, v := range properties.Check(h, properties.All()) {
+				if want[v.Property] == nil {
+					want[v.Property] = map[string]bool{}
+				}
+				if v.Run >= 0 {
+					want[v.Property][model.RunName(v.Run)] = true
+				}
+			}
+			for _, v := range Check(spans).Verdicts {
+				if !v.Judged {
+					continue
+				}
+				got := map[string]bool{}
+				for _, x := range v.Violations {
+					got[x.Run] = true
+				}
+				if !mapsEqual(got, want[v.Property]) {
+					t.Errorf("%s %v seed %d %s: spans find runs %v, the History %v\n%v", c.scenario, c.variants, seed, v.Property, keys(got), keys(want[v.Property]), v.Violations)
+				}
+				found[v.Property] += len(got)
+			}
+		}
+	}
+	for _, p := range []string{"no-start-on-terminal", "one-lazy-fetch-per-fanout", "no-work-after-visible-end", "recovery-in-band"} {
+		if found[p] == 0 {
+			t.Errorf("%s: no case violated it, the agreement proves nothing for it", p)
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testdata/core-shape.jsonl is a tiny hand-written trace in the shape of
+// @workflow/core 5.0.0-beta.52's (span names, attribute keys and nesting
+// copied from a real trace of a 6-branch fan-out on world-local; ids, times
+// and values invented): a fetch-free consumer that read the run before its
+// claim, and a step_started accepted after run_cancelled.
+func TestCoreShapedTrace(t *testing.T) {
+	f, err := os.Open("testdata/core-shape.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spans, err := traces.ReadJSONL(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Check(spans)
+	if !slices.Equal(rep.Runs, []string{"wrun_01TEST"}) {
+		t.Fatalf("runs %v", rep.Runs)
+	}
+	verdict := map[string]Verdict{}
+	for _, v := range rep.Verdicts {
+		verdict[v.Property] = v
+	}
+	for _, p := range []string{"no-start-on-terminal", "no-prologue-fetch-with-run-context"} {
+		if v := verdict[p]; !v.Judged || len(v.Violations) != 1 {
+			t.Errorf("%s: judged %v, %d violations, want one: %+v", p, v.Judged, len(v.Violations), v)
+		}
+	}
+	for _, p := range []string{"liveness", "single-terminal-event"} {
+		if v := verdict[p]; !v.Judged || len(v.Violations) != 0 {
+			t.Errorf("%s: judged %v, violations %v, want judged and holding", p, v.Judged, v.Violations)
+		}
+	}
+	for _, p := range []string{"one-lazy-fetch-per-fanout", "run-context-matches-run", "producer-stamps-run-context", "unique-step-created"} {
+		if v := verdict[p]; v.Judged || !strings.Contains(v.Why, "") || v.Why == "" {
+			t.Errorf("%s: judged %v on a core trace, want not judged with a reason", p, v.Judged)
+		}
+	}
+	if !rep.Failed() {
+		t.Fatal("report with violations does not fail")
+	}
+}
