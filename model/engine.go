@@ -34,7 +34,9 @@ type Options struct {
 	Seed uint64
 }
 
-// Counts are kept whether or not the History records.
+// Counts are kept whether or not the History records. They are also the
+// counts of `run --json` (Summary), so json names are a contract: add, never
+// rename.
 type Counts struct {
 	Deliveries          int `json:"deliveries"`
 	Redeliveries        int `json:"redeliveries"`
@@ -43,7 +45,7 @@ type Counts struct {
 	StepStartedRejected int `json:"step_started_rejected"`
 	StoreCalls          int `json:"store_calls"`
 	Publishes           int `json:"publishes"`
-	Deduped             int `json:"deduped"`
+	Deduped             int `json:"deduped_publishes"`
 	Crashes             int `json:"crashes"`
 	Reroutes            int `json:"reroutes"`
 	StaleReads          int `json:"stale_reads"`

@@ -219,6 +219,25 @@ func (o StepOutcome) String() string {
 	return [...]string{"", "completed", "failed", "retry", "skipped", "gone", "throttled"}[o]
 }
 
+// Invocation is the delivery of a queue message that delivery d runs in: d
+// itself when d delivered a message, else the orchestrator invocation an
+// inline step runs inside. An inline step whose completion continued the
+// workflow starts the next fan-out's inline steps as its own children, so the
+// walk may take several hops. It returns -1 when the chain ends without a
+// message (or loops, which only a model bug or an edited History can make).
+func (h *History) Invocation(d int32) int32 {
+	for range len(h.Deliveries) + 1 {
+		switch {
+		case d < 0 || int(d) >= len(h.Deliveries):
+			return -1
+		case h.Deliveries[d].Msg >= 0:
+			return d
+		}
+		d = h.Deliveries[d].Parent
+	}
+	return -1
+}
+
 // Delivery is one delivery of a message to a consumer, or one inline step
 // execution inside an orchestrator invocation (Msg = -1).
 type Delivery struct {

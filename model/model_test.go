@@ -251,3 +251,21 @@ func TestEveryFaultRateHasOneSite(t *testing.T) {
 		*fs.rate(&f) = 0
 	}
 }
+
+func TestInvocationWalksInlineStepsToTheirMessage(t *testing.T) {
+	h := &History{Deliveries: []Delivery{
+		{Msg: 0, Parent: -1}, // an orchestrator invocation
+		{Msg: -1, Parent: 0}, // its inline step
+		{Msg: -1, Parent: 1}, // the next fan-out's inline step, started by that step
+		{Msg: -1, Parent: -1},
+		{Msg: -1, Parent: 5}, {Msg: -1, Parent: 4}, // a loop only an edited History has
+	}}
+	for d, want := range []int32{0, 0, 0, -1, -1, -1} {
+		if got := h.Invocation(int32(d)); got != want {
+			t.Errorf("Invocation(%d) = %d, want %d", d, got, want)
+		}
+	}
+	if h.Invocation(-1) != -1 || h.Invocation(99) != -1 {
+		t.Error("an index outside the History has no invocation")
+	}
+}

@@ -82,9 +82,9 @@ func (e *engine) crashedTree(p int32) bool {
 
 // crash kills the delivery p runs in, between two calls.
 func (e *engine) crash(p int32) {
-	root := p
-	for e.h.Deliveries[root].Msg < 0 && e.procs[root].parent >= 0 {
-		root = e.procs[root].parent
+	root := e.h.Invocation(p)
+	if root < 0 {
+		root = p
 	}
 	e.counts.Crashes++
 	e.fault(FaultCrash, e.h.Deliveries[p].Run, p)
@@ -396,7 +396,7 @@ func (e *engine) startInline(p int32) {
 			continue
 		}
 		c := e.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,
-			Target: d.Target, Deployment: d.Deployment, Version: d.Version}, p)
+			Target: d.Target, Deployment: d.Deployment, Version: d.Version})
 		e.procs[c].held, e.procs[c].hasHeld = e.procs[p].held, true
 		e.procs[p].outstanding++
 		children = append(children, c)

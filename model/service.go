@@ -40,8 +40,8 @@ func (e *engine) callerOf(p int32) Caller {
 
 // rootKind returns the message kind of the delivery an inline step runs in.
 func (e *engine) rootKind(p int32) MsgKind {
-	for e.h.Deliveries[p].Msg < 0 && e.procs[p].parent >= 0 {
-		p = e.procs[p].parent
+	if inv := e.h.Invocation(p); inv >= 0 {
+		p = inv
 	}
 	return e.h.Deliveries[p].Kind
 }
@@ -401,7 +401,7 @@ func (e *engine) claim(m int32, dep int32) {
 	p := e.newProc(Delivery{
 		Msg: m, Parent: -1, Kind: msg.Kind, Run: msg.Run, Step: msg.Step, Fanout: msg.Fanout,
 		Attempt: rt.deliveries, Target: msg.Target, Deployment: dep, Version: e.deployments[dep].Consumer,
-	}, -1)
+	})
 	rt.last = p
 	e.procs[p].released = false
 	if e.prof.RedeliverInFlight {
@@ -419,11 +419,13 @@ func (e *engine) exhausted(msg *Message) {
 	e.issue(-1, idx)
 }
 
-func (e *engine) newProc(d Delivery, parent int32) int32 {
+// newProc records delivery d and starts the proc that steps it; an inline
+// step's proc waits on (resumes) its d.Parent.
+func (e *engine) newProc(d Delivery) int32 {
 	d.Start = e.k.Now()
 	p := int32(len(e.h.Deliveries))
 	e.h.Deliveries = append(e.h.Deliveries, d)
-	e.procs = append(e.procs, proc{parent: parent, lastCall: -1, getCall: -1, suspendFan: -1})
+	e.procs = append(e.procs, proc{parent: d.Parent, lastCall: -1, getCall: -1, suspendFan: -1})
 	return p
 }
 

@@ -19,7 +19,7 @@ type Summary struct {
 	Drained     bool             `json:"drained"`
 	Runs        []RunSummary     `json:"runs"`
 	Fanouts     []FanoutSummary  `json:"fanouts"`
-	Counts      SummaryCounts    `json:"counts"`
+	Counts      Counts           `json:"counts"`
 	FaultSites  []FaultSiteCount `json:"fault_sites"`
 }
 
@@ -45,24 +45,6 @@ type FanoutSummary struct {
 	LazyFetches     int32  `json:"lazy_fetches"`
 	LastCompleters  int32  `json:"last_completers"`
 	ContinuedBy     string `json:"continued_by"` // consumer, orchestrator or none
-}
-
-// SummaryCounts are the run's headline counters.
-type SummaryCounts struct {
-	Deliveries          int `json:"deliveries"`
-	Redeliveries        int `json:"redeliveries"`
-	RunsGet             int `json:"runs_get"`
-	StepStartedAccepted int `json:"step_started_accepted"`
-	StepStartedRejected int `json:"step_started_rejected"`
-	Crashes             int `json:"crashes"`
-	Reroutes            int `json:"reroutes"`
-	StaleReads          int `json:"stale_reads"`
-	Deduped             int `json:"deduped_publishes"`
-	// Work after the end: see model.Counts.
-	WritesRefusedEnded int `json:"writes_refused_ended"`
-	ReplaysAfterEnd    int `json:"replays_after_end"`
-	BodiesAfterEnd     int `json:"bodies_after_end"`
-	EndSeen            int `json:"end_seen"`
 }
 
 // FaultSiteCount reports one fault site.
@@ -92,14 +74,7 @@ func Summarize(r *Result) Summary {
 		Events:      h.Events,
 		VirtualNS:   int64(h.End),
 		Drained:     h.Drained,
-		Counts: SummaryCounts{
-			Deliveries: r.Counts.Deliveries, Redeliveries: r.Counts.Redeliveries, RunsGet: r.Counts.RunsGet,
-			StepStartedAccepted: r.Counts.StepStartedAccepted, StepStartedRejected: r.Counts.StepStartedRejected,
-			Crashes: r.Counts.Crashes, Reroutes: r.Counts.Reroutes, StaleReads: r.Counts.StaleReads,
-			Deduped:            r.Counts.Deduped,
-			WritesRefusedEnded: r.Counts.WritesRefusedEnded, ReplaysAfterEnd: r.Counts.ReplaysAfterEnd,
-			BodiesAfterEnd: r.Counts.BodiesAfterEnd, EndSeen: r.Counts.EndSeen,
-		},
+		Counts:      r.Counts,
 	}
 	prologues := make([][3]int, len(h.Runs))
 	for i := range h.Deliveries {

@@ -10,10 +10,6 @@ import (
 
 // This file holds the properties' functions. Each reads the History only.
 
-func isRunTerminalEvent(t world.EventType) bool {
-	return t == world.EvRunCompleted || t == world.EvRunFailed || t == world.EvRunCancelled
-}
-
 // stepLabel names a step as the workflow code does.
 func stepLabel(h *model.History, run world.RunID, step world.StepID) string {
 	if int(run) < len(h.Runs) {
@@ -75,8 +71,8 @@ func deliveryEvidence(h *model.History, i int32, text string) Evidence {
 }
 
 func callerKind(h *model.History, i int32) model.CallerKind {
-	for h.Deliveries[i].Msg < 0 && h.Deliveries[i].Parent >= 0 {
-		i = h.Deliveries[i].Parent
+	if inv := h.Invocation(i); inv >= 0 {
+		i = inv
 	}
 	if h.Deliveries[i].Kind == model.MsgWorkflow {
 		return model.CallerOrchestrator
@@ -89,7 +85,7 @@ func terminalOf(h *model.History) []*model.Accepted {
 	out := make([]*model.Accepted, len(h.Runs))
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
-		if isRunTerminalEvent(a.Type) && out[a.Run] == nil {
+		if a.Type.EndsRun() && out[a.Run] == nil {
 			out[a.Run] = a
 		}
 	}
@@ -253,7 +249,7 @@ func uniqueStepCreated(h *model.History) []Violation {
 
 func singleTerminalEvent(h *model.History) []Violation {
 	g := countAccepted(h, func(t world.EventType) bool {
-		return t == world.EvStepCompleted || t == world.EvStepFailed || isRunTerminalEvent(t)
+		return t.EndsStep() || t.EndsRun()
 	})
 	return groupViolations(h, g, 1, func(k stepKey, n int) string {
 		if k.step == world.NoStep {

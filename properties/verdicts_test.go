@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties/search"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -82,7 +83,7 @@ type counterexample struct {
 // search runs rapid over a family with the given variants, failing a test
 // case when any of props is violated. It returns the last failing case rapid
 // ran, which after shrinking is the minimal one.
-func search(tb rapid.TB, fam Family, variants []string, props []Property, prepare func(*model.Scenario)) *counterexample {
+func searchFor(tb rapid.TB, fam search.Family, variants []string, props []Property, prepare func(*model.Scenario)) *counterexample {
 	var last *counterexample
 	rapid.Check(tb, func(t *rapid.T) {
 		sc := fam.Draw(t)
@@ -90,7 +91,7 @@ func search(tb rapid.TB, fam Family, variants []string, props []Property, prepar
 		if prepare != nil {
 			prepare(&sc)
 		}
-		res, choices, err := Record(&sc, NewRapidChooser(t), 0)
+		res, choices, err := Record(&sc, search.NewRapidChooser(t), 0)
 		if err != nil {
 			t.Fatalf("scenario rejected: %v", err)
 		}
@@ -130,7 +131,7 @@ func allBut(names ...string) []Property {
 
 // finds asserts that a search finds a violation of prop and that rapid shrank
 // it to a small story, then checks the saved schedule replays it exactly.
-func finds(t *testing.T, fam Family, variants []string, prop string, prepare func(*model.Scenario)) {
+func finds(t *testing.T, fam search.Family, variants []string, prop string, prepare func(*model.Scenario)) {
 	t.Helper()
 	checks, shrink := budget()
 	kv := map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.shrinktime": shrink.String(), "rapid.nofailfile": "true"}
@@ -141,7 +142,7 @@ func finds(t *testing.T, fam Family, variants []string, prop string, prepare fun
 	}
 	withRapidFlags(t, kv)
 	tb := &captureTB{name: t.Name()}
-	cx := search(tb, fam, variants, propsNamed(prop), prepare)
+	cx := searchFor(tb, fam, variants, propsNamed(prop), prepare)
 	if !tb.failed || cx == nil {
 		t.Fatalf("%d checks of family %s with %v found no violation of %s", checks, fam.Name, variants, prop)
 	}
@@ -187,16 +188,16 @@ func finds(t *testing.T, fam Family, variants []string, prop string, prepare fun
 }
 
 // holds asserts that a search over the family finds no violation.
-func holds(t *testing.T, fam Family, variants []string, props []Property, prepare func(*model.Scenario)) {
+func holds(t *testing.T, fam search.Family, variants []string, props []Property, prepare func(*model.Scenario)) {
 	t.Helper()
 	checks, shrink := budget()
 	t.Run(fmt.Sprintf("holds/%s/%v", fam.Name, strings.Join(variants, "+")), func(t *testing.T) {
 		withRapidFlags(t, map[string]string{"rapid.checks": strconv.Itoa(checks / 2), "rapid.shrinktime": shrink.String()})
-		search(t, fam, variants, props, prepare)
+		searchFor(t, fam, variants, props, prepare)
 	})
 }
 
-var swarmFamily, fanoutFamily, skewFamily = Families[0], Families[1], Families[2]
+var swarmFamily, fanoutFamily, skewFamily = search.Families[0], search.Families[1], search.Families[2]
 
 func onWorld(w string) func(*model.Scenario) {
 	return func(sc *model.Scenario) { sc.World, sc.Store = w, model.Profiles()[w] }

@@ -172,8 +172,8 @@ func keep(nodes []node, maxSpans int) []node {
 	}
 	root := &out[0]
 	root.attrs = append(slices.Clip(root.attrs),
-		attribute.Int("simlab.spans.total", len(nodes)),
-		attribute.Int("simlab.spans.dropped", len(nodes)-n))
+		attribute.Int(KeySpansTotal, len(nodes)),
+		attribute.Int(KeySpansDropped, len(nodes)-n))
 	return out
 }
 
@@ -305,8 +305,8 @@ func (s resourced) Resource() *resource.Resource { return s.res }
 func serviceResources(h *model.History) []*resource.Resource {
 	base := func(name string, extra ...attribute.KeyValue) *resource.Resource {
 		kv := append([]attribute.KeyValue{
-			attribute.String("service.name", name),
-			attribute.String("service.namespace", "simlab"),
+			attribute.String(KeyServiceName, name),
+			attribute.String(KeyServiceNamespace, "simlab"),
 		}, extra...)
 		return resource.NewSchemaless(kv...)
 	}
@@ -314,11 +314,11 @@ func serviceResources(h *model.History) []*resource.Resource {
 	for _, d := range h.Deployments {
 		out = append(out,
 			base("simlab-orchestrator",
-				attribute.String("service.version", d.Producer.String()),
-				attribute.String("deployment.id", d.Name)),
+				attribute.String(KeyServiceVersion, d.Producer.String()),
+				attribute.String(KeyDeploymentID, d.Name)),
 			base("simlab-consumer",
-				attribute.String("service.version", d.Consumer.String()),
-				attribute.String("deployment.id", d.Name)))
+				attribute.String(KeyServiceVersion, d.Consumer.String()),
+				attribute.String(KeyDeploymentID, d.Name)))
 	}
 	return out
 }

@@ -234,21 +234,6 @@ func (p *planner) deliverySpan(d int32, run world.RunID) int32 {
 	return 0
 }
 
-// invocation follows an inline step's Parent chain to the message-backed
-// delivery it ultimately runs in: an inline step whose completion continued
-// the workflow starts the next fan-out's inline steps as its own children in
-// the History, but they all run in the same invocation. It returns -1 when
-// the chain ends without one (or loops, which only a model bug can make).
-func (p *planner) invocation(d int32) int32 {
-	for range len(p.h.Deliveries) {
-		if d < 0 || p.h.Deliveries[d].Msg >= 0 {
-			return d
-		}
-		d = p.h.Deliveries[d].Parent
-	}
-	return -1
-}
-
 // callerService is where a call or publish is recorded: the process of the
 // delivery it belongs to, or the client or the World for the run's root.
 func callerService(nodes []node, parent int32, kind model.CallerKind) int32 {
@@ -283,21 +268,21 @@ func (p *planner) plan(r int32) []node {
 		kind: entRun, index: r, parent: -1, svc: svcWorld, name: RunSpanName,
 		spanKind: trace.SpanKindInternal, start: info.StartAt, end: info.StartAt, must: true,
 		attrs: []attribute.KeyValue{
-			attribute.String("workflow.run.id", model.RunName(info.ID)),
-			attribute.String("workflow.name", WorkflowName),
-			attribute.String("workflow.run.status", status.String()),
-			attribute.String("deployment.id", p.deploymentName(info.Deployment)),
-			attribute.String("simlab.run.engine", info.Engine.String()),
-			attribute.Int("simlab.run.fanouts", len(info.Fanouts)),
+			attribute.String(KeyRunID, model.RunName(info.ID)),
+			attribute.String(KeyWorkflowName, WorkflowName),
+			attribute.String(KeyRunStatus, status.String()),
+			attribute.String(KeyDeploymentID, p.deploymentName(info.Deployment)),
+			attribute.String(KeyRunEngine, info.Engine.String()),
+			attribute.Int(KeyRunFanouts, len(info.Fanouts)),
 			// A string keeps every uint64 seed exact; an int64 attribute
 			// would turn seeds above 2^63 negative.
-			attribute.String("simlab.seed", strconv.FormatUint(h.Seed, 10)),
-			attribute.String("simlab.scenario", h.Scenario),
-			attribute.String("simlab.world", h.Profile),
+			attribute.String(KeySeed, strconv.FormatUint(h.Seed, 10)),
+			attribute.String(KeyScenario, h.Scenario),
+			attribute.String(KeyWorld, h.Profile),
 		},
 	}
 	if len(h.Variants) > 0 {
-		root.attrs = append(root.attrs, attribute.StringSlice("simlab.variants", h.Variants))
+		root.attrs = append(root.attrs, attribute.StringSlice(KeyVariants, h.Variants))
 	}
 	if status == world.RunFailed {
 		root.status, root.desc = codes.Error, "run failed"
@@ -335,7 +320,7 @@ func (p *planner) plan(r int32) []node {
 		default:
 			// An inline step runs inside the invocation that created it, and
 			// belongs to the process that invocation runs in.
-			inv := p.invocation(d)
+			inv := p.h.Invocation(d)
 			par := int32(0)
 			if inv >= 0 && h.Deliveries[inv].Run == run {
 				par = p.procNode[inv]
@@ -355,7 +340,7 @@ func (p *planner) plan(r int32) []node {
 					end = h.Deliveries[inv].End
 				}
 				nodes[n].end = end
-				nodes[n].attrs = append(nodes[n].attrs, attribute.Bool("simlab.delivery.end_inferred", true))
+				nodes[n].attrs = append(nodes[n].attrs, attribute.Bool(KeyDeliveryEndInferred, true))
 			}
 		}
 	}
@@ -378,8 +363,8 @@ func (p *planner) plan(r int32) []node {
 		f := &h.Faults[i]
 		n := p.deliverySpan(f.Delivery, run)
 		nodes[n].events = append(nodes[n].events, event{
-			name: "simlab.fault", at: f.At,
-			attrs: []attribute.KeyValue{attribute.String("simlab.fault.kind", f.Kind.String())},
+			name: FaultSpanName, at: f.At,
+			attrs: []attribute.KeyValue{attribute.String(KeyFaultKind, f.Kind.String())},
 		})
 		nodes[n].must = true
 	}
@@ -398,24 +383,6 @@ func (p *planner) plan(r int32) []node {
 	}
 	return nodes
 }
-
-// Span names and values that follow the real engine's conventions
-// (@workflow/core 5.0.0-beta.52, dist/telemetry and runtime.js).
-const (
-	// RunSpanName is simlab's root: one span for a run's whole life, which
-	// the real engine does not have (its traces start at workflow.start), so
-	// it keeps the simlab prefix.
-	RunSpanName = "simlab.run"
-	// WorkflowName is the simulated workflow's name; ExecuteSpanName the
-	// span of an invocation handling one queue message, as core names it
-	// ("workflow.execute " + the workflow's display name).
-	WorkflowName    = "workflow//simlab//fanout"
-	ExecuteSpanName = "workflow.execute fanout"
-	// StepFunction is the one step function every branch calls; the span
-	// of a step execution is named by the function, never per step.
-	StepFunction = "step//simlab//branch"
-	StepSpanName = "step.execute branch"
-)
 
 // stepID is a step's id as spans carry it (core's are strings).
 func stepID(s world.StepID) string { return "step_" + strconv.Itoa(int(s)) }
@@ -444,30 +411,30 @@ func (p *planner) process(d int32, tid trace.TraceID) node {
 		kind: entProcess, index: d, svc: svc, name: ExecuteSpanName,
 		spanKind: trace.SpanKindConsumer, start: del.Start, end: del.End,
 		attrs: []attribute.KeyValue{
-			attribute.String("messaging.system", "simlab-queue"),
-			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.message.id", messageID(msg.ID)),
-			attribute.String("messaging.destination.name", queueName(del.Kind)),
-			attribute.String("workflow.run.id", model.RunName(del.Run)),
-			attribute.String("workflow.name", WorkflowName),
-			attribute.Int("simlab.delivery.attempt", int(del.Attempt)),
-			attribute.String("simlab.consumer.deployment.id", p.deploymentName(del.Deployment)),
-			attribute.String("simlab.consumer.version", del.Version.String()),
-			attribute.String("simlab.message.kind", msgKind(del.Kind)),
-			attribute.String("simlab.message.target.deployment.id", p.deploymentName(del.Target)),
-			attribute.String("simlab.delivery.disposition", del.Disposition.String()),
+			attribute.String(KeyMessagingSystem, "simlab-queue"),
+			attribute.String(KeyMessagingOperation, "process"),
+			attribute.String(KeyMessageID, messageID(msg.ID)),
+			attribute.String(KeyMessagingDestination, queueName(del.Kind)),
+			attribute.String(KeyRunID, model.RunName(del.Run)),
+			attribute.String(KeyWorkflowName, WorkflowName),
+			attribute.Int(KeyDeliveryAttempt, int(del.Attempt)),
+			attribute.String(KeyConsumerDeploymentID, p.deploymentName(del.Deployment)),
+			attribute.String(KeyConsumerVersion, del.Version.String()),
+			attribute.String(KeyMessageKind, msgKind(del.Kind)),
+			attribute.String(KeyMessageTargetID, p.deploymentName(del.Target)),
+			attribute.String(KeyDeliveryDisposition, del.Disposition.String()),
 		},
 	}
 	if del.Deployment != del.Target {
-		n.attrs = append(n.attrs, attribute.Bool("simlab.delivery.misdelivered", true))
+		n.attrs = append(n.attrs, attribute.Bool(KeyMisdelivered, true))
 	}
 	if del.Kind == model.MsgStep {
 		// Core sets it on the workflow.execute span of the invocation that
 		// handles a dispatched step (runtime.js), not on step.execute.
-		n.attrs = append(n.attrs, attribute.String("workflow.step.dispatch_prologue", p.prologue(del)))
+		n.attrs = append(n.attrs, attribute.String(KeyDispatchPrologue, p.prologue(del)))
 	}
 	if del.Rerouted {
-		n.attrs = append(n.attrs, attribute.Bool("simlab.delivery.rerouted", true))
+		n.attrs = append(n.attrs, attribute.Bool(KeyRerouted, true))
 	}
 	if pub := p.msgPub[del.Msg]; pub >= 0 {
 		n.link = spanIDFor(tid, entPublish, pub)
@@ -524,44 +491,44 @@ func (p *planner) step(d int32) node {
 		kind: entStep, index: d, svc: svcConsumer(del.Deployment), name: StepSpanName,
 		spanKind: trace.SpanKindInternal, start: del.Start, end: del.End,
 		attrs: []attribute.KeyValue{
-			attribute.String("step.id", stepID(del.Step)),
-			attribute.String("step.name", StepFunction),
-			attribute.String("workflow.run.id", model.RunName(del.Run)),
-			attribute.String("simlab.step.label", name),
-			attribute.Int("simlab.fanout.id", int(del.Fanout)),
-			attribute.Int("simlab.fanout.index", int(fanIndex)),
-			attribute.String("simlab.step.outcome", stepOutcome(del)),
-			attribute.Bool("simlab.step.inline", del.Msg < 0),
-			attribute.Bool("simlab.step.body_ran", del.BodyRan),
+			attribute.String(KeyStepID, stepID(del.Step)),
+			attribute.String(KeyStepName, StepFunction),
+			attribute.String(KeyRunID, model.RunName(del.Run)),
+			attribute.String(KeyStepLabel, name),
+			attribute.Int(KeyFanoutID, int(del.Fanout)),
+			attribute.Int(KeyFanoutIndex, int(fanIndex)),
+			attribute.String(KeyStepOutcome, stepOutcome(del)),
+			attribute.Bool(KeyStepInline, del.Msg < 0),
+			attribute.Bool(KeyStepBodyRan, del.BodyRan),
 		},
 	}
 	if del.Msg >= 0 {
-		n.attrs = append(n.attrs, attribute.Int("simlab.delivery.attempt", int(del.Attempt)))
+		n.attrs = append(n.attrs, attribute.Int(KeyDeliveryAttempt, int(del.Attempt)))
 	}
 	if a := p.claimAttempt[d]; a > 0 {
-		n.attrs = append(n.attrs, attribute.Int("step.attempt", int(a)))
+		n.attrs = append(n.attrs, attribute.Int(KeyStepAttempt, int(a)))
 	}
 	switch del.Outcome {
 	case model.OutcomeCompleted, model.OutcomeFailed:
-		n.attrs = append(n.attrs, attribute.String("step.status", del.Outcome.String()))
+		n.attrs = append(n.attrs, attribute.String(KeyStepStatus, del.Outcome.String()))
 	case model.OutcomeRetry:
-		n.attrs = append(n.attrs, attribute.String("step.status", "retrying"))
+		n.attrs = append(n.attrs, attribute.String(KeyStepStatus, "retrying"))
 	case model.OutcomeSkipped, model.OutcomeGone:
-		n.attrs = append(n.attrs, attribute.Bool("step.skipped", true), attribute.String("step.skip_reason", del.Outcome.String()))
+		n.attrs = append(n.attrs, attribute.Bool(KeyStepSkipped, true), attribute.String(KeyStepSkipReason, del.Outcome.String()))
 	}
 	if del.LastComplete {
-		n.attrs = append(n.attrs, attribute.Bool("simlab.step.last_completer", true))
+		n.attrs = append(n.attrs, attribute.Bool(KeyLastCompleter, true))
 	}
 	if del.Continued {
-		n.attrs = append(n.attrs, attribute.Bool("simlab.step.continued", true))
+		n.attrs = append(n.attrs, attribute.Bool(KeyContinued, true))
 	}
 	if del.Recovered {
-		n.attrs = append(n.attrs, attribute.Bool("workflow.step.resilient_dispatch_recovered", true))
+		n.attrs = append(n.attrs, attribute.Bool(KeyResilientRecovered, true))
 	}
 	if del.BodyRan {
-		n.events = append(n.events, event{name: "step.body.start", at: del.BodyStart})
+		n.events = append(n.events, event{name: BodyStartEvent, at: del.BodyStart})
 		if del.BodyEnd > 0 {
-			n.events = append(n.events, event{name: "step.body.end", at: del.BodyEnd})
+			n.events = append(n.events, event{name: BodyEndEvent, at: del.BodyEnd})
 		}
 	}
 	if del.Outcome == model.OutcomeFailed {
@@ -577,42 +544,42 @@ func (p *planner) publish(i, parent, svc int32) node {
 	pub := &h.Publishes[i]
 	end := max(pub.Done, pub.At)
 	n := node{
-		kind: entPublish, index: i, parent: parent, svc: svc, name: "queue.publish",
+		kind: entPublish, index: i, parent: parent, svc: svc, name: PublishSpanName,
 		spanKind: trace.SpanKindProducer, start: pub.At, end: end,
 		attrs: []attribute.KeyValue{
-			attribute.String("messaging.system", "simlab-queue"),
-			attribute.String("messaging.operation.type", "send"),
-			attribute.String("simlab.dispatch.site", pub.Site.String()),
-			attribute.String("simlab.producer.version", pub.Producer.String()),
+			attribute.String(KeyMessagingSystem, "simlab-queue"),
+			attribute.String(KeyMessagingOperation, "send"),
+			attribute.String(KeyDispatchSite, pub.Site.String()),
+			attribute.String(KeyProducerVersion, pub.Producer.String()),
 		},
 	}
 	if pub.Step >= 0 {
-		n.attrs = append(n.attrs, attribute.String("step.id", stepID(pub.Step)))
+		n.attrs = append(n.attrs, attribute.String(KeyStepID, stepID(pub.Step)))
 	}
 	if pub.Deduped {
-		n.attrs = append(n.attrs, attribute.Bool("simlab.publish.deduped", true))
+		n.attrs = append(n.attrs, attribute.Bool(KeyPublishDeduped, true))
 	}
 	if pub.Msg < 0 {
 		// A deduplicated publish made no message: nothing to identify or
 		// carry, and no runContext went anywhere.
-		n.attrs = append(n.attrs, attribute.Bool("simlab.run_context.present", false))
+		n.attrs = append(n.attrs, attribute.Bool(KeyRunContextPresent, false))
 		return n
 	}
 	m := &h.Messages[pub.Msg]
 	n.attrs = append(n.attrs,
-		attribute.String("messaging.message.id", messageID(m.ID)),
-		attribute.String("messaging.destination.name", queueName(m.Kind)),
-		attribute.Bool("simlab.run_context.present", m.HasCtx),
-		attribute.Bool("simlab.step_input.present", m.HasInput),
-		attribute.String("simlab.message.kind", msgKind(m.Kind)),
-		attribute.String("simlab.message.target.deployment.id", p.deploymentName(m.Target)),
-		attribute.Int("workflow.deployment_mismatch.retry_count", int(m.Reroutes)),
+		attribute.String(KeyMessageID, messageID(m.ID)),
+		attribute.String(KeyMessagingDestination, queueName(m.Kind)),
+		attribute.Bool(KeyRunContextPresent, m.HasCtx),
+		attribute.Bool(KeyStepInputPresent, m.HasInput),
+		attribute.String(KeyMessageKind, msgKind(m.Kind)),
+		attribute.String(KeyMessageTargetID, p.deploymentName(m.Target)),
+		attribute.Int(KeyMismatchRetryCount, int(m.Reroutes)),
 	)
 	if m.Delay > 0 {
-		n.attrs = append(n.attrs, attribute.Int64("simlab.message.delay_ns", int64(m.Delay)))
+		n.attrs = append(n.attrs, attribute.Int64(KeyMessageDelayNS, int64(m.Delay)))
 	}
 	if m.Origin >= 0 {
-		n.attrs = append(n.attrs, attribute.String("simlab.message.origin.id", messageID(h.Messages[m.Origin].ID)))
+		n.attrs = append(n.attrs, attribute.String(KeyMessageOriginID, messageID(h.Messages[m.Origin].ID)))
 	}
 	return n
 }
@@ -620,7 +587,7 @@ func (p *planner) publish(i, parent, svc int32) node {
 // call plans a store call as a CLIENT span of its caller.
 func (p *planner) call(i, parent, svc int32) node {
 	c := &p.h.Calls[i]
-	name := "world." + c.Op.String()
+	name := WorldSpanPrefix + c.Op.String()
 	if c.Op == model.OpEventsCreate {
 		// Core names a World call <prefix>.<method>, and an events.create
 		// by its event type: world.events.create step_started.
@@ -630,11 +597,11 @@ func (p *planner) call(i, parent, svc int32) node {
 		kind: entCall, index: i, parent: parent, svc: svc, name: name,
 		spanKind: trace.SpanKindClient, start: c.Start, end: c.End,
 		attrs: []attribute.KeyValue{
-			attribute.String("rpc.system", "simlab"),
-			attribute.String("rpc.method", name),
-			attribute.String("workflow.run.id", model.RunName(c.Run)),
-			attribute.String("simlab.call.caller", c.Caller.Kind.String()),
-			attribute.Int64("simlab.call.queued_ns", int64(c.Served-c.Start)),
+			attribute.String(KeyRPCSystem, "simlab"),
+			attribute.String(KeyRPCMethod, name),
+			attribute.String(KeyRunID, model.RunName(c.Run)),
+			attribute.String(KeyCallCaller, c.Caller.Kind.String()),
+			attribute.Int64(KeyCallQueuedNS, int64(c.Served-c.Start)),
 		},
 	}
 	if c.Result != world.OK {
@@ -650,49 +617,49 @@ func (p *planner) call(i, parent, svc int32) node {
 			reason = "none"
 		}
 		n.attrs = append(n.attrs,
-			attribute.String("simlab.runs_get.reason", reason),
-			attribute.String("simlab.run.status_read", c.StatusRead.String()),
-			attribute.Bool("simlab.read.stale", c.Stale))
+			attribute.String(KeyRunsGetReason, reason),
+			attribute.String(KeyRunStatusRead, c.StatusRead.String()),
+			attribute.Bool(KeyReadStale, c.Stale))
 		if c.Reason == model.ReasonLastCompleter {
 			n.must = true
 			if c.Fanout >= 0 {
-				n.attrs = append(n.attrs, attribute.Int("simlab.fanout.id", int(c.Fanout)))
+				n.attrs = append(n.attrs, attribute.Int(KeyFanoutID, int(c.Fanout)))
 			}
 		}
 	case model.OpEventsCreate:
 		n.attrs = append(n.attrs,
-			attribute.String("simlab.event.type", c.Event.String()),
-			attribute.String("simlab.event.result", c.Result.String()))
+			attribute.String(KeyEventType, c.Event.String()),
+			attribute.String(KeyEventResult, c.Result.String()))
 		if c.Step >= 0 {
-			n.attrs = append(n.attrs, attribute.String("step.id", stepID(c.Step)))
+			n.attrs = append(n.attrs, attribute.String(KeyStepID, stepID(c.Step)))
 		}
 		if c.Event == world.EvStepStarted && c.Result == world.OK {
-			n.attrs = append(n.attrs, attribute.Int("step.attempt", int(c.Attempt)))
+			n.attrs = append(n.attrs, attribute.Int(KeyStepAttempt, int(c.Attempt)))
 		}
 		if c.Fanout >= 0 {
-			n.attrs = append(n.attrs, attribute.Int("simlab.fanout.id", int(c.Fanout)))
+			n.attrs = append(n.attrs, attribute.Int(KeyFanoutID, int(c.Fanout)))
 		}
 		if c.LogPos >= 0 {
-			n.attrs = append(n.attrs, attribute.Int("simlab.event.log_pos", int(c.LogPos)))
+			n.attrs = append(n.attrs, attribute.Int(KeyEventLogPos, int(c.LogPos)))
 		}
 		if c.Result == world.TooEarly {
 			// The World answers with the instant the step may start; put it on
 			// the same clock as the span timestamps.
 			at := p.epoch.Add(time.Duration(c.RetryAfter)).UnixNano()
-			n.attrs = append(n.attrs, attribute.Int64("simlab.event.retry_after_unix_nano", at))
+			n.attrs = append(n.attrs, attribute.Int64(KeyEventRetryAfterUnixNS, at))
 		}
 		if c.WasLast {
-			n.attrs = append(n.attrs, attribute.Bool("simlab.fanout.was_last", true))
+			n.attrs = append(n.attrs, attribute.Bool(KeyFanoutWasLast, true))
 		}
 	case model.OpEventsList:
 		if c.LogTerminal {
 			// The log it answered with holds the run's terminal event.
-			n.attrs = append(n.attrs, attribute.Bool("simlab.log.terminal", true))
+			n.attrs = append(n.attrs, attribute.Bool(KeyLogTerminal, true))
 		}
 		if c.Fanout >= 0 {
 			n.attrs = append(n.attrs,
-				attribute.Int("simlab.fanout.id", int(c.Fanout)),
-				attribute.Bool("simlab.fanout.pending_empty", c.PendingEmpty))
+				attribute.Int(KeyFanoutID, int(c.Fanout)),
+				attribute.Bool(KeyFanoutPendingEmpty, c.PendingEmpty))
 		}
 	}
 	return n

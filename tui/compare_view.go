@@ -16,16 +16,16 @@ import (
 // comparison: which prologue a step took, why a runs.get was made, what an
 // events.create wrote and how it was answered, how a delivery ended.
 var signatureAttrs = []string{
-	"workflow.step.dispatch_prologue", "simlab.runs_get.reason", "simlab.event.type",
-	"simlab.event.result", "simlab.delivery.disposition", "simlab.dispatch.site",
+	traces.KeyDispatchPrologue, traces.KeyRunsGetReason, traces.KeyEventType,
+	traces.KeyEventResult, traces.KeyDeliveryDisposition, traces.KeyDispatchSite,
 }
 
 // spanSignature groups a span with its like: its name (step names folded
 // together) and the values of signatureAttrs it has.
 func spanSignature(s *traces.Span) string {
 	name := s.Name
-	if strings.HasPrefix(name, "step.execute") {
-		name = "step.execute"
+	if strings.HasPrefix(name, traces.StepSpanPrefix) {
+		name = traces.StepSpanPrefix
 	}
 	parts := []string{name}
 	for _, k := range signatureAttrs {

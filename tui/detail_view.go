@@ -15,7 +15,7 @@ import (
 
 // highlightKey is the attribute the lab exists to show (DOMAIN §8): which
 // prologue a step delivery took. The detail view paints it.
-const highlightKey = "workflow.step.dispatch_prologue"
+const highlightKey = traces.KeyDispatchPrologue
 
 // detailRow is one row of the span detail and what Enter does on it.
 type detailRow struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/rivo/tview"
 
 	"github.com/simlab/simlab/model"
+	seedgrammar "github.com/simlab/simlab/model/seeds"
 )
 
 // knob is one field of the knobs form: a scenario field as --set names it,
@@ -180,39 +181,14 @@ func (f *knobsForm) config() (Config, error) {
 }
 
 // seedRange renders seeds as the form and :seeds read them.
-func seedRange(seeds []uint64) string {
-	return strings.ReplaceAll(seedList(seeds), "–", "..")
-}
+func seedRange(seeds []uint64) string { return seedgrammar.Format(seeds) }
 
-// parseSeeds reads seeds as seedRange writes them: a comma-separated list
-// of N and ranges A..B (A-B and A–B too), e.g. 1..8,42.
+// parseSeeds reads seeds in the one grammar of every command (N, A..B, lists
+// such as 1..8,42), at most 10000 at once: a session simulates each.
 func parseSeeds(s string) ([]uint64, error) {
-	s = strings.TrimSpace(s)
-	bad := fmt.Errorf("seeds %q: want N, A..B or a list of them such as 1..8,42 (seeds are unsigned integers, at most 10000 at once)", s)
-	var out []uint64
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		lo, hi, isRange := "", "", false
-		for _, sep := range []string{"..", "-", "–"} {
-			if a, b, ok := strings.Cut(p, sep); ok {
-				lo, hi, isRange = a, b, true
-				break
-			}
-		}
-		if !isRange {
-			lo, hi = p, p
-		}
-		a, err1 := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
-		b, err2 := strconv.ParseUint(strings.TrimSpace(hi), 10, 64)
-		if err1 != nil || err2 != nil || b < a || b-a >= 10000 || len(out)+int(b-a) >= 10000 {
-			return nil, bad
-		}
-		for x := a; ; x++ {
-			out = append(out, x)
-			if x == b {
-				break
-			}
-		}
+	list, err := seedgrammar.Parse(s, 10000)
+	if err != nil {
+		return nil, fmt.Errorf("seeds %w", err)
 	}
-	return out, nil
+	return list, nil
 }

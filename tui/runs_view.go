@@ -164,7 +164,7 @@ func runFields(r *Run) []traces.Attr {
 	for _, c := range runColumns {
 		out = append(out, traces.Attr{Key: strings.ToLower(c.title), Value: c.value(r)})
 	}
-	return append(out, r.Spans[r.root].Attrs...)
+	return append(out, r.Spans[r.tree.Root].Attrs...)
 }
 
 // refresh rebuilds the rows from the session: filter, sort, draw, keeping

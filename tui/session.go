@@ -101,10 +101,7 @@ type Run struct {
 	key      string
 	hist     *model.History
 	runIndex int
-	byID     map[string]int
-	children [][]int
-	root     int
-	depth    []int
+	tree     *traces.Tree
 }
 
 // Source names where the run came from, for the header and the replay line.
@@ -144,10 +141,7 @@ func (r *Run) Replay() string {
 func (r *Run) offset(t time.Time) time.Duration { return t.Sub(r.Start) }
 
 // span finds a span by id.
-func (r *Run) span(id string) (int, bool) {
-	i, ok := r.byID[id]
-	return i, ok
-}
+func (r *Run) span(id string) (int, bool) { return r.tree.Index(id) }
 
 // Simulate runs every seed of cfg with recording on and returns one Run per
 // workflow run of each seed, in seed order.
@@ -254,14 +248,14 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 			return nil, fmt.Errorf("trace %s: %w", s.TraceID, err)
 		}
 		run.file, run.key = name, name+"\x00"+s.TraceID
-		root := &run.Spans[run.root]
-		if v, ok := root.Attr("simlab.seed"); ok {
+		root := &run.Spans[run.tree.Root]
+		if v, ok := root.Attr(traces.KeySeed); ok {
 			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
 				run.Seed, run.HasSeed = n, true
 			}
 		}
-		run.Scenario, _ = root.Attr("simlab.scenario")
-		if v, ok := root.Attr("simlab.variants"); ok {
+		run.Scenario, _ = root.Attr(traces.KeyScenario)
+		if v, ok := root.Attr(traces.KeyVariants); ok {
 			// A string slice is rendered as JSON by traces.ReadJSONL.
 			if err := json.Unmarshal([]byte(v), &run.Variants); err != nil {
 				run.Variants = []string{v}
@@ -284,50 +278,19 @@ func groupByTrace(spans []traces.Span) map[string][]traces.Span {
 // newRun indexes one trace's spans and derives the runs view's columns
 // from them.
 func newRun(spans []traces.Span) (*Run, error) {
-	r := &Run{Spans: spans, byID: make(map[string]int, len(spans)), root: -1, Prologue: "none"}
-	for i, s := range spans {
-		r.byID[s.SpanID] = i
+	tree, err := traces.NewTree(spans)
+	if err != nil {
+		return nil, err
 	}
-	r.children = make([][]int, len(spans))
-	for i, s := range spans {
-		p, ok := r.byID[s.ParentID]
-		switch {
-		case s.ParentID == "" || !ok:
-			// A span whose parent is not in the file (sampled away) hangs
-			// under the root rather than vanishing; the first parentless
-			// span is the root.
-			if r.root < 0 && s.ParentID == "" {
-				r.root = i
-			}
-		default:
-			r.children[p] = append(r.children[p], i)
-		}
-	}
-	if r.root < 0 {
-		return nil, fmt.Errorf("no root span (every span has a parent)")
-	}
-	for i, s := range spans {
-		if _, ok := r.byID[s.ParentID]; i != r.root && !ok {
-			r.children[r.root] = append(r.children[r.root], i)
-		}
-	}
-	r.depth = make([]int, len(spans))
-	var walk func(i, d int)
-	walk = func(i, d int) {
-		r.depth[i] = d
-		for _, c := range r.children[i] {
-			walk(c, d+1)
-		}
-	}
-	walk(r.root, 0)
+	r := &Run{Spans: spans, tree: tree, Prologue: "none"}
 
-	root := &spans[r.root]
+	root := &spans[tree.Root]
 	r.Start, r.Duration = root.Start, root.End.Sub(root.Start)
-	r.RunID, _ = root.Attr("workflow.run.id")
+	r.RunID, _ = root.Attr(traces.KeyRunID)
 	if r.RunID == "" {
 		r.RunID = root.Name
 	}
-	r.Status, _ = root.Attr("workflow.run.status")
+	r.Status, _ = root.Attr(traces.KeyRunStatus)
 	var ctx, get int
 	var writes []*traces.Span
 	var bodies []time.Time
@@ -335,8 +298,8 @@ func newRun(spans []traces.Span) (*Run, error) {
 		s := &spans[i]
 		r.Duration = max(r.Duration, s.End.Sub(r.Start))
 		switch {
-		case strings.HasPrefix(s.Name, "step.execute"):
-			if out, _ := s.Attr("simlab.step.outcome"); out == "completed" || out == "failed" {
+		case strings.HasPrefix(s.Name, traces.StepSpanPrefix):
+			if out, _ := s.Attr(traces.KeyStepOutcome); out == "completed" || out == "failed" {
 				if ttls := s.End.Sub(r.Start); !r.HasTTLS || ttls > r.TTLS {
 					r.TTLS, r.HasTTLS = ttls, true
 				}
@@ -344,8 +307,8 @@ func newRun(spans []traces.Span) (*Run, error) {
 			if t, ok := bodyStart(s); ok {
 				bodies = append(bodies, t)
 			}
-		case s.Name == "world.runs.get":
-			switch reason, _ := s.Attr("simlab.runs_get.reason"); reason {
+		case s.Name == traces.RunsGetSpanName:
+			switch reason, _ := s.Attr(traces.KeyRunsGetReason); reason {
 			case "prologue":
 				r.PrologueFetches++
 			case "last_completer":
@@ -353,10 +316,10 @@ func newRun(spans []traces.Span) (*Run, error) {
 			}
 		case s.Name == traces.ExecuteSpanName:
 			r.Deliveries++
-			if a, _ := s.Attr("simlab.delivery.attempt"); a != "" && a != "1" {
+			if a, _ := s.Attr(traces.KeyDeliveryAttempt); a != "" && a != "1" {
 				r.Redeliveries++
 			}
-			switch p, _ := s.Attr("workflow.step.dispatch_prologue"); p {
+			switch p, _ := s.Attr(traces.KeyDispatchPrologue); p {
 			case "run_context":
 				ctx++
 			case "runs_get":
@@ -421,7 +384,7 @@ func (s *session) byNo(n int) (*Run, bool) {
 // bodyStart is when a step span's body began, if it did.
 func bodyStart(s *traces.Span) (time.Time, bool) {
 	for _, e := range s.Events {
-		if e.Name == "step.body.start" {
+		if e.Name == traces.BodyStartEvent {
 			return e.Time, true
 		}
 	}
@@ -438,14 +401,14 @@ func workAfterEnd(writes []*traces.Span, bodies []time.Time) int {
 	for _, w := range writes {
 		switch strings.TrimPrefix(w.Name, "world.events.create ") {
 		case "run_completed", "run_failed", "run_cancelled":
-			if res, _ := w.Attr("simlab.event.result"); res == "ok" && (!ended || w.End.Before(end)) {
+			if res, _ := w.Attr(traces.KeyEventResult); res == "ok" && (!ended || w.End.Before(end)) {
 				end, ended = w.End, true
 			}
 		}
 	}
 	n := 0
 	for _, w := range writes {
-		res, _ := w.Attr("simlab.event.result")
+		res, _ := w.Attr(traces.KeyEventResult)
 		ev := strings.TrimPrefix(w.Name, "world.events.create ")
 		switch {
 		case res == "run_expired":

@@ -57,8 +57,8 @@ func newTimeModel(r *Run) *timeModel {
 	steps := map[int]bool{}
 	for i := range r.Spans {
 		s := &r.Spans[i]
-		if id, ok := stepIndex(s); ok && strings.HasPrefix(s.Name, "step.execute") {
-			name, _ := s.Attr("simlab.step.label")
+		if id, ok := stepIndex(s); ok && strings.HasPrefix(s.Name, traces.StepSpanPrefix) {
+			name, _ := s.Attr(traces.KeyStepLabel)
 			tm.stepNames[id] = name
 			steps[id] = true
 		}
@@ -86,18 +86,18 @@ func newTimeModel(r *Run) *timeModel {
 		for i := range r.Spans {
 			s := &r.Spans[i]
 			for _, e := range s.Events {
-				if e.Name == "simlab.fault" {
-					kind, _ := lookupAttr(e.Attrs, "simlab.fault.kind")
+				if e.Name == traces.FaultSpanName {
+					kind, _ := e.Attr(traces.KeyFaultKind)
 					tm.moments = append(tm.moments, moment{At: r.offset(e.Time), Step: -1, Fault: kind})
 				}
 			}
 			if !strings.HasPrefix(s.Name, "world.events.create ") {
 				continue
 			}
-			if res, _ := s.Attr("simlab.event.result"); res != "ok" {
+			if res, _ := s.Attr(traces.KeyEventResult); res != "ok" {
 				continue
 			}
-			typ, _ := s.Attr("simlab.event.type")
+			typ, _ := s.Attr(traces.KeyEventType)
 			step, ok := stepIndex(s)
 			if !ok {
 				step = -1
@@ -122,21 +122,12 @@ func historyOffset(r *Run, t sim.Time) time.Duration {
 
 // stepIndex reads a simlab span's step.id ("step_3") as the step's index.
 func stepIndex(s *traces.Span) (int, bool) {
-	v, ok := s.Attr("step.id")
+	v, ok := s.Attr(traces.KeyStepID)
 	if !ok {
 		return 0, false
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(v, "step_"))
 	return n, err == nil
-}
-
-func lookupAttr(attrs []traces.Attr, key string) (string, bool) {
-	for _, a := range attrs {
-		if a.Key == key {
-			return a.Value, true
-		}
-	}
-	return "", false
 }
 
 // runState is the run as of one moment: the projection of the accepted log

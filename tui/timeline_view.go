@@ -65,11 +65,11 @@ func (v *timelineView) rebuild() {
 			if v.folded[i] {
 				return
 			}
-			for _, c := range v.run.children[i] {
+			for _, c := range v.run.tree.Children[i] {
 				walk(c)
 			}
 		}
-		walk(v.run.root)
+		walk(v.run.tree.Root)
 	}
 	v.sel = 0
 	for i, s := range v.rows {
@@ -108,7 +108,7 @@ func (v *timelineView) currentFilter() filter { return v.filter }
 // toggleFold folds or unfolds the selected span's children.
 func (v *timelineView) toggleFold() bool {
 	i, ok := v.selectedSpan()
-	if !ok || len(v.run.children[i]) == 0 || v.filter.active() {
+	if !ok || len(v.run.tree.Children[i]) == 0 || v.filter.active() {
 		return false
 	}
 	v.folded[i] = !v.folded[i]
@@ -226,9 +226,9 @@ func (v *timelineView) drawRow(screen tcell.Screen, x, y, w int, l timelineLayou
 		base = base.Reverse(true)
 		fill(screen, x, y, w, ' ', base)
 	}
-	indent := strings.Repeat(" ", 2*v.run.depth[i])
+	indent := strings.Repeat(" ", 2*v.run.tree.Depth[i])
 	marker := "  "
-	if len(v.run.children[i]) > 0 && !v.filter.active() {
+	if len(v.run.tree.Children[i]) > 0 && !v.filter.active() {
 		marker = "▾ "
 		if v.folded[i] {
 			marker = "▸ "
@@ -276,11 +276,11 @@ func barStyle(s *traces.Span) tcell.Style {
 	switch {
 	case s.StatusCode == "error":
 		c = tcell.ColorRed
-	case strings.HasPrefix(s.Name, "step.execute"):
+	case strings.HasPrefix(s.Name, traces.StepSpanPrefix):
 		c = tcell.ColorGreen
 	case s.Name == traces.ExecuteSpanName:
 		c = tcell.ColorAqua
-	case s.Name == "queue.publish":
+	case s.Name == traces.PublishSpanName:
 		c = tcell.ColorFuchsia
 	case s.Name == traces.RunSpanName:
 		c = tcell.ColorWhite
@@ -293,24 +293,24 @@ func barStyle(s *traces.Span) tcell.Style {
 // of each publish, the run's pinned deployment on the root.
 func deploymentTag(r *Run, i int) string {
 	s := &r.Spans[i]
-	dep, _ := s.ResourceAttr("deployment.id")
-	ver, _ := s.ResourceAttr("service.version")
+	dep, _ := s.ResourceAttr(traces.KeyDeploymentID)
+	ver, _ := s.ResourceAttr(traces.KeyServiceVersion)
 	switch {
 	case s.Name == traces.ExecuteSpanName:
-		if d, ok := s.Attr("simlab.consumer.deployment.id"); ok {
+		if d, ok := s.Attr(traces.KeyConsumerDeploymentID); ok {
 			dep = d
 		}
-		if v, ok := s.Attr("simlab.consumer.version"); ok {
+		if v, ok := s.Attr(traces.KeyConsumerVersion); ok {
 			ver = v
 		}
-	case s.Name == "queue.publish":
-		if v, ok := s.Attr("simlab.producer.version"); ok {
+	case s.Name == traces.PublishSpanName:
+		if v, ok := s.Attr(traces.KeyProducerVersion); ok {
 			ver = v
 		}
-	case i == r.root:
-		d, _ := s.Attr("deployment.id")
+	case i == r.tree.Root:
+		d, _ := s.Attr(traces.KeyDeploymentID)
 		return d
-	case strings.HasPrefix(s.Name, "step.execute"):
+	case strings.HasPrefix(s.Name, traces.StepSpanPrefix):
 	default:
 		return ""
 	}
@@ -327,27 +327,27 @@ func spanMarks(s *traces.Span) string {
 		b.WriteString("✗")
 	}
 	for _, e := range s.Events {
-		if e.Name == "simlab.fault" {
-			kind, _ := lookupAttr(e.Attrs, "simlab.fault.kind")
+		if e.Name == traces.FaultSpanName {
+			kind, _ := e.Attr(traces.KeyFaultKind)
 			b.WriteString("!" + kind)
 			break
 		}
 	}
 	if s.Name == traces.ExecuteSpanName {
-		if a, _ := s.Attr("simlab.delivery.attempt"); a != "" && a != "1" {
+		if a, _ := s.Attr(traces.KeyDeliveryAttempt); a != "" && a != "1" {
 			b.WriteString("↻" + a)
 		}
 	}
-	if v, _ := s.Attr("simlab.delivery.misdelivered"); v == "true" {
+	if v, _ := s.Attr(traces.KeyMisdelivered); v == "true" {
 		b.WriteString("⇄")
 	}
-	if v, _ := s.Attr("simlab.delivery.rerouted"); v == "true" {
+	if v, _ := s.Attr(traces.KeyRerouted); v == "true" {
 		b.WriteString("↪")
 	}
-	if v, _ := s.Attr("simlab.read.stale"); v == "true" {
+	if v, _ := s.Attr(traces.KeyReadStale); v == "true" {
 		b.WriteString("~stale")
 	}
-	if v, _ := s.Attr("simlab.runs_get.reason"); v == "last_completer" {
+	if v, _ := s.Attr(traces.KeyRunsGetReason); v == "last_completer" {
 		b.WriteString("lazy")
 	}
 	switch v, _ := s.Attr(highlightKey); v {
@@ -363,7 +363,7 @@ func spanMarks(s *traces.Span) string {
 // real engine names by its step function alone, gets simlab's step label
 // (fanout0.branch1) beside it, so that branches are told apart.
 func spanLabel(s *traces.Span) string {
-	if l, ok := s.Attr("simlab.step.label"); ok && strings.HasPrefix(s.Name, "step.execute") {
+	if l, ok := s.Attr(traces.KeyStepLabel); ok && strings.HasPrefix(s.Name, traces.StepSpanPrefix) {
 		return s.Name + " " + l
 	}
 	return s.Name

@@ -6,52 +6,38 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
 )
 
 // parseSeeds turns --seeds, --seed-range and --shard into the seeds this
-// process checks: a range split evenly by index, so n shards of one sweep
-// together check every seed exactly once.
+// process checks: the list split evenly by position, so n shards of one
+// sweep together check every seed exactly once.
 func parseSeeds(count int, rng, shard string) ([]uint64, error) {
-	lo, hi := uint64(1), uint64(count)
 	if count < 1 && rng == "" {
 		return nil, fmt.Errorf("--seeds = %d: want at least 1", count)
 	}
-	if rng != "" {
-		a, b, ok := strings.Cut(rng, "..")
-		x, err1 := strconv.ParseUint(a, 10, 64)
-		y, err2 := strconv.ParseUint(b, 10, 64)
-		if !ok || err1 != nil || err2 != nil || y < x {
-			return nil, fmt.Errorf("--seed-range = %q: want A..B with A ≤ B, for example 1..1000", rng)
+	list := []uint64{}
+	if rng == "" {
+		for s := 1; s <= count; s++ {
+			list = append(list, uint64(s))
 		}
-		lo, hi = x, y
-	}
-	i, n := 0, 1
-	if shard != "" {
-		a, b, ok := strings.Cut(shard, "/")
-		x, err1 := strconv.Atoi(a)
-		y, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || y < 1 || x < 0 || x >= y {
-			return nil, fmt.Errorf("--shard = %q: want i/n with 0 ≤ i < n, for example 0/4", shard)
-		}
-		i, n = x, y
-	}
-	var seeds []uint64
-	for s, k := lo, 0; s <= hi; s, k = s+1, k+1 {
-		if k%n == i {
-			seeds = append(seeds, s)
-		}
-		if s == ^uint64(0) {
-			break
+	} else {
+		var err error
+		if list, err = seeds.Parse(rng, 0); err != nil {
+			return nil, fmt.Errorf("--seed-range = %w", err)
 		}
 	}
-	return seeds, nil
+	sh, err := seeds.ParseShard(shard)
+	if err != nil {
+		return nil, fmt.Errorf("--shard = %w", err)
+	}
+	return sh.Select(list), nil
 }
 
 func newCheckCommand() *cobra.Command {
@@ -120,7 +106,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	}
 	sf.register(cmd)
 	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
-	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check seeds A..B instead (inclusive)")
+	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check these seeds instead: A..B (inclusive), N, or a list such as 1..100,250")
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
 	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
 	registerJobs(cmd, &jobs, "seeds checked at once")

@@ -17,21 +17,20 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/sweep"
 )
 
-// parseShard reads --shard i/n; "" means the whole sweep.
+// parseShard reads --shard i/n; "" means the whole sweep (nil).
 func parseShard(s string) (*sweep.Shard, error) {
 	if s == "" {
 		return nil, nil
 	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return nil, fmt.Errorf("--shard = %q: want i/n with 0 ≤ i < n, for example 0/4", s)
+	sh, err := seeds.ParseShard(s)
+	if err != nil {
+		return nil, fmt.Errorf("--shard = %w", err)
 	}
-	return &sweep.Shard{Index: i, Count: n}, nil
+	return &sh, nil
 }
 
 func newSweepCommand() *cobra.Command {

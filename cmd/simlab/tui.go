@@ -6,11 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/tui"
 )
 
@@ -29,32 +28,19 @@ func tuiLogPath() string {
 	return filepath.Join(dir, "simlab", "tui.log")
 }
 
-// parseTUISeeds reads the repeatable --seed: N or A..B each.
+// parseTUISeeds reads the repeatable --seed, each in the one seed grammar
+// (N, A..B or a list), at most 10000 seeds in all.
 func parseTUISeeds(args []string) ([]uint64, error) {
 	if len(args) == 0 {
 		return append([]uint64(nil), tui.DefaultSeeds...), nil
 	}
 	var out []uint64
 	for _, a := range args {
-		if lo, hi, ok := strings.Cut(a, ".."); ok {
-			x, err1 := strconv.ParseUint(lo, 10, 64)
-			y, err2 := strconv.ParseUint(hi, 10, 64)
-			if err1 != nil || err2 != nil || y < x || y-x >= 10000 {
-				return nil, fmt.Errorf("--seed %q: want N or A..B with A ≤ B, at most 10000 seeds", a)
-			}
-			for s := x; ; s++ {
-				out = append(out, s)
-				if s == y {
-					break
-				}
-			}
-			continue
-		}
-		n, err := strconv.ParseUint(a, 10, 64)
+		list, err := seeds.Parse(a, 10000-len(out))
 		if err != nil {
-			return nil, fmt.Errorf("--seed %q: want a whole number from 0 up, or a range A..B, for example --seed 7 or --seed 1..8", a)
+			return nil, fmt.Errorf("--seed %w; for example --seed 7 or --seed 1..8", err)
 		}
-		out = append(out, n)
+		out = append(out, list...)
 	}
 	return out, nil
 }
@@ -131,7 +117,7 @@ before the screen opens.`,
 		},
 	}
 	sf.register(cmd)
-	cmd.Flags().StringArrayVar(&seeds, "seed", nil, "seed to simulate, N or A..B (repeatable; default 1..8)")
+	cmd.Flags().StringArrayVar(&seeds, "seed", nil, "seeds to simulate: N, A..B or a list such as 1..8,42 (repeatable; default 1..8)")
 	cmd.Flags().StringVar(&tracePath, "trace", "", "open an OTLP JSON Lines trace file instead of simulating")
 	cmd.Flags().StringVar(&logPath, "log", "", "log file (default $XDG_STATE_HOME/simlab/tui.log)")
 	return cmd

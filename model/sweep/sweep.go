@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
@@ -27,11 +28,9 @@ const legacyVariant = "legacy-producers"
 // Prologues lists the prologues a sweep knows, in their canonical order.
 func Prologues() []string { return []string{Legacy, RunContext} }
 
-// Shard names one of Count equal parts of a sweep.
-type Shard struct {
-	Index int `json:"index"`
-	Count int `json:"count"`
-}
+// Shard names one of Count equal parts of a sweep; a cell's position in
+// the grid decides its shard, as a seed's position does in check.
+type Shard = seeds.Shard
 
 // Options are the sweep's grid and how to run it.
 type Options struct {
@@ -192,7 +191,7 @@ func (o *Options) grid() []cell {
 	for _, b := range o.Branches {
 		for _, p := range o.Prologues {
 			for s := 1; s <= o.Seeds; s++ {
-				if o.Shard == nil || pos%o.Shard.Count == o.Shard.Index {
+				if o.Shard == nil || o.Shard.Takes(pos) {
 					cells = append(cells, cell{pos: pos, branches: b, prologue: p, seed: uint64(s)})
 				}
 				pos++
@@ -308,7 +307,7 @@ func sampleOf(h *model.History, c cell, maxInline int) Sample {
 				s.RunsGetNS = append(s.RunsGetNS, int64(call.End-call.Start))
 			}
 		case call.Op == model.OpEventsCreate && call.Result == world.OK &&
-			(call.Event == world.EvStepCompleted || call.Event == world.EvStepFailed):
+			call.Event.EndsStep():
 			r := call.Run
 			if !seen[r] || call.End < first[r] {
 				first[r] = call.End

@@ -92,6 +92,15 @@ var eventTypeNames = [...]string{
 	"attr_set",
 }
 
+// EndsRun reports whether t is a terminal run event: run_completed,
+// run_failed or run_cancelled. Every reader that asks "did this end the run"
+// asks here, so the store, the properties and the sweep agree on it.
+func (t EventType) EndsRun() bool { return t >= EvRunCompleted && t <= EvRunCancelled }
+
+// EndsStep reports whether t is a terminal step event: step_completed or
+// step_failed (step_retrying returns the step to pending).
+func (t EventType) EndsStep() bool { return t == EvStepCompleted || t == EvStepFailed }
+
 func (t EventType) String() string {
 	if int(t) < len(eventTypeNames) {
 		return eventTypeNames[t]

@@ -93,7 +93,7 @@ func newIndex(spans []traces.Span) *index {
 // runID is the workflow.run.id of s or of its nearest ancestor having one.
 func (ix *index) runID(s *traces.Span) string {
 	for hops := 0; s != nil && hops < 1000; hops++ {
-		if id, ok := s.Attr("workflow.run.id"); ok {
+		if id, ok := s.Attr(traces.KeyRunID); ok {
 			return id
 		}
 		s = ix.parent(s)
@@ -122,7 +122,7 @@ func (ix *index) within(s, a *traces.Span) bool {
 // invocation is the workflow.execute span s runs under, or nil.
 func (ix *index) invocation(s *traces.Span) *traces.Span {
 	for hops := 0; s != nil && hops < 1000; hops++ {
-		if strings.HasPrefix(s.Name, "workflow.execute") {
+		if strings.HasPrefix(s.Name, traces.ExecuteSpanPrefix) {
 			return s
 		}
 		s = ix.parent(s)
@@ -137,8 +137,8 @@ func eventType(s *traces.Span) (string, bool) {
 	if t, ok := strings.CutPrefix(s.Name, "world.events.create "); ok {
 		return t, true
 	}
-	if s.Name == "world.events.create" {
-		return s.Attr("simlab.event.type")
+	if s.Name == traces.EventsCreateSpanName {
+		return s.Attr(traces.KeyEventType)
 	}
 	return "", false
 }
@@ -146,7 +146,7 @@ func eventType(s *traces.Span) (string, bool) {
 // accepted says the World accepted a call: simlab's result attribute when
 // there is one, else the span's status (core marks a refused call error).
 func accepted(s *traces.Span) bool {
-	if r, ok := s.Attr("simlab.event.result"); ok {
+	if r, ok := s.Attr(traces.KeyEventResult); ok {
 		return r == "ok"
 	}
 	return s.StatusCode != "error"
@@ -154,7 +154,7 @@ func accepted(s *traces.Span) bool {
 
 // runExpired says the World refused a write because the run had ended.
 func runExpired(s *traces.Span) bool {
-	if r, ok := s.Attr("simlab.event.result"); ok {
+	if r, ok := s.Attr(traces.KeyEventResult); ok {
 		return r == "run_expired"
 	}
 	m := strings.ToLower(s.StatusMessage)
@@ -169,11 +169,11 @@ func terminalStatus(s string) bool { return s == "completed" || s == "failed" ||
 
 // stepOf is the step a span is about: step.id, on core's step spans and on
 // simlab's calls.
-func stepOf(s *traces.Span) (string, bool) { return s.Attr("step.id") }
+func stepOf(s *traces.Span) (string, bool) { return s.Attr(traces.KeyStepID) }
 
 func evidence(s *traces.Span) string {
 	text := s.End.UTC().Format("15:04:05.000000") + "  " + s.Name
-	if id, ok := stepOf(s); ok && !strings.HasPrefix(s.Name, "step.execute") {
+	if id, ok := stepOf(s); ok && !strings.HasPrefix(s.Name, traces.StepSpanPrefix) {
 		text += " (" + id + ")"
 	}
 	if s.StatusCode == "error" {
@@ -182,7 +182,7 @@ func evidence(s *traces.Span) string {
 			text += ": " + s.StatusMessage
 		}
 	}
-	if r, ok := s.Attr("simlab.event.result"); ok {
+	if r, ok := s.Attr(traces.KeyEventResult); ok {
 		text += " [" + r + "]"
 	}
 	return text + "  span " + s.SpanID
@@ -299,11 +299,11 @@ func noStartOnTerminal(ix *index) Verdict {
 // bodyStart is when a step body began: simlab's step.body.start event, or
 // the start of core's bare step.execute span (the body's own span).
 func bodyStart(s *traces.Span) (time.Time, bool) {
-	if s.Name == "step.execute" {
+	if s.Name == traces.StepSpanPrefix {
 		return s.Start, true
 	}
 	for _, e := range s.Events {
-		if e.Name == "step.body.start" {
+		if e.Name == traces.BodyStartEvent {
 			return e.Time, true
 		}
 	}
@@ -316,7 +316,7 @@ func (ix *index) fetchFree() []*traces.Span {
 	var out []*traces.Span
 	for i := range ix.spans {
 		s := &ix.spans[i]
-		if p, _ := s.Attr("workflow.step.dispatch_prologue"); p == "run_context" {
+		if p, _ := s.Attr(traces.KeyDispatchPrologue); p == "run_context" {
 			out = append(out, s)
 		}
 	}
@@ -346,7 +346,7 @@ func (ix *index) runOfSpan(s *traces.Span) *run {
 
 func noPrologueFetchWithRunContext(ix *index) Verdict {
 	inv := ix.fetchFree()
-	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr("workflow.step.dispatch_prologue"); return ok }) {
+	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr(traces.KeyDispatchPrologue); return ok }) {
 		return notJudged("no span carries workflow.step.dispatch_prologue")
 	}
 	v := Verdict{Judged: true, Why: "no runs.get under a run_context invocation before its step_started"}
@@ -356,7 +356,7 @@ func noPrologueFetchWithRunContext(ix *index) Verdict {
 			continue
 		}
 		var claim *traces.Span
-		for _, s := range ix.under(r, e, "world.events.create") {
+		for _, s := range ix.under(r, e, traces.EventsCreateSpanName) {
 			if t, _ := eventType(s); t == "step_started" && (claim == nil || s.Start.Before(claim.Start)) {
 				claim = s
 			}
@@ -364,7 +364,7 @@ func noPrologueFetchWithRunContext(ix *index) Verdict {
 		if claim == nil {
 			continue
 		}
-		for _, g := range ix.under(r, e, "world.runs.get") {
+		for _, g := range ix.under(r, e, traces.RunsGetSpanName) {
 			if g.Start.Before(claim.Start) {
 				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "an invocation on the run_context prologue read the run before its claim",
 					Evidence: []string{evidence(e), evidence(g), evidence(claim)}})
@@ -376,8 +376,8 @@ func noPrologueFetchWithRunContext(ix *index) Verdict {
 
 func oneLazyFetchPerFanout(ix *index) Verdict {
 	if !ix.has(func(s *traces.Span) bool {
-		_, ok := s.Attr("simlab.fanout.id")
-		return ok && s.Name == "world.runs.get"
+		_, ok := s.Attr(traces.KeyFanoutID)
+		return ok && s.Name == traces.RunsGetSpanName
 	}) {
 		return notJudged("spans name no fan-out (Promise.all) a read is about: core records none, so lazy reads cannot be counted per fan-out")
 	}
@@ -403,7 +403,7 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 	}
 	for i := range ix.spans {
 		st := &ix.spans[i]
-		if !strings.HasPrefix(st.Name, "step.execute") || st.Name == "step.execute" {
+		if !strings.HasPrefix(st.Name, traces.StepSpanPrefix) || st.Name == traces.StepSpanPrefix {
 			continue
 		}
 		r := ix.runOfSpan(st)
@@ -418,26 +418,26 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 				continue
 			}
 			switch {
-			case c.Name == "world.events.list" && list == nil:
-				if pe, _ := c.Attr("simlab.fanout.pending_empty"); pe == "true" {
+			case c.Name == traces.EventsListSpanName && list == nil:
+				if pe, _ := c.Attr(traces.KeyFanoutPendingEmpty); pe == "true" {
 					list = c
 				}
-			case c.Name == "world.events.list" && list != nil && load == nil:
-				if _, ok := c.Attr("simlab.fanout.id"); !ok {
+			case c.Name == traces.EventsListSpanName && list != nil && load == nil:
+				if _, ok := c.Attr(traces.KeyFanoutID); !ok {
 					load = c
 				}
-			case c.Name == "world.runs.get" && list != nil && read == nil && !c.Start.Before(list.End):
+			case c.Name == traces.RunsGetSpanName && list != nil && read == nil && !c.Start.Before(list.End):
 				read = c
 			}
 		}
 		if list == nil {
 			continue
 		}
-		fan, _ := list.Attr("simlab.fanout.id")
+		fan, _ := list.Attr(traces.KeyFanoutID)
 		k := fk{r.id, fan}
 		note(k)
-		inline, _ := st.Attr("simlab.step.inline")
-		prologue, _ := inv.Attr("workflow.step.dispatch_prologue")
+		inline, _ := st.Attr(traces.KeyStepInline)
+		prologue, _ := inv.Attr(traces.KeyDispatchPrologue)
 		crashed := inv.StatusCode == "error"
 		if read != nil && inline != "true" {
 			anyLazy[k]++
@@ -476,7 +476,7 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 // ancestor.
 func (ix *index) stepOf(s *traces.Span) *traces.Span {
 	for p := ix.parent(s); p != nil; p = ix.parent(p) {
-		if strings.HasPrefix(p.Name, "step.execute") && p.Name != "step.execute" {
+		if strings.HasPrefix(p.Name, traces.StepSpanPrefix) && p.Name != traces.StepSpanPrefix {
 			return p
 		}
 	}
@@ -494,7 +494,7 @@ func liveness(ix *index) Verdict {
 		}
 		done := false
 		for _, s := range r.spans {
-			if st, ok := s.Attr("workflow.run.status"); ok && terminalStatus(st) {
+			if st, ok := s.Attr(traces.KeyRunStatus); ok && terminalStatus(st) {
 				done = true
 			}
 		}
@@ -597,7 +597,7 @@ func singleTerminalEvent(ix *index) Verdict {
 func attemptCount(ix *index) Verdict {
 	if !ix.has(func(s *traces.Span) bool {
 		t, _ := eventType(s)
-		_, ok := s.Attr("step.attempt")
+		_, ok := s.Attr(traces.KeyStepAttempt)
 		return t == "step_started" && ok
 	}) {
 		return notJudged("no step_started span carries the attempt it answered (step.attempt)")
@@ -607,7 +607,7 @@ func attemptCount(ix *index) Verdict {
 		g, order := ix.perStep(r, func(t string) bool { return t == "step_started" })
 		for _, id := range order {
 			for k, s := range g[id] {
-				if a, _ := s.Attr("step.attempt"); a != fmt.Sprint(k+1) {
+				if a, _ := s.Attr(traces.KeyStepAttempt); a != fmt.Sprint(k+1) {
 					v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%s: accepted step_started number %d answered attempt %s", id, k+1, a), Evidence: []string{evidence(s)}})
 					break
 				}
@@ -618,7 +618,7 @@ func attemptCount(ix *index) Verdict {
 }
 
 func pinnedDeployment(ix *index) Verdict {
-	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr("simlab.consumer.deployment.id"); return ok }) {
+	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr(traces.KeyConsumerDeploymentID); return ok }) {
 		return notJudged("no invocation span names the deployment that ran it (core's resource carries no deployment.id)")
 	}
 	v := Verdict{Judged: true, Why: "steps run and replays begun only by invocations on the run's deployment.id"}
@@ -626,24 +626,24 @@ func pinnedDeployment(ix *index) Verdict {
 		pinned := ""
 		for _, s := range r.spans {
 			if s.ParentID == "" {
-				pinned, _ = s.Attr("deployment.id")
+				pinned, _ = s.Attr(traces.KeyDeploymentID)
 			}
 		}
 		if pinned == "" {
 			continue
 		}
 		for _, s := range r.spans {
-			dep, ok := s.Attr("simlab.consumer.deployment.id")
-			if !ok || dep == pinned || !strings.HasPrefix(s.Name, "workflow.execute") {
+			dep, ok := s.Attr(traces.KeyConsumerDeploymentID)
+			if !ok || dep == pinned || !strings.HasPrefix(s.Name, traces.ExecuteSpanPrefix) {
 				continue
 			}
 			ran := false
-			for _, c := range ix.under(r, s, "step.execute") {
+			for _, c := range ix.under(r, s, traces.StepSpanPrefix) {
 				if _, ok := bodyStart(c); ok {
 					ran = true
 				}
 			}
-			if b, _ := s.Attr("simlab.step.continued"); b == "true" {
+			if b, _ := s.Attr(traces.KeyContinued); b == "true" {
 				ran = true
 			}
 			if ran {
@@ -669,7 +669,7 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 	}
 	for i := range ix.spans {
 		a := &ix.spans[i]
-		if !strings.HasPrefix(a.Name, "workflow.execute") && !(strings.HasPrefix(a.Name, "step.execute ")) {
+		if !strings.HasPrefix(a.Name, traces.ExecuteSpanPrefix) && !(strings.HasPrefix(a.Name, "step.execute ")) {
 			continue
 		}
 		r := ix.runOfSpan(a)
@@ -681,10 +681,10 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 			if s == a || actor(s) != a {
 				continue
 			}
-			st, _ := s.Attr("simlab.run.status_read")
-			lt, _ := s.Attr("simlab.log.terminal")
-			if (s.Name == "world.runs.get" && terminalStatus(st)) || (strings.HasPrefix(s.Name, "world.events.create") && runExpired(s)) ||
-				(s.Name == "world.events.list" && lt == "true") {
+			st, _ := s.Attr(traces.KeyRunStatusRead)
+			lt, _ := s.Attr(traces.KeyLogTerminal)
+			if (s.Name == traces.RunsGetSpanName && terminalStatus(st)) || (strings.HasPrefix(s.Name, traces.EventsCreateSpanName) && runExpired(s)) ||
+				(s.Name == traces.EventsListSpanName && lt == "true") {
 				told = s
 				break
 			}
@@ -697,7 +697,7 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 			if s == a || actor(s) != a || s.Start.Before(told.End) {
 				continue
 			}
-			if _, ok := eventType(s); ok || s.Name == "queue.publish" {
+			if _, ok := eventType(s); ok || s.Name == traces.PublishSpanName {
 				after = append(after, s)
 			}
 		}
@@ -713,7 +713,7 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 }
 
 func recoveryInBand(ix *index) Verdict {
-	if !ix.has(func(s *traces.Span) bool { r, _ := s.Attr("simlab.event.result"); return r != "" }) {
+	if !ix.has(func(s *traces.Span) bool { r, _ := s.Attr(traces.KeyEventResult); return r != "" }) {
 		return notJudged("a missing step's refusal is not told apart from other refusals (core's span shows only an error message)")
 	}
 	v := Verdict{Judged: true, Why: "an invocation whose step_started met not_found writes step_created for it before it ends"}
@@ -722,7 +722,7 @@ func recoveryInBand(ix *index) Verdict {
 		if t, _ := eventType(s); t != "step_started" {
 			continue
 		}
-		if res, _ := s.Attr("simlab.event.result"); res != "not_found" {
+		if res, _ := s.Attr(traces.KeyEventResult); res != "not_found" {
 			continue
 		}
 		inv := ix.invocation(s)
@@ -732,7 +732,7 @@ func recoveryInBand(ix *index) Verdict {
 		}
 		id, _ := stepOf(s)
 		ok := false
-		for _, c := range ix.under(r, inv, "world.events.create") {
+		for _, c := range ix.under(r, inv, traces.EventsCreateSpanName) {
 			if t, _ := eventType(c); t == "step_created" && !c.Start.Before(s.End) {
 				if cid, _ := stepOf(c); cid == id {
 					ok = true
