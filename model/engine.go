@@ -215,7 +215,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	if vs.preFixFence {
 		fence = world.FencePreFix
 	}
-	e.store = world.New(fence)
+	e.store = world.NewFor(StoreRules(sc.World), fence)
 	e.k = sim.New(sim.Config{Handler: e.dispatch, RecordStream: opts.RecordStream, Capacity: 64})
 	if err := e.setupFaults(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -182,4 +183,18 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("profile %s: fresh_copy_on_throw = %v: want a probability in [0, 1]", p.Name, p.FreshCopyOnThrow)
 	}
 	return nil
+}
+
+// StoreRules is the events.create rule set of a built-in World: world-local
+// and world-postgres follow their real adapters (checked by the differential
+// test in conformance/); world-vercel keeps DOMAIN.md §2, which nothing here
+// can check.
+func StoreRules(profile string) world.Rules {
+	switch profile {
+	case "world-local":
+		return world.RulesLocal
+	case "world-postgres":
+		return world.RulesPostgres
+	}
+	return world.RulesDomain
 }

@@ -209,16 +209,61 @@ func TestShippedFindsConcurrentLastCompleters(t *testing.T) {
 
 func TestShippedHoldsTheRest(t *testing.T) {
 	// A stale lazy read's row has no startedAt, and the next fan-out's
-	// runContext then has none either (TestShippedStaleLazyRead...).
-	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), noStaleReads)
-	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout", "run-context-matches-run"), nil)
+	// runContext then has none either (TestShippedStaleLazyRead...). Liveness
+	// and recovery-in-band hold only when every step is created before its
+	// run can end, since model/world
+	// follows the real Worlds' order of checks:
+	// TestShippedFetchFreeConsumerLoopsOnEndedRun.
+	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd))
+	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
 	// With v1 consumers still deployed, liveness holds only without stale
 	// reads: see TestShippedLegacyPrologueLosesStepsOnStaleReads.
-	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), noStaleReads)
-	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run"), nil)
+	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd))
+	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
 }
 
 func noStaleReads(sc *model.Scenario) { sc.Faults.StaleRead = 0 }
+
+func noCancels(sc *model.Scenario) { sc.Faults.Cancel, sc.Faults.CancelAt = 0, 0 }
+
+// stepsCreatedBeforeEnd keeps every step's step_created landing before its
+// run can end (no cancels, no lost creates, no misdeliveries, whose third
+// re-route fails the run): the condition under which, on the real store
+// order, no claim meets an ended run with a missing step
+// (TestShippedFetchFreeConsumerLoopsOnEndedRun).
+func stepsCreatedBeforeEnd(sc *model.Scenario) {
+	noCancels(sc)
+	sc.Faults.LostCreate, sc.Faults.Misdeliver = 0, 0
+}
+
+// both applies each condition in turn.
+func both(fs ...func(*model.Scenario)) func(*model.Scenario) {
+	return func(sc *model.Scenario) {
+		for _, f := range fs {
+			f(sc)
+		}
+	}
+}
+
+// A finding of the real store order (docs/MODEL.md, docs/CONFORMANCE.md):
+// the real world-local and world-postgres look the step up before the run,
+// so a fetch-free consumer whose step_created never landed meets a run that
+// ended with NotFound, not RunExpired. Its in-band recovery's step_created
+// is refused (EntityConflict: no new entities on an ended run), the claim
+// again finds no step, the delivery throws (recovery-in-band), and on
+// world-local (no delivery cap) the message is redelivered for ever
+// (liveness). Under DOMAIN.md's order the same delivery was told RunExpired
+// and acked as gone; both properties held there.
+func TestShippedFetchFreeConsumerLoopsOnEndedRun(t *testing.T) {
+	endedBeforeCreate := func(sc *model.Scenario) {
+		onWorld("world-local")(sc)
+		sc.Faults.Cancel = max(sc.Faults.Cancel, 0.5)
+		sc.Faults.CancelWithin = max(sc.Faults.CancelWithin, time.Millisecond)
+		sc.Faults.LostCreate = max(sc.Faults.LostCreate, 0.5)
+	}
+	finds(t, fanoutFamily, nil, "liveness", endedBeforeCreate)
+	finds(t, fanoutFamily, nil, "recovery-in-band", endedBeforeCreate)
+}
 
 // A finding of the model (docs/MODEL.md): a v1 consumer's legacy prologue
 // acks a message when its runs.get says the run is not running, so a stale
@@ -230,17 +275,23 @@ func TestShippedLegacyPrologueLosesStepsOnStaleReads(t *testing.T) {
 		sc.Faults.StaleRead = max(sc.Faults.StaleRead, 0.5)
 		sc.Store.StaleLag = max(sc.Store.StaleLag, 100*time.Millisecond)
 	})
+	// With every step created before its run can end: otherwise a v2
+	// consumer can loop on an ended run (TestShippedFetchFreeConsumerLoopsOnEndedRun).
 	holds(t, skewFamily, nil, propsNamed("liveness"), func(sc *model.Scenario) {
 		sc.Deployments[0].Consumer, sc.Deployments[0].Producer = "v2", "v2"
+		stepsCreatedBeforeEnd(sc)
 	})
 }
 
 func TestAtomicFanInHoldsAll(t *testing.T) {
-	holds(t, fanoutFamily, []string{"atomic-fan-in"}, All(), noStaleReads)
-	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("run-context-matches-run"), nil)
+	// Liveness and recovery-in-band only when every step is created before
+	// its run can end: TestShippedFetchFreeConsumerLoopsOnEndedRun (the
+	// fan-in does not change how a claim meets an ended run).
+	holds(t, fanoutFamily, []string{"atomic-fan-in"}, All(), both(noStaleReads, stepsCreatedBeforeEnd))
+	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("run-context-matches-run", "liveness", "recovery-in-band"), nil)
 	// v1 consumers lose steps on stale reads whatever the fan-in does.
-	holds(t, skewFamily, []string{"atomic-fan-in"}, All(), noStaleReads)
-	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("liveness", "run-context-matches-run"), nil)
+	holds(t, skewFamily, []string{"atomic-fan-in"}, All(), both(noStaleReads, stepsCreatedBeforeEnd))
+	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("liveness", "run-context-matches-run", "recovery-in-band"), nil)
 }
 
 // crashesAndCancels is the pre-fix row's condition: a claimed step's
@@ -256,7 +307,10 @@ func TestPreFixFenceFindsStartOnTerminal(t *testing.T) {
 }
 
 func TestPreFixFenceHoldsTheRest(t *testing.T) {
-	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), nil)
+	// Liveness and recovery-in-band only when every step is created before
+	// its run can end: TestShippedFetchFreeConsumerLoopsOnEndedRun.
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), stepsCreatedBeforeEnd)
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
 }
 
 // withStaleReads is the strict gate's row condition: reads may be stale by
@@ -284,8 +338,14 @@ func TestAttemptGatedRecoveryFindsNoInBandRecovery(t *testing.T) {
 func TestLegacyProducersHoldAndPayOneReadPerQueuedBranch(t *testing.T) {
 	// All that apply: liveness only without stale reads, as for any v1
 	// consumer (TestShippedLegacyPrologueLosesStepsOnStaleReads).
-	holds(t, fanoutFamily, []string{"legacy-producers"}, allBut("liveness"), nil)
-	holds(t, fanoutFamily, []string{"legacy-producers"}, All(), noStaleReads)
+	// A stale read that still says running sends a v1 consumer into the claim
+	// on an ended run, where the real order answers NotFound and the step
+	// cannot be created any more (recovery-in-band; see
+	// TestShippedFetchFreeConsumerLoopsOnEndedRun).
+	holds(t, fanoutFamily, []string{"legacy-producers"}, allBut("liveness", "recovery-in-band"), nil)
+	// Fresh reads too can say running just before the run ends: all hold
+	// when every step is created before its run can end.
+	holds(t, fanoutFamily, []string{"legacy-producers"}, All(), both(noStaleReads, stepsCreatedBeforeEnd))
 	// The report: on the legacy path every queued branch's delivery reads.
 	sc := model.DefaultScenario()
 	sc.Variants = []string{"legacy-producers"}
@@ -378,5 +438,7 @@ func TestShippedStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
 // findings: concurrent last completers, v1 consumers losing steps on stale
 // reads, and a stale lazy read's runContext without startedAt.
 func TestSwarmShippedHoldsTheRest(t *testing.T) {
-	holds(t, swarmFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run"), nil)
+	// recovery-in-band: a claim on an ended run whose step never landed
+	// cannot create it on the real Worlds (TestShippedFetchFreeConsumerLoopsOnEndedRun).
+	holds(t, swarmFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
 }

@@ -45,13 +45,23 @@ func (r *runRow) append(now sim.Time, ev Event) int32 {
 // single-threaded and the caller serialises calls in virtual time.
 type Store struct {
 	fence Fence
+	rules Rules
 	runs  []runRow // indexed by RunID
 }
 
-// New returns an empty store applying the given step_started fence.
+// New returns an empty store applying DOMAIN.md's rules (RulesDomain) and the
+// given step_started fence.
 func New(fence Fence) *Store { return &Store{fence: fence} }
 
-// Reset empties the store for the next simulation run and sets its fence. It
+// NewFor returns an empty store applying a World's rules and the given
+// step_started fence.
+func NewFor(rules Rules, fence Fence) *Store { return &Store{fence: fence, rules: rules} }
+
+// Rules returns whose events.create rules the store applies.
+func (s *Store) Rules() Rules { return s.rules }
+
+// Reset empties the store for the next simulation run and sets its fence
+// (its rules stay). It
 // keeps every buffer's capacity, which is why rows beyond len(s.runs) may still
 // hold stale data: CreateRun reinitialises a row before reusing it.
 func (s *Store) Reset(fence Fence) {
@@ -115,8 +125,14 @@ func (s *Store) Apply(now sim.Time, ev Event) (res Result, retryAfter sim.Time, 
 	if ev.Type != EvStepRetrying {
 		ev.RetryAfter = 0
 	}
+	if ev.Type != EvStepStarted {
+		ev.Lazy = false
+	}
 	if ev.Type.IsStepEvent() {
-		return s.applyStep(r, now, ev)
+		if s.rules == RulesDomain {
+			return s.applyStep(r, now, ev)
+		}
+		return s.applyStepReal(r, now, ev)
 	}
 	ev.Step = NoStep
 	return applyRun(r, now, ev)
@@ -206,9 +222,7 @@ func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, 
 			// cannot exist rather than panicking on a malformed request.
 			return NotFound, 0, -1
 		}
-		r.growSteps(int(ev.Step) + 1)
-		r.steps[ev.Step] = Step{Exists: true, Status: StepPending}
-		return OK, 0, r.append(now, ev)
+		return OK, 0, r.create(now, ev)
 	}
 
 	// 2.
@@ -258,6 +272,102 @@ func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, 
 		st.Status = StepPending
 		st.RetryAfter = ev.RetryAfter
 	}
+	return OK, 0, r.append(now, ev)
+}
+
+// create makes the step row pending and logs its step_created.
+func (r *runRow) create(now sim.Time, ev Event) int32 {
+	r.growSteps(int(ev.Step) + 1)
+	created := ev
+	created.Type, created.Lazy = EvStepCreated, false
+	pos := r.append(now, created)
+	r.steps[ev.Step] = Step{Exists: true, Status: StepPending}
+	return pos
+}
+
+// applyStepReal applies a step event as the real world-local (RulesLocal)
+// and world-postgres (RulesPostgres) adapters do, in their order of checks.
+// Each rule names the real version that showed it through the differential
+// test (conformance/, docs/CONFORMANCE.md):
+//
+//  1. The adapters read the run only for step_created, step_started and
+//     step_failed (step_completed and step_retrying skip it, "runtime
+//     events"). On a terminal run step_created and a lazy step_started are
+//     EntityConflict ("Cannot create new entities"), before anything about
+//     the step is looked at.
+//  2. step_created of an existing step: EntityConflict (world-postgres: its
+//     events table refuses a second step_created for the correlation id).
+//  3. step missing → NotFound (a lazy step_started creates it instead, logging
+//     step_created first); a lazy step_started of an existing step →
+//     EntityConflict ("already created": the runtime's skip).
+//  4. step terminal → EntityConflict, for every step event.
+//  5. run terminal (only for the events that read it: step_started, and
+//     step_failed on world-local) and the step not running → RunExpired;
+//     a step_started of a running step → RunExpired with the fixed fence,
+//     accepted (attempt + 1) with the pre-fix one.
+//  6. step_started: retryAfter in the future → TooEarly; otherwise running,
+//     attempt + 1, retryAfter cleared. step_completed / step_failed: from
+//     pending or running to terminal. step_retrying: from pending or running
+//     to pending with the event's retryAfter.
+func (s *Store) applyStepReal(r *runRow, now sim.Time, ev Event) (Result, sim.Time, int32) {
+	runDone := r.view.Status.Terminal()
+	var st *Step
+	if ev.Step >= 0 && int(ev.Step) < len(r.steps) && r.steps[ev.Step].Exists {
+		st = &r.steps[ev.Step]
+	}
+	// 1.
+	if runDone && (ev.Type == EvStepCreated || ev.Lazy) {
+		return EntityConflict, 0, -1
+	}
+	// 2.
+	if ev.Type == EvStepCreated {
+		switch {
+		case st != nil:
+			return EntityConflict, 0, -1
+		case ev.Step < 0:
+			return NotFound, 0, -1
+		}
+		return OK, 0, r.create(now, ev)
+	}
+	// 3.
+	switch {
+	case st == nil && ev.Lazy && ev.Step >= 0:
+		r.create(now, ev)
+		st = &r.steps[ev.Step]
+	case st == nil:
+		return NotFound, 0, -1
+	case ev.Lazy:
+		return EntityConflict, 0, -1
+	}
+	// 4.
+	if st.Status.Terminal() {
+		return EntityConflict, 0, -1
+	}
+	// 5. world-postgres reads the run for step_failed too but, unlike
+	// world-local, validates the step against it only for step_started and
+	// step_retrying (and step_retrying skips the run read).
+	checksRun := ev.Type == EvStepStarted || (ev.Type == EvStepFailed && s.rules == RulesLocal)
+	if checksRun && runDone {
+		if st.Status != StepRunning || (ev.Type == EvStepStarted && s.fence == FenceFixed) {
+			return RunExpired, 0, -1
+		}
+	}
+	// 6.
+	switch ev.Type {
+	case EvStepStarted:
+		if st.RetryAfter > now {
+			return TooEarly, st.RetryAfter, -1
+		}
+		st.Status = StepRunning
+		st.Attempt++
+		st.RetryAfter = 0
+	case EvStepCompleted, EvStepFailed:
+		st.Status = stepTerminal(ev.Type)
+	default: // EvStepRetrying
+		st.Status = StepPending
+		st.RetryAfter = ev.RetryAfter
+	}
+	ev.Lazy = false
 	return OK, 0, r.append(now, ev)
 }
 

@@ -34,7 +34,13 @@ const (
 // state step, built only through accepted events so the log is realistic.
 func build(t testing.TB, fence Fence, run RunStatus, step stepSetup) *Store {
 	t.Helper()
-	s := New(fence)
+	return buildFor(t, RulesDomain, fence, run, step)
+}
+
+// buildFor is build for a store applying the given rules.
+func buildFor(t testing.TB, rules Rules, fence Fence, run RunStatus, step stepSetup) *Store {
+	t.Helper()
+	s := NewFor(rules, fence)
 	id := s.CreateRun(0, 7, 3, -1)
 	must := func(at sim.Time, ev Event) {
 		t.Helper()

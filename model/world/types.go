@@ -156,6 +156,31 @@ func (f Fence) String() string {
 	return fmt.Sprintf("Fence(%d)", uint8(f))
 }
 
+// Rules selects whose events.create the store applies. The real Worlds were
+// observed through the differential test in conformance/ (docs/CONFORMANCE.md);
+// RulesDomain is DOMAIN.md §2 as written, kept for world-vercel, whose store
+// cannot be observed here (unverified).
+type Rules uint8
+
+// Rule sets.
+const (
+	RulesDomain   Rules = iota // DOMAIN.md §2; world-vercel (unverified)
+	RulesLocal                 // @workflow/world-local 5.0.0-beta.43 / beta.45
+	RulesPostgres              // @workflow/world-postgres 5.0.0-beta.27
+)
+
+func (r Rules) String() string {
+	switch r {
+	case RulesDomain:
+		return "domain"
+	case RulesLocal:
+		return "world-local"
+	case RulesPostgres:
+		return "world-postgres"
+	}
+	return fmt.Sprintf("Rules(%d)", uint8(r))
+}
+
 // Identity is the run's immutable fields: exactly what a runContext may carry
 // (DOMAIN §1, §4). StartedAt is 0 until the first run_started.
 type Identity struct {
@@ -172,6 +197,10 @@ type Event struct {
 	Run        RunID
 	Step       StepID   // NoStep for run events
 	RetryAfter sim.Time // for EvStepRetrying: when the step may start again
+	// Lazy marks a step_started that carries the step's name and input: on
+	// the real Worlds it creates its step when missing (logging step_created
+	// first) and conflicts when the step exists. Ignored by RulesDomain.
+	Lazy bool
 }
 
 // LoggedEvent is an accepted event as it sits in the run's log.

@@ -114,12 +114,15 @@ func (s *Store) verifyRun(id RunID) error {
 }
 
 // allowedAfterEnd reports whether an event of type t may follow the run's
-// terminal event in the log: in-flight steps may finish, and only the pre-fix
+// terminal event in the log: in-flight steps may finish (on the real Worlds
+// also retry, since step_retrying never reads the run), and only the pre-fix
 // fence lets a step start (which is the bug the lab is there to find).
 func (s *Store) allowedAfterEnd(t EventType) bool {
 	switch t {
 	case EvStepCompleted, EvStepFailed:
 		return true
+	case EvStepRetrying:
+		return s.rules != RulesDomain
 	case EvStepStarted:
 		return s.fence == FencePreFix
 	}
