@@ -152,7 +152,7 @@ func (r *Runner) node(ctx context.Context, alias string, stdout, stderr io.Write
 	cmd.Dir = r.Dir
 	cmd.Env = append(os.Environ(), "SIMLAB_CORE_ALIAS="+alias, "NO_COLOR=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
