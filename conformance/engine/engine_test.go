@@ -69,11 +69,14 @@ func TestSmokeCountsMatch(t *testing.T) {
 	const n = 8
 	inline := sc.Workflow.MaxInline
 	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version, Cores[1].Version},
-		Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute})
+		LegacyProducer: true, Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	realNew := rowOf(t, res, "real", Cores[0].Version, RunContext)
+	// Core beta.52 consuming messages a legacy producer sent (runContext
+	// stripped): its legacy prologue reads the run first, as beta.50 does.
+	realStripped := rowOf(t, res, "real", Cores[0].Version, RunsGet)
 	realOld := rowOf(t, res, "real", Cores[1].Version, RunsGet)
 	simNew := rowOf(t, res, "simlab", "simlab", RunContext)
 	simOld := rowOf(t, res, "simlab", "simlab", RunsGet)
@@ -86,6 +89,8 @@ func TestSmokeCountsMatch(t *testing.T) {
 	}{
 		{"prologue reads with runContext", realNew.RunsGetPrologue, simNew.RunsGetPrologue, 0},
 		{"prologue reads without runContext (core beta.50)", realOld.RunsGetPrologue, simOld.RunsGetPrologue, queued},
+		{"prologue reads without runContext (core beta.52, legacy producer)", realStripped.RunsGetPrologue, simOld.RunsGetPrologue, queued},
+		{"lazy reads per fan-out, legacy producer", realStripped.LazyPerFanout, simOld.LazyPerFanout, 0},
 		{"lazy reads per fan-out, legacy path", realOld.LazyPerFanout, simOld.LazyPerFanout, 0},
 		{"step_started accepted, fetch-free", realNew.StepStartedAccepted, simNew.StepStartedAccepted, n},
 		{"step_started accepted, legacy", realOld.StepStartedAccepted, simOld.StepStartedAccepted, n},
@@ -106,6 +111,9 @@ func TestSmokeCountsMatch(t *testing.T) {
 	// beta.52 and absent from beta.50, which predates it.
 	if got := realNew.DispatchPrologue[RunContext]; got != int(queued) {
 		t.Errorf("core %s: workflow.step.dispatch_prologue=run_context on %d spans, want %v (one per queued step): %v", realNew.Core, got, queued, realNew.DispatchPrologue)
+	}
+	if got := realStripped.DispatchPrologue[RunsGet]; got != int(queued) {
+		t.Errorf("core %s, legacy producer: workflow.step.dispatch_prologue=runs_get on %d spans, want %v: %v", realStripped.Core, got, queued, realStripped.DispatchPrologue)
 	}
 	if len(realOld.DispatchPrologue) != 0 {
 		t.Errorf("core %s: dispatch_prologue attribute present: %v", realOld.Core, realOld.DispatchPrologue)
