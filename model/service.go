@@ -215,7 +215,7 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 		e.counts.WritesRefusedEnded++
 	}
 	if res == world.EntityConflict && e.vs.atomicFanIn && c.Fanout >= 0 &&
-		(c.Event == world.EvStepStarted || c.Event == world.EvStepCompleted || c.Event == world.EvStepFailed) {
+		(c.Event == world.EvStepStarted || c.Event.EndsStep()) {
 		// The atomic World answers a completer whose write found the step
 		// already finished (a redelivery after a crash) too: if the fan-out
 		// is finished and the delivery it told was last died, this one is.

@@ -244,7 +244,7 @@ func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, 
 
 	// 5, 6.
 	if runDone {
-		if (ev.Type == EvStepCompleted || ev.Type == EvStepFailed) && st.Status == StepRunning {
+		if ev.Type.EndsStep() && st.Status == StepRunning {
 			st.Status = stepTerminal(ev.Type)
 			return OK, 0, r.append(now, ev)
 		}
