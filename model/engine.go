@@ -77,24 +77,6 @@ type pool struct {
 	head    int
 }
 
-// msgState is a message's place in the queue.
-type msgState uint8
-
-const (
-	msgPublishing msgState = iota // publish call in flight
-	msgQueued                     // waiting to become visible or for a consumer
-	msgWaiting                    // visible, waiting for a free consumer
-	msgInFlight                   // delivered, not yet acked
-	msgDone                       // acked, deduplicated, exhausted or copied
-)
-
-type msgRT struct {
-	state      msgState
-	epoch      uint32 // bumped whenever pending deliver events become stale
-	deliveries int32  // claims so far: the delivery attempt counter
-	last       int32  // the proc of the newest delivery
-}
-
 // procState is where an actor is in its state machine.
 type procState uint8
 
@@ -133,7 +115,6 @@ type proc struct {
 	suspendFan  int32
 	suspendNext int32 // next step to create in the fan-out being suspended
 	getCall     int32 // the prologue's or lazy runs.get, read after a join
-	released    bool  // the consumer slot and the message's hold are given back
 	// row is the run's identity as this actor last read it (a runs.get or
 	// run_started answer), what a v2 producer stamps as runContext.
 	row    RunContext
@@ -148,12 +129,6 @@ type fanRT struct {
 	lazy     int32
 	prologue int32
 	holder   int32 // atomic-fan-in: the delivery the World told it was last
-}
-
-type pendingPublish struct {
-	msg  int32 // message index
-	proc int32 // the producer waiting for it, or -1
-	rec  int32 // its History.Publishes record, or -1 when not recording
 }
 
 // engine is one simulation of a scenario.
@@ -172,20 +147,16 @@ type engine struct {
 	writes pool
 	calls  []Call
 	free   []int32 // recycled call slots when not recording
-	msgs   []msgRT
+	q      queue
 	procs  []proc
 	fans   []fanRT
-	keys   map[uint64]sim.Time // idempotency key → claim expiry
-	pubs   []pendingPublish
-	busy   []int32 // per deployment: deliveries in flight
-	waitQ  [][]int32
 
-	siteCrash, siteMisdeliver, siteStale, siteLost, siteBody, siteCancel sim.Site
-	deployments                                                          []Deployment
-	shareCum                                                             []float64
-	rolloutTo                                                            int32
-	lastActive                                                           sim.Time
-	serial                                                               uint64 // calls issued so far
+	siteCrash, siteStale, siteLost, siteBody, siteCancel sim.Site
+	deployments                                          []Deployment
+	shareCum                                             []float64
+	rolloutTo                                            int32
+	lastActive                                           sim.Time
+	serial                                               uint64 // calls issued so far
 }
 
 // Result is one simulation's outcome.
@@ -210,7 +181,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 		drawn, d := DrawSwarm(*sc, c)
 		sc, draw = &drawn, &d
 	}
-	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c, keys: map[uint64]sim.Time{}}
+	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c}
 	fence := world.FenceFixed
 	if vs.preFixFence {
 		fence = world.FencePreFix
@@ -279,8 +250,7 @@ func (e *engine) setupDeployments() {
 		}
 	}
 	e.h.Deployments = e.deployments
-	e.busy = make([]int32, len(e.deployments))
-	e.waitQ = make([][]int32, len(e.deployments))
+	e.initQueue()
 }
 
 // setupRuns decides each run's start, deployment, engine and cancellation
@@ -352,14 +322,14 @@ func (e *engine) dispatch(ev sim.Event) {
 	case evCallDone:
 		e.callDone(int32(ev.Ref))
 	case evPublishDone:
-		e.publishDone(int32(ev.Payload))
+		e.q.publishDone(int32(ev.Payload))
 	case evDeliver:
 		// active() is called inside: a stale delivery event changes nothing.
-		e.deliver(int32(ev.Payload&0xffffffff), uint32(ev.Payload>>32))
+		e.q.deliver(int32(ev.Payload&0xffffffff), uint32(ev.Payload>>32))
 	case evBodyDone:
 		e.resume(int32(ev.Payload))
 	case evVisExpire:
-		e.visibilityExpired(int32(ev.Payload)) // calls active() when it acts
+		e.q.visibilityExpired(int32(ev.Payload)) // calls active() when it acts
 	case evStopFaults:
 		e.faults.Stop()
 		e.h.FaultsStopAt = e.k.Now()
@@ -405,4 +375,71 @@ func (e *engine) finish(stats sim.Stats) {
 			e.counts.ConcurrentLast++
 		}
 	}
+}
+
+// ---- the engine as the queue's host ----
+
+// initQueue wires the queue to the kernel, the History and the engine; it
+// runs once the deployments are known. The misdelivery site was configured
+// in place by setupFaults.
+func (e *engine) initQueue() {
+	q := &e.q
+	q.host, q.k, q.c, q.prof, q.faults = e, e.k, e.c, &e.prof, e.faults
+	q.h, q.counts, q.record = e.h, &e.counts, e.opts.Record
+	q.setDeployments(e.deployments)
+}
+
+// publish sends a message for producer p (or the client when p < 0); p
+// waits for the publish call's answer.
+func (e *engine) publish(p int32, m Message, site Site, producer Version) {
+	var caller Caller
+	if p >= 0 {
+		e.procs[p].outstanding++
+	}
+	if e.opts.Record {
+		caller = e.callerOf(p)
+	}
+	e.q.publish(p, m, site, caller, producer)
+}
+
+// settle ends delivery p: its disposition is recorded and, when a message
+// backs it, the queue acts on it.
+func (e *engine) settle(p int32, disp Disposition, delay sim.Time) {
+	d := &e.h.Deliveries[p]
+	d.Disposition = disp
+	d.End = e.k.Now()
+	if d.Msg >= 0 {
+		e.q.settle(p, d.Msg, disp, delay)
+	}
+}
+
+func (e *engine) newDelivery(m, dep, attempt int32) int32 {
+	msg := &e.h.Messages[m]
+	return e.newProc(Delivery{
+		Msg: m, Parent: -1, Kind: msg.Kind, Run: msg.Run, Step: msg.Step, Fanout: msg.Fanout,
+		Attempt: attempt, Target: msg.Target, Deployment: dep, Version: e.deployments[dep].Consumer,
+	})
+}
+
+func (e *engine) startDelivery(p int32) { e.advance(p) }
+
+func (e *engine) published(p int32) { e.resume(p) }
+
+// exhausted is the World's rule for a message past its delivery cap: the
+// run cannot make progress through that message, so the World fails it.
+func (e *engine) exhausted(msg *Message) {
+	idx := e.newCall(-1, OpEventsCreate, msg.Run, world.NoStep, -1)
+	e.calls[idx].Caller = Caller{Kind: CallerWorld, Delivery: -1}
+	e.calls[idx].Event = world.EvRunFailed
+	e.issue(-1, idx)
+}
+
+// newProc records delivery d and starts the proc that steps it; an inline
+// step's proc waits on (resumes) its d.Parent.
+func (e *engine) newProc(d Delivery) int32 {
+	d.Start = e.k.Now()
+	p := int32(len(e.h.Deliveries))
+	e.h.Deliveries = append(e.h.Deliveries, d)
+	e.procs = append(e.procs, proc{parent: d.Parent, lastCall: -1, getCall: -1, suspendFan: -1})
+	return p
 }

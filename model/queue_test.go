@@ -73,7 +73,7 @@ func newQueueEngine(t testing.TB, sc *Scenario, seed uint64) *engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: Options{Record: true, Seed: seed}, c: sim.NewPCG(seed), keys: map[uint64]sim.Time{}}
+	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: Options{Record: true, Seed: seed}, c: sim.NewPCG(seed)}
 	e.store = world.New(world.FenceFixed)
 	e.k = sim.New(sim.Config{Handler: e.dispatch})
 	if err := e.setupFaults(); err != nil {
@@ -265,7 +265,7 @@ func TestIdempotencyKeyHoldsForItsTTLDespiteDeliveryAndAck(t *testing.T) {
 	}
 	// Delivered (the legacy read finds the run pending) and acked.
 	runUntil(t, e, time.Second)
-	if len(e.h.Deliveries) != 1 || e.h.Deliveries[0].Disposition != DispAck || e.msgs[0].state != msgDone {
+	if len(e.h.Deliveries) != 1 || e.h.Deliveries[0].Disposition != DispAck || e.q.msgs[0].state != msgDone {
 		t.Fatalf("first message not delivered and acked: %+v", e.h.Deliveries)
 	}
 
@@ -321,7 +321,7 @@ func TestIdempotencyKeyHoldsAfterExhaustion(t *testing.T) {
 	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: 42}
 	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
 	runUntil(t, e, time.Minute)
-	if e.counts.Exhausted != 1 || e.msgs[0].state != msgDone || len(e.h.Deliveries) != 1 || e.h.Deliveries[0].Disposition != DispCrash {
+	if e.counts.Exhausted != 1 || e.q.msgs[0].state != msgDone || len(e.h.Deliveries) != 1 || e.h.Deliveries[0].Disposition != DispCrash {
 		t.Fatalf("message not exhausted after one crashed delivery: exhausted %d, deliveries %+v", e.counts.Exhausted, e.h.Deliveries)
 	}
 	if st := e.store.Get(run).Status; st != world.RunFailed {

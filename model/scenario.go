@@ -127,7 +127,7 @@ type faultSite struct {
 
 var faultSites = []faultSite{
 	{"crash", "consumer.crash", func(f *FaultConfig) *float64 { return &f.Crash }, func(e *engine) *sim.Site { return &e.siteCrash }},
-	{"misdeliver", "queue.misdeliver", func(f *FaultConfig) *float64 { return &f.Misdeliver }, func(e *engine) *sim.Site { return &e.siteMisdeliver }},
+	{"misdeliver", "queue.misdeliver", func(f *FaultConfig) *float64 { return &f.Misdeliver }, func(e *engine) *sim.Site { return &e.q.misdeliver }},
 	{"stale_read", "store.stale_read", func(f *FaultConfig) *float64 { return &f.StaleRead }, func(e *engine) *sim.Site { return &e.siteStale }},
 	{"lost_create", "producer.lost_create", func(f *FaultConfig) *float64 { return &f.LostCreate }, func(e *engine) *sim.Site { return &e.siteLost }},
 	{"body_failure", "step.body_failure", func(f *FaultConfig) *float64 { return &f.BodyFailure }, func(e *engine) *sim.Site { return &e.siteBody }},
