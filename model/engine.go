@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -77,60 +76,6 @@ type pool struct {
 	head    int
 }
 
-// procState is where an actor is in its state machine.
-type procState uint8
-
-const (
-	psStart procState = iota
-	psOrchLoaded
-	psOrchStarted
-	psPrologueDone
-	psClaim
-	psClaimed
-	psBodyDone
-	psTerminalWritten
-	psListed
-	psLazyRead
-	psReplayListed
-	psRecreated
-	psSuspending
-	psDispatched
-	psInlineWait
-	psAfterPublish
-	psEnding
-	psDone
-)
-
-// proc is the runtime side of a Delivery: a consumer handling one message,
-// an orchestrator invocation, or an inline step inside one.
-type proc struct {
-	state       procState
-	outstanding int32
-	parent      int32 // proc waiting for this one, or -1
-	lastCall    int32
-	held        world.RunStatus // the run's status as this actor knows it
-	hasHeld     bool
-	crashed     bool
-	recreated   bool
-	suspendFan  int32
-	suspendNext int32 // next step to create in the fan-out being suspended
-	getCall     int32 // the prologue's or lazy runs.get, read after a join
-	// row is the run's identity as this actor last read it (a runs.get or
-	// run_started answer), what a v2 producer stamps as runContext.
-	row    RunContext
-	hasRow bool
-}
-
-type fanRT struct {
-	created  int32
-	finished int32
-	failed   int32
-	lastSeen int32 // how many completers saw an empty pending set
-	lazy     int32
-	prologue int32
-	holder   int32 // atomic-fan-in: the delivery the World told it was last
-}
-
 // engine is one simulation of a scenario.
 type engine struct {
 	sc     *Scenario
@@ -149,7 +94,11 @@ type engine struct {
 	free   []int32 // recycled call slots when not recording
 	q      queue
 	procs  []proc
-	fans   []fanRT
+	// The actors (DOMAIN.md §5): each a file, each driven by advance.
+	client    client
+	orch      orchestrator
+	cons      consumer
+	completer lastCompleter
 
 	siteCrash, siteStale, siteLost, siteBody, siteCancel sim.Site
 	deployments                                          []Deployment
@@ -167,6 +116,17 @@ type Result struct {
 	Stream  []sim.Event
 }
 
+// newEngine makes an engine and wires its actors to it; Run (or a test)
+// then sets up the store, kernel, faults and History.
+func newEngine(sc *Scenario, vs variantSet, opts Options, c sim.Chooser) *engine {
+	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c}
+	e.client = client{e}
+	e.orch = orchestrator{e}
+	e.cons = consumer{e}
+	e.completer = lastCompleter{engine: e}
+	return e
+}
+
 // Run simulates the scenario with the chooser and returns what happened.
 func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	if err := sc.Validate(); err != nil {
@@ -181,7 +141,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 		drawn, d := DrawSwarm(*sc, c)
 		sc, draw = &drawn, &d
 	}
-	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c}
+	e := newEngine(sc, vs, opts, c)
 	fence := world.FenceFixed
 	if vs.preFixFence {
 		fence = world.FencePreFix
@@ -195,7 +155,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	e.writes.limit = e.prof.MaxConcurrentWrites
 	e.h = &History{Seed: opts.Seed, Scenario: sc.Name, Variants: append([]string(nil), sc.Variants...), Profile: sc.World, Swarm: draw}
 	e.setupDeployments()
-	e.setupRuns()
+	e.client.plan()
 	if sc.Faults.Until > 0 {
 		e.k.Schedule(sim.Time(sc.Faults.Until), evStopFaults, 0, 0)
 	}
@@ -253,57 +213,6 @@ func (e *engine) setupDeployments() {
 	e.initQueue()
 }
 
-// setupRuns decides each run's start, deployment, engine and cancellation
-// up front, in run order, so that adding a fault elsewhere does not move a
-// run to another deployment.
-func (e *engine) setupRuns() {
-	w := &e.sc.Workflow
-	for i := 0; i < e.sc.Runs; i++ {
-		start := sim.Time(time.Duration(i) * e.sc.RunInterval)
-		dep := e.pickDeployment(start)
-		eng := EngineNode
-		if sim.Chance(e.c, w.QuickJSShare) {
-			eng = EngineQuickJS
-		}
-		info := RunInfo{ID: world.RunID(i), Deployment: dep, Engine: eng, StartAt: start}
-		if e.sc.Faults.CancelAt > 0 {
-			info.CancelAt = start.Add(e.sc.Faults.CancelAt)
-		} else if e.faults.Fire(e.siteCancel) {
-			info.CancelAt = start.Add(time.Duration(1+e.c.Choose(1000)) * e.sc.Faults.CancelWithin / 1000)
-			info.CancelledByFault = true // recorded as a fault when it happens
-		}
-		step := world.StepID(0)
-		for fi, n := range w.Fanouts {
-			info.Fanouts = append(info.Fanouts, int32(len(e.h.Fanouts)))
-			inline := min(w.MaxInline, n)
-			e.h.Fanouts = append(e.h.Fanouts, Fanout{Run: world.RunID(i), Index: int32(fi), FirstStep: step, Branches: int32(n), Inline: int32(inline)})
-			e.fans = append(e.fans, fanRT{holder: -1})
-			step += world.StepID(n)
-		}
-		e.h.Runs = append(e.h.Runs, info)
-		e.k.Schedule(start, evRunStart, 0, uint64(i))
-		if info.CancelAt > 0 {
-			e.k.Schedule(info.CancelAt, evCancel, 0, uint64(i))
-		}
-	}
-}
-
-func (e *engine) pickDeployment(start sim.Time) int32 {
-	if e.rolloutTo >= 0 && start >= sim.Time(e.sc.Rollout.At) {
-		return e.rolloutTo
-	}
-	if len(e.deployments) == 1 {
-		return 0
-	}
-	u := float64(e.c.Choose(10000)) / 10000
-	for i, c := range e.shareCum {
-		if u < c {
-			return int32(i)
-		}
-	}
-	return int32(len(e.shareCum) - 1)
-}
-
 func (e *engine) fault(kind FaultKind, run world.RunID, proc int32) {
 	if e.opts.Record {
 		e.h.Faults = append(e.h.Faults, Fault{Kind: kind, At: e.k.Now(), Run: run, Delivery: proc})
@@ -316,9 +225,9 @@ func (e *engine) dispatch(ev sim.Event) {
 	}
 	switch ev.Kind {
 	case evRunStart:
-		e.startRun(int32(ev.Payload))
+		e.client.start(int32(ev.Payload))
 	case evCancel:
-		e.cancelRun(int32(ev.Payload))
+		e.client.cancel(int32(ev.Payload))
 	case evCallDone:
 		e.callDone(int32(ev.Ref))
 	case evPublishDone:
@@ -368,7 +277,7 @@ func (e *engine) finish(stats sim.Stats) {
 		h.Calls = e.calls
 	}
 	for i := range h.Fanouts {
-		f := &e.fans[i]
+		f := &e.completer.fans[i]
 		fo := &h.Fanouts[i]
 		fo.PrologueFetches, fo.LazyFetches, fo.LastCompleters = f.prologue, f.lazy, f.lastSeen
 		if f.lastSeen > 1 {
@@ -402,17 +311,6 @@ func (e *engine) publish(p int32, m Message, site Site, producer Version) {
 	e.q.publish(p, m, site, caller, producer)
 }
 
-// settle ends delivery p: its disposition is recorded and, when a message
-// backs it, the queue acts on it.
-func (e *engine) settle(p int32, disp Disposition, delay sim.Time) {
-	d := &e.h.Deliveries[p]
-	d.Disposition = disp
-	d.End = e.k.Now()
-	if d.Msg >= 0 {
-		e.q.settle(p, d.Msg, disp, delay)
-	}
-}
-
 func (e *engine) newDelivery(m, dep, attempt int32) int32 {
 	msg := &e.h.Messages[m]
 	return e.newProc(Delivery{
@@ -432,14 +330,4 @@ func (e *engine) exhausted(msg *Message) {
 	e.calls[idx].Caller = Caller{Kind: CallerWorld, Delivery: -1}
 	e.calls[idx].Event = world.EvRunFailed
 	e.issue(-1, idx)
-}
-
-// newProc records delivery d and starts the proc that steps it; an inline
-// step's proc waits on (resumes) its d.Parent.
-func (e *engine) newProc(d Delivery) int32 {
-	d.Start = e.k.Now()
-	p := int32(len(e.h.Deliveries))
-	e.h.Deliveries = append(e.h.Deliveries, d)
-	e.procs = append(e.procs, proc{parent: d.Parent, lastCall: -1, getCall: -1, suspendFan: -1})
-	return p
 }

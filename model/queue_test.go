@@ -73,7 +73,7 @@ func newQueueEngine(t testing.TB, sc *Scenario, seed uint64) *engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{sc: sc, prof: sc.Store, vs: vs, opts: Options{Record: true, Seed: seed}, c: sim.NewPCG(seed)}
+	e := newEngine(sc, vs, Options{Record: true, Seed: seed}, sim.NewPCG(seed))
 	e.store = world.New(world.FenceFixed)
 	e.k = sim.New(sim.Config{Handler: e.dispatch})
 	if err := e.setupFaults(); err != nil {
@@ -95,7 +95,7 @@ func (e *engine) addTestRun() (world.RunID, int32) {
 	fan := int32(len(e.h.Fanouts))
 	e.h.Runs = append(e.h.Runs, RunInfo{ID: id, Fanouts: []int32{fan}})
 	e.h.Fanouts = append(e.h.Fanouts, Fanout{Run: id, FirstStep: 0, Branches: 1})
-	e.fans = append(e.fans, fanRT{})
+	e.completer.fans = append(e.completer.fans, fanRT{})
 	return id, fan
 }
 

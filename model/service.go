@@ -84,7 +84,7 @@ func (e *engine) serve(idx int32) {
 	default:
 		d = e.prof.EventsList
 		if c.Fanout >= 0 {
-			c.PendingEmpty = e.pendingEmpty(c.Fanout)
+			c.PendingEmpty = e.completer.pendingEmpty(c.Fanout)
 		}
 		c.LogTerminal = e.store.Get(c.Run).Status.Terminal()
 	}
@@ -216,38 +216,13 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 	}
 	if res == world.EntityConflict && e.vs.atomicFanIn && c.Fanout >= 0 &&
 		(c.Event == world.EvStepStarted || c.Event.EndsStep()) {
-		// The atomic World answers a completer whose write found the step
-		// already finished (a redelivery after a crash) too: if the fan-out
-		// is finished and the delivery it told was last died, this one is.
-		// It hands the continuation out like a lease: again only once the
-		// delivery that held it is known dead (its message came back).
-		f := &e.fans[c.Fanout]
-		holderDead := f.holder < 0 || e.procs[f.holder].crashed || f.holder == c.Caller.Delivery
-		c.WasLast = f.finished == e.h.Fanouts[c.Fanout].Branches && holderDead
-		if c.WasLast && c.Caller.Delivery >= 0 {
-			f.holder = c.Caller.Delivery
-		}
+		e.completer.answerConflict(c)
 	}
 	if res != world.OK || c.Event == world.EvRunCreated {
 		return
 	}
 	if c.Fanout >= 0 {
-		f := &e.fans[c.Fanout]
-		switch c.Event {
-		case world.EvStepCreated:
-			f.created++
-		case world.EvStepCompleted, world.EvStepFailed:
-			f.finished++
-			if c.Event == world.EvStepFailed {
-				f.failed++
-			}
-			// The atomic-fan-in World knows, in the same write, whether it
-			// finished the fan-out.
-			c.WasLast = f.finished == e.h.Fanouts[c.Fanout].Branches
-		}
-	}
-	if c.WasLast && c.Caller.Delivery >= 0 {
-		e.fans[c.Fanout].holder = c.Caller.Delivery
+		e.completer.written(c)
 	}
 	if e.opts.Record {
 		log := e.store.Log(c.Run)
@@ -268,12 +243,4 @@ func refusedBecauseEnded(ev world.EventType, res world.Result, st world.RunStatu
 		return false
 	}
 	return !ev.IsStepEvent() || ev == world.EvStepCreated
-}
-
-// pendingEmpty is the last-completer test as the real consumer computes it
-// from events.list: created − (completed ∪ failed). Steps whose step_created
-// has not landed are invisible to it.
-func (e *engine) pendingEmpty(fan int32) bool {
-	f := &e.fans[fan]
-	return f.created == f.finished
 }

@@ -1,0 +1,164 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+)
+
+// This file is the fan-in of DOMAIN.md §6: after its terminal write a
+// consumer lists the log to learn whether the fan-out is finished (or, with
+// the atomic-fan-in variant, the World tells it in the write's answer); the
+// one that sees it finished is a last completer: a fetch-free (v2) consumer
+// makes the fan-out's one lazy runs.get, and any last completer still
+// holding a running run continues the workflow (the orchestrator's replay).
+// The per-fan-out state lives here: what the World's log shows of each
+// fan-out and how many completers saw it finished.
+
+// fanRT is one fan-out's runtime state.
+type fanRT struct {
+	created  int32 // step_created accepted
+	finished int32 // step_completed or step_failed accepted
+	failed   int32
+	lastSeen int32 // how many completers saw an empty pending set
+	lazy     int32
+	prologue int32
+	holder   int32 // atomic-fan-in: the delivery the World told it was last
+}
+
+// lastCompleter is the fan-in: every fan-out's state and the last
+// completer's steps.
+type lastCompleter struct {
+	*engine
+	fans []fanRT // by History.Fanouts index
+}
+
+// checkPending lists the log to learn whether the fan-out is finished.
+func (lc *lastCompleter) checkPending(p int32) {
+	d := &lc.h.Deliveries[p]
+	if lc.vs.atomicFanIn {
+		// The atomic World answered with the write (or the refused claim).
+		if c := &lc.calls[lc.procs[p].lastCall]; c.WasLast {
+			lc.become(p)
+			return
+		}
+		lc.done(p, DispAck, 0)
+		return
+	}
+	lc.procs[p].state = psListed
+	lc.call(p, OpEventsList, 0, world.NoStep, d.Fanout)
+}
+
+func (lc *lastCompleter) listed(p int32) {
+	if !lc.calls[lc.procs[p].lastCall].PendingEmpty {
+		lc.done(p, DispAck, 0)
+		return
+	}
+	lc.become(p)
+}
+
+// become makes delivery p a last completer: it saw the fan-out finished.
+// The fetch-free path makes the fan-out's one lazy runs.get; an actor that
+// already holds the run (the orchestrator's inline step, or a legacy
+// consumer) continues with it.
+func (lc *lastCompleter) become(p int32) {
+	d := &lc.h.Deliveries[p]
+	pr := &lc.procs[p]
+	d.LastComplete = true
+	f := &lc.fans[d.Fanout]
+	f.lastSeen++
+	if d.Msg >= 0 && d.Prologue == PrologueRunContext {
+		f.lazy++
+		lc.counts.LazyFetches++
+		pr.state = psLazyRead
+		lc.read(p, ReasonLastCompleter, d.Fanout)
+		return
+	}
+	if pr.hasHeld && (pr.held.Terminal() || (lc.vs.strictGate && pr.held != world.RunRunning)) {
+		if pr.held.Terminal() {
+			lc.counts.EndSeen++
+		}
+		lc.done(p, DispAck, 0)
+		return
+	}
+	lc.continueFanout(p)
+}
+
+// lazyRead is the last completer's lazy runs.get answered: continue the
+// workflow only with a run that has not ended.
+func (lc *lastCompleter) lazyRead(p int32) {
+	pr := &lc.procs[p]
+	c := &lc.calls[pr.getCall]
+	st := c.StatusRead
+	if st.Terminal() || (lc.vs.strictGate && st != world.RunRunning) {
+		if st.Terminal() {
+			lc.counts.EndSeen++
+		}
+		lc.done(p, DispAck, 0)
+		return
+	}
+	pr.held, pr.hasHeld = st, true
+	if st == world.RunPending && lc.vs.replayNeedsStartedAt {
+		// A stale pending row has no startedAt, and the replay cannot
+		// start without one: the real runtime throws RUNTIME_ERROR ("has
+		// no startedAt timestamp", core 5.0.0-beta.52 dist/workflow.js
+		// createWorkflowSessionInner) and fails the run. Observed with
+		// simlab validate's stale reads (docs/VALIDATION.md).
+		pr.state = psEnding
+		lc.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+		return
+	}
+	lc.continueFanout(p)
+}
+
+// continueFanout replays the workflow inline after a finished fan-out.
+func (lc *lastCompleter) continueFanout(p int32) {
+	d := &lc.h.Deliveries[p]
+	fo := &lc.h.Fanouts[d.Fanout]
+	if !fo.Continued {
+		fo.Continued = true
+		fo.ContinuedBy = lc.callerOf(p).Kind
+	}
+	d.Continued = true
+	lc.procs[p].state = psReplayListed
+	lc.call(p, OpEventsList, 0, world.NoStep, -1)
+}
+
+// pendingEmpty is the last-completer test as the real consumer computes it
+// from events.list: created − (completed ∪ failed). Steps whose step_created
+// has not landed are invisible to it.
+func (lc *lastCompleter) pendingEmpty(fan int32) bool {
+	f := &lc.fans[fan]
+	return f.created == f.finished
+}
+
+// answerConflict is the atomic World's answer to a completer whose write
+// found the step already finished (a redelivery after a crash): if the
+// fan-out is finished and the delivery it told was last died, this one is.
+// It hands the continuation out like a lease: again only once the delivery
+// that held it is known dead (its message came back).
+func (lc *lastCompleter) answerConflict(c *Call) {
+	f := &lc.fans[c.Fanout]
+	holderDead := f.holder < 0 || lc.procs[f.holder].crashed || f.holder == c.Caller.Delivery
+	c.WasLast = f.finished == lc.h.Fanouts[c.Fanout].Branches && holderDead
+	if c.WasLast && c.Caller.Delivery >= 0 {
+		f.holder = c.Caller.Delivery
+	}
+}
+
+// written counts an accepted write of fan-out step c; the atomic-fan-in
+// World knows, in the same write, whether it finished the fan-out.
+func (lc *lastCompleter) written(c *Call) {
+	f := &lc.fans[c.Fanout]
+	switch c.Event {
+	case world.EvStepCreated:
+		f.created++
+	case world.EvStepCompleted, world.EvStepFailed:
+		f.finished++
+		if c.Event == world.EvStepFailed {
+			f.failed++
+		}
+		c.WasLast = f.finished == lc.h.Fanouts[c.Fanout].Branches
+	}
+	if c.WasLast && c.Caller.Delivery >= 0 {
+		f.holder = c.Caller.Delivery
+	}
+}

@@ -1,0 +1,222 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is what a consumer does with a step message (DOMAIN.md §5, §7),
+// in order: the prologue (a v1 consumer, or a v2 one whose message has no
+// runContext, reads the run: runs.get; a redelivery re-ensures step_created),
+// the deployment guard (a message on the wrong deployment is re-routed), the
+// claim (step_started, with in-band recovery of a missing step), the body,
+// and the terminal write (step_completed, step_failed or step_retrying and
+// its delayed re-publish). A consumer whose write may have finished the
+// fan-out then acts as the last completer (completer.go). Inline steps run
+// the same claim, body and terminal write inside an orchestrator invocation.
+
+// maxReroutes is how often the deployment guard re-routes one message
+// before it fails the run.
+const maxReroutes = 3
+
+// consumer is a step message's handler.
+type consumer struct{ *engine }
+
+func (con *consumer) legacy(p int32) bool {
+	m := con.msgOf(p)
+	return m == nil || !m.HasCtx || con.h.Deliveries[p].Version == V1
+}
+
+// prologue starts a step delivery: the legacy read, or nothing but the
+// eager re-ensure of step_created on a redelivery.
+func (con *consumer) prologue(p int32) {
+	d := &con.h.Deliveries[p]
+	m := con.msgOf(p)
+	con.procs[p].state = psPrologueDone
+	reensure := d.Attempt > 1 && m.HasInput
+	if con.legacy(p) {
+		d.Prologue = PrologueRunsGet
+		con.completer.fans[d.Fanout].prologue++
+		con.counts.PrologueFetches++
+		con.read(p, ReasonPrologue, d.Fanout)
+	} else {
+		d.Prologue = PrologueRunContext
+	}
+	if reensure {
+		con.call(p, OpEventsCreate, world.EvStepCreated, d.Step, d.Fanout)
+	}
+	if con.procs[p].outstanding == 0 {
+		con.prologueDone(p)
+	}
+}
+
+func (con *consumer) prologueDone(p int32) {
+	d := &con.h.Deliveries[p]
+	pr := &con.procs[p]
+	m := con.msgOf(p)
+	var runDep int32
+	if d.Prologue == PrologueRunsGet {
+		st := con.calls[pr.getCall].StatusRead
+		if st != world.RunRunning {
+			con.outcome(p, OutcomeGone)
+			con.done(p, DispAck, 0)
+			return
+		}
+		pr.held, pr.hasHeld = st, true
+		runDep = con.store.Get(d.Run).DeploymentID // immutable: a stale read agrees
+	} else {
+		runDep = m.Ctx.DeploymentID
+	}
+	if runDep != d.Deployment {
+		con.reroute(p, runDep)
+		return
+	}
+	if con.sc.Faults.CrashFirstDelivery && d.Attempt == 1 && !con.faults.Stopped() {
+		con.crash(p)
+		return
+	}
+	con.claimStep(p)
+}
+
+// reroute is the deployment guard: the message goes back to the run's
+// deployment with its retry counter raised, or the run fails after three.
+func (con *consumer) reroute(p int32, runDep int32) {
+	d := &con.h.Deliveries[p]
+	pr := &con.procs[p]
+	m := *con.msgOf(p)
+	d.Rerouted = true
+	con.counts.Reroutes++
+	if m.Reroutes >= maxReroutes {
+		pr.state = psEnding
+		con.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+		return
+	}
+	m.Reroutes++
+	m.Target = runDep
+	m.Origin = m.ID
+	m.Key = 0
+	if con.vs.rerouteDropsInput && m.Kind == MsgStep {
+		m.HasInput, m.HasCtx, m.Ctx = false, false, RunContext{}
+	}
+	pr.state = psAfterPublish
+	con.publish(p, m, SiteReroute, con.deployments[d.Deployment].Producer)
+}
+
+func (con *consumer) claimStep(p int32) {
+	d := &con.h.Deliveries[p]
+	con.procs[p].state = psClaimed
+	con.call(p, OpEventsCreate, world.EvStepStarted, d.Step, d.Fanout)
+}
+
+func (con *consumer) claimed(p int32) {
+	d := &con.h.Deliveries[p]
+	pr := &con.procs[p]
+	c := &con.calls[pr.lastCall]
+	switch c.Result {
+	case world.OK:
+		d.BodyRan = true
+		d.BodyStart = con.k.Now()
+		if con.store.Get(d.Run).Status.Terminal() {
+			con.counts.BodiesAfterEnd++
+		}
+		pr.state = psBodyDone
+		pr.outstanding++
+		con.k.After(con.sc.Workflow.Body.Draw(con.c), evBodyDone, 0, uint64(p))
+	case world.RunExpired:
+		con.outcome(p, OutcomeGone)
+		con.done(p, DispAck, 0)
+	case world.EntityConflict:
+		con.outcome(p, OutcomeSkipped)
+		con.completer.checkPending(p)
+	case world.TooEarly:
+		con.outcome(p, OutcomeThrottled)
+		if d.Msg < 0 {
+			// An inline step a replay finds retrying has no message to be
+			// redelivered: its retry's re-publish may have died with the
+			// actor that wrote step_retrying. The replay dispatches it (the
+			// retry's idempotency key absorbs it if the first got out).
+			con.procs[p].state = psAfterPublish
+			con.publishRetry(p, d.Step, d.Fanout, max(0, c.RetryAfter-con.k.Now()))
+			return
+		}
+		con.done(p, DispRedeliver, c.RetryAfter-con.k.Now())
+	case world.NotFound:
+		m := con.msgOf(p)
+		if m != nil && m.HasInput && !pr.recreated && !con.vs.attemptGatedRecovery {
+			// In-band recovery: create the step from the message and claim
+			// again within this delivery.
+			pr.recreated = true
+			pr.state = psRecreated
+			con.call(p, OpEventsCreate, world.EvStepCreated, d.Step, d.Fanout)
+			return
+		}
+		con.done(p, DispThrow, 0)
+	}
+}
+
+// recreated is the in-band recovery's step_created answered: claim again.
+func (con *consumer) recreated(p int32) {
+	con.h.Deliveries[p].Recovered = true
+	con.counts.Recoveries++
+	con.claimStep(p)
+}
+
+// bodyDone decides the body's result and writes it.
+func (con *consumer) bodyDone(p int32) {
+	d := &con.h.Deliveries[p]
+	d.BodyEnd = con.k.Now()
+	pr := &con.procs[p]
+	w := &con.sc.Workflow
+	fo := &con.h.Fanouts[d.Fanout]
+	idx := int32(d.Step - fo.FirstStep)
+	attempt := con.store.Step(d.Run, d.Step).Attempt
+	fatal := idx >= fo.Branches-int32(w.FatalSteps)
+	failed := fatal || (idx >= fo.Branches-int32(w.FlakySteps) && attempt <= int32(w.FlakyTimes))
+	if !failed && con.faults.Fire(con.siteBody) {
+		failed = true
+		con.fault(FaultBodyFailure, d.Run, p)
+	}
+	pr.state = psTerminalWritten
+	switch {
+	case !failed:
+		con.call(p, OpEventsCreate, world.EvStepCompleted, d.Step, d.Fanout)
+	case fatal || attempt > int32(w.MaxRetries):
+		con.call(p, OpEventsCreate, world.EvStepFailed, d.Step, d.Fanout)
+	default:
+		idx := con.call(p, OpEventsCreate, world.EvStepRetrying, d.Step, d.Fanout)
+		con.calls[idx].RetryAfter = con.k.Now().Add(w.RetryDelay)
+	}
+}
+
+func (con *consumer) terminalWritten(p int32) {
+	c := &con.calls[con.procs[p].lastCall]
+	switch c.Result {
+	case world.OK:
+		switch c.Event {
+		case world.EvStepRetrying:
+			con.outcome(p, OutcomeRetry)
+			con.procs[p].state = psAfterPublish
+			con.publishRetry(p, c.Step, c.Fanout, sim.Time(con.sc.Workflow.RetryDelay))
+			return
+		case world.EvStepFailed:
+			con.outcome(p, OutcomeFailed)
+		default:
+			con.outcome(p, OutcomeCompleted)
+		}
+		if con.vs.atomicFanIn {
+			if c.WasLast {
+				con.completer.become(p)
+				return
+			}
+			con.done(p, DispAck, 0)
+			return
+		}
+		con.completer.checkPending(p)
+	case world.EntityConflict:
+		con.outcome(p, OutcomeSkipped)
+		con.completer.checkPending(p)
+	default:
+		con.outcome(p, OutcomeGone)
+		con.done(p, DispAck, 0)
+	}
+}

@@ -1,0 +1,224 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is a delivery's life, whichever actor handles it: its proc (the
+// runtime side of a Delivery), the store calls it issues, the join on its
+// outstanding calls, publishes, inline children and body, the crash fault
+// between two steps, and the end that settles it with the queue. advance is
+// the one place that maps a proc's state to the actor step that goes on:
+// orchestrator.go, consumer.go or completer.go.
+
+// procState is where an actor is in its state machine.
+type procState uint8
+
+const (
+	psStart procState = iota
+	psOrchLoaded
+	psOrchStarted
+	psPrologueDone
+	psClaim
+	psClaimed
+	psBodyDone
+	psTerminalWritten
+	psListed
+	psLazyRead
+	psReplayListed
+	psRecreated
+	psSuspending
+	psDispatched
+	psInlineWait
+	psAfterPublish
+	psEnding
+	psDone
+)
+
+// proc is the runtime side of a Delivery: a consumer handling one message,
+// an orchestrator invocation, or an inline step inside one.
+type proc struct {
+	state       procState
+	outstanding int32
+	parent      int32 // proc waiting for this one, or -1
+	lastCall    int32
+	held        world.RunStatus // the run's status as this actor knows it
+	hasHeld     bool
+	crashed     bool
+	recreated   bool  // the consumer recreated the step in-band once
+	suspension        // the orchestrator's, while it suspends on a fan-out
+	getCall     int32 // the prologue's or lazy runs.get, read after a join
+	// row is the run's identity as this actor last read it (a runs.get or
+	// run_started answer), what a v2 producer stamps as runContext.
+	row    RunContext
+	hasRow bool
+}
+
+// newProc records delivery d and starts the proc that steps it; an inline
+// step's proc waits on (resumes) its d.Parent.
+func (e *engine) newProc(d Delivery) int32 {
+	d.Start = e.k.Now()
+	p := int32(len(e.h.Deliveries))
+	e.h.Deliveries = append(e.h.Deliveries, d)
+	e.procs = append(e.procs, proc{parent: d.Parent, lastCall: -1, getCall: -1, suspension: suspension{suspendFan: -1}})
+	return p
+}
+
+// call issues one store call for proc p and returns its index.
+func (e *engine) call(p int32, op Op, ev world.EventType, step world.StepID, fan int32) int32 {
+	d := &e.h.Deliveries[p]
+	idx := e.newCall(p, op, d.Run, step, fan)
+	e.calls[idx].Event = ev
+	e.issue(p, idx)
+	return idx
+}
+
+func (e *engine) read(p int32, reason ReadReason, fan int32) {
+	idx := e.call(p, OpRunsGet, 0, world.NoStep, fan)
+	e.calls[idx].Reason = reason
+	old := e.procs[p].getCall
+	e.procs[p].getCall = idx
+	e.recycleIfUnused(p, old)
+}
+
+// resume is called when one of p's calls, publishes, children or its body
+// finishes; p moves on once nothing it waits for is left.
+func (e *engine) resume(p int32) {
+	pr := &e.procs[p]
+	pr.outstanding--
+	if pr.outstanding > 0 || pr.state == psDone {
+		return
+	}
+	if pr.crashed {
+		return
+	}
+	e.advance(p)
+}
+
+// advance runs p until it next waits: the state p waits in names the
+// actor's step that goes on.
+func (e *engine) advance(p int32) {
+	if e.crashedTree(p) {
+		// The invocation this inline step ran in died: so did the step.
+		e.procs[p].state = psDone
+		d := &e.h.Deliveries[p]
+		d.End, d.Disposition = e.k.Now(), DispCrash
+		return
+	}
+	d := &e.h.Deliveries[p]
+	pr := &e.procs[p]
+	if d.Msg >= 0 || pr.parent >= 0 {
+		if e.faults.Fire(e.siteCrash) {
+			e.crash(p)
+			return
+		}
+	}
+	switch pr.state {
+	case psStart:
+		switch {
+		case d.Kind == MsgWorkflow:
+			e.orch.begin(p)
+		case d.Msg < 0:
+			e.cons.claimStep(p) // an inline step: the invocation holds the run
+		default:
+			e.cons.prologue(p)
+		}
+	case psOrchLoaded:
+		e.orch.loaded(p)
+	case psOrchStarted:
+		e.orch.started(p)
+	case psReplayListed:
+		e.orch.replay(p)
+	case psSuspending:
+		e.orch.suspendChunk(p)
+	case psDispatched:
+		e.orch.startInline(p)
+	case psPrologueDone:
+		e.cons.prologueDone(p)
+	case psClaimed:
+		e.cons.claimed(p)
+	case psRecreated:
+		e.cons.recreated(p)
+	case psBodyDone:
+		e.cons.bodyDone(p)
+	case psTerminalWritten:
+		e.cons.terminalWritten(p)
+	case psListed:
+		e.completer.listed(p)
+	case psLazyRead:
+		e.completer.lazyRead(p)
+	case psInlineWait, psAfterPublish, psEnding:
+		e.done(p, DispAck, 0)
+	}
+}
+
+// crashedTree reports whether p or the invocation it runs inside crashed.
+func (e *engine) crashedTree(p int32) bool {
+	for p >= 0 {
+		if e.procs[p].crashed {
+			return true
+		}
+		p = e.procs[p].parent
+	}
+	return false
+}
+
+// crash kills the delivery p runs in, between two calls.
+func (e *engine) crash(p int32) {
+	root := e.h.Invocation(p)
+	if root < 0 {
+		root = p
+	}
+	e.counts.Crashes++
+	e.fault(FaultCrash, e.h.Deliveries[p].Run, p)
+	for _, q := range []int32{p, root} {
+		e.procs[q].crashed = true
+		e.procs[q].state = psDone
+		e.h.Deliveries[q].End = e.k.Now()
+		e.h.Deliveries[q].Disposition = DispCrash
+	}
+	e.settle(root, DispCrash, 0)
+}
+
+// done ends p's work; a message-backed delivery settles with the queue, an
+// inline step hands control back to its invocation.
+func (e *engine) done(p int32, disp Disposition, delay sim.Time) {
+	pr := &e.procs[p]
+	pr.state = psDone
+	e.settle(p, disp, delay)
+	if pr.parent >= 0 {
+		e.resume(pr.parent)
+	}
+}
+
+// settle ends delivery p: its disposition is recorded and, when a message
+// backs it, the queue acts on it.
+func (e *engine) settle(p int32, disp Disposition, delay sim.Time) {
+	d := &e.h.Deliveries[p]
+	d.Disposition = disp
+	d.End = e.k.Now()
+	if d.Msg >= 0 {
+		e.q.settle(p, d.Msg, disp, delay)
+	}
+}
+
+func (e *engine) outcome(p int32, o StepOutcome) {
+	e.h.Deliveries[p].Outcome = o
+	switch o {
+	case OutcomeGone:
+		e.counts.Gone++
+		e.counts.EndSeen++
+	case OutcomeSkipped:
+		e.counts.Skipped++
+	case OutcomeThrottled:
+		e.counts.Throttled++
+	}
+}
+
+func (e *engine) msgOf(p int32) *Message {
+	if m := e.h.Deliveries[p].Msg; m >= 0 {
+		return &e.h.Messages[m]
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+)
+
+// This file is the orchestrator of DOMAIN.md §5–§6: a workflow message's
+// delivery loads the run (runs.get), starts it if pending (run_started),
+// lists the log and replays the workflow; the replay suspends on the first
+// unfinished fan-out, creating its steps in chunks (the suspension handler),
+// dispatching the queued ones and running the first max_inline steps inline
+// (each an inline delivery driven by consumer.go's claim and body). A last
+// completer's continuation (completer.go) enters here at the replay.
+
+// orchestrator is the workflow's replay and suspension handler.
+type orchestrator struct{ *engine }
+
+// suspension is the state an orchestrator invocation keeps while it
+// suspends on a fan-out; it lives in the invocation's proc.
+type suspension struct {
+	suspendFan  int32 // the fan-out being suspended on or run inline, or -1
+	suspendNext int32 // next step to create in the fan-out being suspended
+}
+
+// begin loads the run the workflow message names.
+func (o *orchestrator) begin(p int32) {
+	o.procs[p].state = psOrchLoaded
+	o.read(p, ReasonOrchestrator, -1)
+}
+
+func (o *orchestrator) loaded(p int32) {
+	d := &o.h.Deliveries[p]
+	pr := &o.procs[p]
+	st := o.calls[pr.getCall].StatusRead
+	if st.Terminal() {
+		o.outcome(p, OutcomeGone)
+		o.done(p, DispAck, 0)
+		return
+	}
+	if runDep := o.h.Runs[d.Run].Deployment; runDep != d.Deployment {
+		o.cons.reroute(p, runDep)
+		return
+	}
+	if st == world.RunPending {
+		pr.state = psOrchStarted
+		o.call(p, OpEventsCreate, world.EvRunStarted, world.NoStep, -1)
+		return
+	}
+	pr.held, pr.hasHeld = st, true
+	pr.state = psReplayListed
+	o.call(p, OpEventsList, 0, world.NoStep, -1)
+}
+
+// started is run_started's answer: a refusal means the run is gone.
+func (o *orchestrator) started(p int32) {
+	pr := &o.procs[p]
+	if o.calls[pr.lastCall].Result != world.OK {
+		o.outcome(p, OutcomeGone)
+		o.done(p, DispAck, 0)
+		return
+	}
+	pr.held, pr.hasHeld = world.RunRunning, true
+	pr.state = psReplayListed
+	o.call(p, OpEventsList, 0, world.NoStep, -1)
+}
+
+// replay is the workflow replayed from its log (just listed): it finds the
+// first fan-out that is not finished and either suspends on it (creating
+// and dispatching what is missing) or, if all its steps exist, has nothing
+// to do; after the last fan-out it ends the run.
+func (o *orchestrator) replay(p int32) {
+	d := &o.h.Deliveries[p]
+	pr := &o.procs[p]
+	if o.calls[pr.lastCall].LogTerminal {
+		// The log holds the run's end: core's replay loop exits here
+		// (hasRecordedTerminalRunEvent, runtime.js), doing no replay work.
+		if !o.vs.replayIgnoresTerminalLog {
+			o.counts.EndSeen++
+			o.done(p, DispAck, 0)
+			return
+		}
+		o.counts.ReplaysAfterEnd++
+	}
+	for _, fan := range o.h.Runs[d.Run].Fanouts {
+		f := &o.completer.fans[fan]
+		fo := &o.h.Fanouts[fan]
+		switch {
+		case f.created < fo.Branches:
+			pr.suspendFan, pr.suspendNext = fan, 0
+			pr.state = psSuspending
+			o.suspendChunk(p)
+			return
+		case f.finished < fo.Branches:
+			// Every step exists; the queued ones have messages. Only the
+			// inline ones may need this replay to run them.
+			pr.suspendFan = fan
+			o.startInline(p)
+			return
+		case f.failed > 0:
+			pr.state = psEnding
+			o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+			return
+		}
+	}
+	pr.state = psEnding
+	o.call(p, OpEventsCreate, world.EvRunCompleted, world.NoStep, -1)
+}
+
+// suspendChunk writes the next chunk of step_created events (the whole
+// fan-out at once on a World without createBatch); with resilient dispatch
+// each queued step's message is published alongside its create.
+func (o *orchestrator) suspendChunk(p int32) {
+	d := &o.h.Deliveries[p]
+	pr := &o.procs[p]
+	fo := &o.h.Fanouts[pr.suspendFan]
+	w := &o.sc.Workflow
+	if pr.suspendNext >= fo.Branches {
+		pr.state = psDispatched
+		if !w.ResilientDispatch {
+			for i := fo.Inline; i < fo.Branches; i++ {
+				o.publishStep(p, fo.FirstStep+world.StepID(i), pr.suspendFan, o.dispatchSite(d.Run, false))
+			}
+			if pr.outstanding > 0 {
+				return
+			}
+		}
+		o.startInline(p)
+		return
+	}
+	chunk := int32(w.ChunkSize)
+	if !o.prof.BatchCreates || w.ResilientDispatch {
+		// The runtime's single-event path: every create at once. It
+		// batches only on a World with createBatch and never together
+		// with resilient dispatch (isBatchTransitionsEnabled, core
+		// 5.0.0-beta.52 dist/runtime/constants.js).
+		chunk = fo.Branches
+	}
+	end := min(fo.Branches, pr.suspendNext+chunk)
+	for i := pr.suspendNext; i < end; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		if o.store.Step(d.Run, step).Exists {
+			continue // the replay sees it in the log
+		}
+		queued := i >= fo.Inline
+		if queued && w.ResilientDispatch {
+			o.publishStep(p, step, pr.suspendFan, o.dispatchSite(d.Run, true))
+			if o.faults.Fire(o.siteLost) {
+				o.fault(FaultDropCreate, d.Run, p)
+				continue
+			}
+		}
+		o.call(p, OpEventsCreate, world.EvStepCreated, step, pr.suspendFan)
+	}
+	pr.suspendNext = end
+	if pr.outstanding == 0 {
+		o.suspendChunk(p)
+	}
+}
+
+func (o *orchestrator) dispatchSite(run world.RunID, resilient bool) Site {
+	switch {
+	case o.h.Runs[run].Engine == EngineQuickJS:
+		return SiteQuickJS
+	case resilient:
+		return SiteSuspensionPublish
+	}
+	return SiteNodeDispatchLoop
+}
+
+// startInline runs the fan-out's first maxInline steps inside p, in parallel.
+func (o *orchestrator) startInline(p int32) {
+	d := &o.h.Deliveries[p]
+	pr := &o.procs[p]
+	fo := &o.h.Fanouts[pr.suspendFan]
+	pr.state = psInlineWait
+	var children []int32
+	for i := int32(0); i < fo.Inline; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		// Every unfinished inline step runs again: no message exists for
+		// it, so if the invocation that ran it crashed, only a replay can
+		// finish it (its step_started is accepted as crash recovery). Two
+		// replays at once both run it: at-least-once, as in the real system.
+		if st := o.store.Step(d.Run, step); !st.Exists || st.Status.Terminal() {
+			continue
+		}
+		c := o.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,
+			Target: d.Target, Deployment: d.Deployment, Version: d.Version})
+		o.procs[c].held, o.procs[c].hasHeld = o.procs[p].held, true
+		o.procs[p].outstanding++
+		children = append(children, c)
+	}
+	if len(children) == 0 {
+		o.done(p, DispAck, 0)
+		return
+	}
+	for _, c := range children {
+		o.advance(c)
+	}
+}

@@ -1,0 +1,67 @@
+package model
+
+import (
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is how any actor publishes a step message: the orchestrator's
+// dispatch, a consumer's delayed retry, a replay re-dispatching an inline
+// step. It decides the message's target, idempotency key and, for a v2
+// producer, the runContext it stamps.
+
+// publishStep publishes a step message produced by p's deployment.
+func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
+	e.publishStepAfter(p, step, fan, site, 0)
+}
+
+// publishRetry re-publishes a retrying step (dispatch site 2), due after
+// delay; its key names the attempt, so one retry is published once.
+func (e *engine) publishRetry(p int32, step world.StepID, fan int32, delay sim.Time) {
+	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay)
+}
+
+func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Site, delay sim.Time) {
+	d := &e.h.Deliveries[p]
+	dep := d.Deployment
+	ver := e.deployments[dep].Producer
+	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
+		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0), Delay: delay}
+	if site == SiteDelayedRetry {
+		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
+	}
+	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {
+		m.HasCtx = true
+		m.Ctx = e.heldContext(p)
+	}
+	e.publish(p, m, site, ver)
+}
+
+// heldContext is the runContext producer p stamps: the run row as p (or
+// the invocation an inline step runs in) last read it, else the runContext
+// of the message it handles. Core stamps runDispatchContext(workflowRun),
+// and a last completer's workflowRun is its lazy read's row: a stale
+// pending row has no startedAt, and neither has the runContext then.
+func (e *engine) heldContext(p int32) RunContext {
+	for q := p; q >= 0; q = e.procs[q].parent {
+		if e.procs[q].hasRow {
+			return e.procs[q].row
+		}
+		if m := e.msgOf(q); m != nil {
+			if m.HasCtx {
+				return m.Ctx
+			}
+			break
+		}
+	}
+	// Unreachable in the protocol (every producer has read the run or
+	// holds a message with its identity); the store's row is the fallback.
+	v := e.store.Get(e.h.Deliveries[p].Run)
+	return RunContext{DeploymentID: v.DeploymentID, SpecVersion: v.SpecVersion, StartedAt: v.StartedAt, RootRunID: v.RootRunID}
+}
+
+// msgKey is a step message's idempotency key: the dispatch of a step, or one
+// retry of it, is published at most once per key TTL.
+func msgKey(run world.RunID, step world.StepID, attempt int32) uint64 {
+	return 1<<63 | uint64(uint32(run))<<32 | uint64(uint32(step))<<8 | uint64(uint8(attempt))
+}
