@@ -67,7 +67,7 @@ type queue struct {
 	h          *History
 	counts     *Counts
 	record     bool
-	producers  []Version // per deployment: the version a fresh copy is produced by
+	deps       []Deployment // read only: a fresh copy's producer version
 
 	msgs  []msgRT
 	keys  map[uint64]sim.Time // idempotency key → claim expiry
@@ -78,10 +78,7 @@ type queue struct {
 
 // setDeployments sizes the per-deployment state; the queue is usable after.
 func (q *queue) setDeployments(deps []Deployment) {
-	q.producers = q.producers[:0]
-	for _, d := range deps {
-		q.producers = append(q.producers, d.Producer)
-	}
+	q.deps = deps
 	q.busy = make([]int32, len(deps))
 	q.waitQ = make([][]int32, len(deps))
 	if q.keys == nil {
@@ -252,7 +249,7 @@ func (q *queue) settle(p, m int32, disp Disposition, delay sim.Time) {
 			msg.Origin = msg.ID
 			msg.Key = 0
 			msg.Delay = sim.Time(q.prof.ThrowBackoff)
-			q.publish(-1, msg, SiteFreshCopy, Caller{Kind: CallerClient, Delivery: -1}, q.producers[msg.Target])
+			q.publish(-1, msg, SiteFreshCopy, Caller{Kind: CallerClient, Delivery: -1}, q.deps[msg.Target].Producer)
 			return
 		}
 		q.makeVisible(m, q.k.Now().Add(q.prof.ThrowBackoff))
