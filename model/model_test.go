@@ -146,20 +146,25 @@ func TestBadProfileParametersAreNamed(t *testing.T) {
 	}
 }
 
+// Every variant has a name of its own and a description. Their number is
+// not pinned here: adding a variant touches variants.go, the actor it
+// changes and the README's table (docs/ARCHITECTURE.md), nothing else.
 func TestVariantsAreListedWithADescription(t *testing.T) {
+	seen := map[string]bool{}
 	for _, v := range Variants() {
 		if v.Name == "" || v.Desc == "" {
 			t.Fatalf("variant %+v lacks a name or description", v)
 		}
+		if seen[v.Name] {
+			t.Fatalf("variant %s is listed twice", v.Name)
+		}
+		seen[v.Name] = true
 		if _, err := resolveVariants([]string{v.Name}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The 6 of the protocol issue, issue 13's two (a replay that ignores a
-	// terminal log and a delayed retry that forgets runContext) and issue
-	// 12's replay-needs-started-at, found against the real runtime.
-	if len(Variants()) != 9 {
-		t.Fatalf("%d variants, want 9", len(Variants()))
+	if len(seen) == 0 {
+		t.Fatal("no variants listed")
 	}
 }
 
