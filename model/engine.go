@@ -68,32 +68,21 @@ type Counts struct {
 	EndSeen int `json:"end_seen"`
 }
 
-// pool is the store's bounded set of concurrent calls of one kind.
-type pool struct {
-	limit   int
-	busy    int
-	waiting []int32 // call indices in arrival order
-	head    int
-}
-
 // engine is one simulation of a scenario.
 type engine struct {
-	sc     *Scenario
-	prof   Profile
-	vs     variantSet
-	opts   Options
-	k      *sim.Kernel
-	c      sim.Chooser
-	faults *sim.Faults
-	store  *world.Store
-	h      *History
-	counts Counts
-	reads  pool
-	writes pool
-	calls  []Call
-	free   []int32 // recycled call slots when not recording
-	q      queue
-	procs  []proc
+	sc      *Scenario
+	prof    Profile
+	vs      variantSet
+	opts    Options
+	k       *sim.Kernel
+	c       sim.Chooser
+	faults  *sim.Faults
+	store   *world.Store
+	h       *History
+	counts  Counts
+	service // the World as a service: calls and pools (service.go)
+	q       queue
+	procs   []proc
 	// The actors (DOMAIN.md §5): each a file, each driven by advance.
 	client    client
 	orch      orchestrator
@@ -105,7 +94,6 @@ type engine struct {
 	shareCum                                             []float64
 	rolloutTo                                            int32
 	lastActive                                           sim.Time
-	serial                                               uint64 // calls issued so far
 }
 
 // Result is one simulation's outcome.

@@ -9,6 +9,25 @@ import (
 // free slot in their pool, take a drawn latency, and apply at their answer's
 // instant. The queue is queue.go.
 
+// service is the World's calls in flight: every call's record (a slot,
+// recycled when the History does not keep calls) and the two pools a call
+// waits in for a free connection.
+type service struct {
+	reads  pool
+	writes pool
+	calls  []Call
+	free   []int32 // recycled call slots when not recording
+	serial uint64  // calls issued so far
+}
+
+// pool is the store's bounded set of concurrent calls of one kind.
+type pool struct {
+	limit   int
+	busy    int
+	waiting []int32 // call indices in arrival order
+	head    int
+}
+
 // newCall takes a call slot and fills in what the caller knows.
 func (e *engine) newCall(p int32, op Op, run world.RunID, step world.StepID, fan int32) int32 {
 	e.serial++
