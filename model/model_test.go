@@ -157,7 +157,8 @@ func TestVariantsAreListedWithADescription(t *testing.T) {
 	}
 	// The 6 of the protocol issue, issue 13's two (a replay that ignores a
 	// terminal log and a delayed retry that forgets runContext) and issue
-	// 12's replay-needs-started-at, found against the real runtime.
+	// 12's replay-on-stale-pending (DOMAIN §7's replay; the published
+	// runtime fails it, which is the default).
 	if len(Variants()) != 9 {
 		t.Fatalf("%d variants, want 9", len(Variants()))
 	}

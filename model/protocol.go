@@ -192,16 +192,6 @@ func (e *engine) advance(p int32) {
 			return
 		}
 		pr.held, pr.hasHeld = st, true
-		if st == world.RunPending && e.vs.replayNeedsStartedAt {
-			// A stale pending row has no startedAt, and the replay cannot
-			// start without one: the real runtime throws RUNTIME_ERROR ("has
-			// no startedAt timestamp", core 5.0.0-beta.52 dist/workflow.js
-			// createWorkflowSessionInner) and fails the run. Observed with
-			// simlab validate's stale reads (docs/VALIDATION.md).
-			pr.state = psEnding
-			e.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
-			return
-		}
 		e.continueFanout(p)
 	case psReplayListed:
 		e.replay(p)
@@ -255,6 +245,19 @@ func (e *engine) replay(p int32) {
 			return
 		}
 		e.counts.ReplaysAfterEnd++
+	}
+	if pr.hasHeld && pr.held == world.RunPending && !e.vs.replayOnStalePending {
+		// The replay starts from the run row its actor holds. A stale
+		// pending row (a last completer's lazy read) has no startedAt, and
+		// the published runtime cannot start a replay without one:
+		// createWorkflowSessionInner throws RUNTIME_ERROR ("has no
+		// startedAt timestamp", core 5.0.0-beta.52 dist/workflow.js) after
+		// the terminal-log check above, and the run is failed. Observed
+		// with simlab validate's stale reads (docs/VALIDATION.md); DOMAIN
+		// §7's "replay anyway" is the replay-on-stale-pending variant.
+		pr.state = psEnding
+		e.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+		return
 	}
 	for _, fan := range e.h.Runs[d.Run].Fanouts {
 		f := &e.fans[fan]

@@ -199,8 +199,8 @@ func TestTimeoutReportsRunAndCleansUp(t *testing.T) {
 // TestStalePendingLazyReadFailsTheRealRun: when a last completer's lazy
 // runs.get answers with a stale pending row, the published runtime does not
 // replay on (as DOMAIN §7 and the review fix's comment say): the row has no
-// startedAt and the replay fails the run. simlab's variant
-// replay-needs-started-at does the same; without it simlab continues.
+// startedAt and the replay fails the run. simlab does the same by default;
+// its variant replay-on-stale-pending continues, as DOMAIN §7 says.
 func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 	r := prepared(t)
 	sc, _ := model.Builtin("fanout")
@@ -217,14 +217,14 @@ func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(re.Msg, `no "startedAt"`) || len(re.RunIDs) != 1 {
 		t.Fatalf("got %v, want the run failed for want of startedAt", err)
 	}
-	// simlab, the same scenario over 10 seeds: continued on every stale
-	// pending read by default, failed with the variant wherever a queued
-	// completer (not the orchestrator's inline step) finished the fan-out.
+	// simlab, the same scenario over 10 seeds: failed by default wherever a
+	// queued completer (not the orchestrator's inline step) finished the
+	// fan-out, continued on every stale pending read with the variant.
 	failed := map[bool]int{}
 	for _, variant := range []bool{false, true} {
 		s := sc
 		if variant {
-			s.Variants = []string{"replay-needs-started-at"}
+			s.Variants = []string{"replay-on-stale-pending"}
 		}
 		for seed := uint64(1); seed <= 10; seed++ {
 			res, err := model.Run(&s, sim.NewPCG(seed), model.Options{})
@@ -236,8 +236,8 @@ func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 			}
 		}
 	}
-	if failed[false] != 0 || failed[true] == 0 {
-		t.Errorf("simlab runs failed: %d by default (want 0), %d with replay-needs-started-at (want some)", failed[false], failed[true])
+	if failed[false] == 0 || failed[true] != 0 {
+		t.Errorf("simlab runs failed: %d by default (want some, as published), %d with replay-on-stale-pending (want 0)", failed[false], failed[true])
 	}
 }
 
