@@ -229,12 +229,15 @@ func noCancels(sc *model.Scenario) { sc.Faults.Cancel, sc.Faults.CancelAt = 0, 0
 
 // stepsCreatedBeforeEnd keeps every step's step_created landing before its
 // run can end (no cancels, no lost creates, no misdeliveries, whose third
-// re-route fails the run): the condition under which, on the real store
-// order, no claim meets an ended run with a missing step
+// re-route fails the run, and no delivery cap, at which the World fails the
+// run of a message crashes used up: world-postgres's 3 attempts did, with a
+// second fan-out's create refused behind it): the condition under which, on
+// the real store order, no claim meets an ended run with a missing step
 // (TestShippedFetchFreeConsumerLoopsOnEndedRun).
 func stepsCreatedBeforeEnd(sc *model.Scenario) {
 	noCancels(sc)
 	sc.Faults.LostCreate, sc.Faults.Misdeliver = 0, 0
+	sc.Store.MaxDeliveries = 0
 }
 
 // both applies each condition in turn.
