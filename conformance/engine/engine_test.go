@@ -5,12 +5,15 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/sim"
+	"github.com/simlab/simlab/traces"
 )
 
 // optOut is the explicit opt-out of the tests that run the real engine;
@@ -68,8 +71,9 @@ func TestSmokeCountsMatch(t *testing.T) {
 	sc.Workflow.ResilientDispatch = false
 	const n = 8
 	inline := sc.Workflow.MaxInline
+	traceDir := t.TempDir()
 	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version, Cores[1].Version},
-		LegacyProducer: true, Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute})
+		LegacyProducer: true, Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute, TraceDir: traceDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +128,42 @@ func TestSmokeCountsMatch(t *testing.T) {
 	}
 	if !hasSpan {
 		t.Errorf("core %s emitted no workflow.execute span: %v", realNew.Core, realNew.SpanNames)
+	}
+	checkRealTrace(t, traceDir, realNew.Core)
+}
+
+// checkRealTrace runs simlab check --trace's judge over the real engine's
+// own spans of the fetch-free run: it judges what core's spans carry, says
+// why it cannot judge the rest, and finds nothing wrong with a clean run.
+func checkRealTrace(t *testing.T, dir, core string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "real-"+core+"-*-"+RunContext+"-rep*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("real traces of core %s in %s: %v, want one", core, dir, files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spans, err := traces.ReadJSONL(f)
+	if err != nil {
+		t.Fatalf("the real engine's trace %s does not read as OTLP JSON Lines: %v", files[0], err)
+	}
+	rep := spancheck.Check(spans)
+	judged, unjudged := 0, 0
+	for _, v := range rep.Verdicts {
+		if v.Judged {
+			judged++
+		} else if v.Why == "" {
+			t.Errorf("%s: not judged and no reason given", v.Property)
+		} else {
+			unjudged++
+		}
+	}
+	if len(rep.Runs) != 1 || judged < 3 || unjudged == 0 || rep.Failed() {
+		t.Fatalf("check --trace on core %s's spans: runs %v, %d judged, %d not, failed %v; want 1 run, several judged and some not, nothing violated:\n%+v",
+			core, rep.Runs, judged, unjudged, rep.Failed(), rep.Verdicts)
 	}
 }
 
