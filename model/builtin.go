@@ -70,7 +70,7 @@ var builtins = map[string]func() Scenario{
 		return goldenBase("golden-t2", "2-step fan-out, maxInline 1: the published step's redelivery is the last completer with one lazy read")
 	},
 	"golden-t3": func() Scenario {
-		s := goldenBase("golden-t3", "as t2, but the lazy read returns a stale pending: the replay still happens")
+		s := goldenBase("golden-t3", "as t2, but the lazy read returns a stale pending: the replay has no startedAt and the run fails, as core 5.0.0-beta.52 does (replay-on-stale-pending: it completes, as DOMAIN §7 claims)")
 		s.Store.StaleLag = time.Hour
 		s.Faults.StaleRead = 1
 		return s

@@ -96,16 +96,6 @@ func (lc *lastCompleter) lazyRead(p int32) {
 		return
 	}
 	pr.held, pr.hasHeld = st, true
-	if st == world.RunPending && lc.vs.replayNeedsStartedAt {
-		// A stale pending row has no startedAt, and the replay cannot
-		// start without one: the real runtime throws RUNTIME_ERROR ("has
-		// no startedAt timestamp", core 5.0.0-beta.52 dist/workflow.js
-		// createWorkflowSessionInner) and fails the run. Observed with
-		// simlab validate's stale reads (docs/VALIDATION.md).
-		pr.state = psEnding
-		lc.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
-		return
-	}
 	lc.continueFanout(p)
 }
 

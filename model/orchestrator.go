@@ -81,6 +81,19 @@ func (o *orchestrator) replay(p int32) {
 		}
 		o.counts.ReplaysAfterEnd++
 	}
+	if pr.hasHeld && pr.held == world.RunPending && !o.vs.replayOnStalePending {
+		// The replay starts from the run row its actor holds. A stale
+		// pending row (a last completer's lazy read) has no startedAt, and
+		// the published runtime cannot start a replay without one:
+		// createWorkflowSessionInner throws RUNTIME_ERROR ("has no
+		// startedAt timestamp", core 5.0.0-beta.52 dist/workflow.js) after
+		// the terminal-log check above, and the run is failed. Observed
+		// with simlab validate's stale reads (docs/VALIDATION.md); DOMAIN
+		// §7's "replay anyway" is the replay-on-stale-pending variant.
+		pr.state = psEnding
+		o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+		return
+	}
 	for _, fan := range o.h.Runs[d.Run].Fanouts {
 		f := &o.completer.fans[fan]
 		fo := &o.h.Fanouts[fan]

@@ -30,8 +30,8 @@ var variants = []Variant{
 		func(vs *variantSet) { vs.retryDropsCtx = true }},
 	{"atomic-fan-in", "proposed fix: the World says atomically whether a terminal write was its fan-out's last",
 		func(vs *variantSet) { vs.atomicFanIn = true }},
-	{"replay-needs-started-at", "as the published runtime (core 5.0.0-beta.52) behaves: a last completer whose lazy read is a stale pending row fails the run, its replay having no startedAt",
-		func(vs *variantSet) { vs.replayNeedsStartedAt = true }},
+	{"replay-on-stale-pending", "the last completer's replay on a stale pending lazy read completes the run, as DOMAIN §7 and the review fix claim (the published runtime fails the run instead: the replay has no startedAt)",
+		func(vs *variantSet) { vs.replayOnStalePending = true }},
 }
 
 // Variants lists every protocol variant in a stable order.
@@ -58,7 +58,7 @@ func variantByName(name string) (Variant, bool) {
 // variantSet is the set of switches a run uses, resolved once.
 type variantSet struct {
 	preFixFence, strictGate, rerouteDropsInput, attemptGatedRecovery, legacyProducers, atomicFanIn bool
-	replayIgnoresTerminalLog, retryDropsCtx, replayNeedsStartedAt                                  bool
+	replayIgnoresTerminalLog, retryDropsCtx, replayOnStalePending                                  bool
 }
 
 func resolveVariants(names []string) (variantSet, error) {

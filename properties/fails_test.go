@@ -251,6 +251,22 @@ var failingHistories = map[string]func(t *testing.T){
 		h = firstFailing(t, "no-work-after-visible-end", "faults", 200, "replay-ignores-terminal-log")
 		violates(t, "no-work-after-visible-end", h, "was told the run had ended", "entity_conflict")
 	},
+	"run-fails-for-a-reason": func(t *testing.T) {
+		// As published, a stale pending lazy read fails the run: the replay
+		// has no startedAt. The replay DOMAIN §7 describes completes it.
+		h := history(t, "golden-t3", 1, "replay-on-stale-pending")
+		holdsOn(t, "run-fails-for-a-reason", h)
+		violates(t, "run-fails-for-a-reason", history(t, "golden-t3", 1), "no step failed for good", "runs.get → pending (stale)")
+		// An edit: a run failed by a step gives its reason; take it away.
+		h = firstFailingBody(t)
+		holdsOn(t, "run-fails-for-a-reason", h)
+		for i := range h.Accepted {
+			if h.Accepted[i].Type == world.EvStepFailed {
+				h.Accepted[i].Type = world.EvStepCompleted
+			}
+		}
+		violates(t, "run-fails-for-a-reason", h, "no step failed for good", "run_failed")
+	},
 	"recovery-in-band": func(t *testing.T) {
 		h := firstFailing(t, "recovery-in-band", "golden-t1", 100, "attempt-gated-recovery")
 		violates(t, "recovery-in-band", h, "missing and ended", "not_found")
@@ -388,4 +404,25 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 		c.edit(h, msg)
 		violates(t, "liveness", h, c.fate, "last accepted: ")
 	}
+}
+
+// firstFailingBody returns a fanout history whose run failed because a step
+// failed for good (every body throws, so retries run out).
+func firstFailingBody(t *testing.T) *model.History {
+	t.Helper()
+	sc, err := model.Spec{Scenario: "fanout", Sets: []string{"faults.body_failure=1", "workflow.fanouts=2"}}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.History.Accepted {
+		if res.History.Accepted[i].Type == world.EvStepFailed {
+			return res.History
+		}
+	}
+	t.Fatal("no step failed for good with every body throwing")
+	return nil
 }

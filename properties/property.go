@@ -57,6 +57,7 @@ var all = []Property{
 	plain("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
 	plain("attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount),
 	onObserved("run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun),
+	plain("run-fails-for-a-reason", "a run fails only when a step failed for good, a message ran out of deployment re-routes or was retired at the delivery cap", runFailsForAReason),
 	plain("reroute-preserves-message", "a re-routed message equals the original but for its retry counter and routing", reroutePreservesMessage),
 	onObserved("pinned-deployment", "a run's steps and replays execute only on the deployment the run is pinned to", pinnedDeployment),
 	onObserved("producer-stamps-run-context", "every step message a v2 producer publishes, at every dispatch site, carries the runContext of the run row it read", producerStampsRunContext),

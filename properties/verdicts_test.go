@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/properties/search"
 	"github.com/simlab/simlab/sim"
 )
@@ -215,11 +216,11 @@ func TestShippedHoldsTheRest(t *testing.T) {
 	// follows the real Worlds' order of checks:
 	// TestShippedFetchFreeConsumerLoopsOnEndedRun.
 	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd))
-	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
+	holds(t, fanoutFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
 	// With v1 consumers still deployed, liveness holds only without stale
 	// reads: see TestShippedLegacyPrologueLosesStepsOnStaleReads.
 	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd))
-	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
+	holds(t, skewFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
 }
 
 func noStaleReads(sc *model.Scenario) { sc.Faults.StaleRead = 0 }
@@ -228,12 +229,15 @@ func noCancels(sc *model.Scenario) { sc.Faults.Cancel, sc.Faults.CancelAt = 0, 0
 
 // stepsCreatedBeforeEnd keeps every step's step_created landing before its
 // run can end (no cancels, no lost creates, no misdeliveries, whose third
-// re-route fails the run): the condition under which, on the real store
-// order, no claim meets an ended run with a missing step
+// re-route fails the run, and no delivery cap, at which the World fails the
+// run of a message crashes used up: world-postgres's 3 attempts did, with a
+// second fan-out's create refused behind it): the condition under which, on
+// the real store order, no claim meets an ended run with a missing step
 // (TestShippedFetchFreeConsumerLoopsOnEndedRun).
 func stepsCreatedBeforeEnd(sc *model.Scenario) {
 	noCancels(sc)
 	sc.Faults.LostCreate, sc.Faults.Misdeliver = 0, 0
+	sc.Store.MaxDeliveries = 0
 }
 
 // both applies each condition in turn.
@@ -243,6 +247,15 @@ func both(fs ...func(*model.Scenario)) func(*model.Scenario) {
 			f(sc)
 		}
 	}
+}
+
+// A finding of the real engine (docs/VALIDATION.md): a last completer whose
+// lazy read answers a stale pending row fails the run, because the replay
+// has no startedAt (core 5.0.0-beta.52). run-fails-for-a-reason finds it
+// with one stale read; the replay DOMAIN §7 describes holds it.
+func TestShippedFindsRunFailedByAStaleLazyRead(t *testing.T) {
+	finds(t, fanoutFamily, nil, "run-fails-for-a-reason", withStaleReads)
+	holds(t, fanoutFamily, []string{"replay-on-stale-pending"}, propsNamed("run-fails-for-a-reason"), withStaleReads)
 }
 
 // A finding of the real store order (docs/MODEL.md, docs/CONFORMANCE.md):
@@ -288,10 +301,10 @@ func TestAtomicFanInHoldsAll(t *testing.T) {
 	// its run can end: TestShippedFetchFreeConsumerLoopsOnEndedRun (the
 	// fan-in does not change how a claim meets an ended run).
 	holds(t, fanoutFamily, []string{"atomic-fan-in"}, All(), both(noStaleReads, stepsCreatedBeforeEnd))
-	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("run-context-matches-run", "liveness", "recovery-in-band"), nil)
+	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("run-fails-for-a-reason", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
 	// v1 consumers lose steps on stale reads whatever the fan-in does.
 	holds(t, skewFamily, []string{"atomic-fan-in"}, All(), both(noStaleReads, stepsCreatedBeforeEnd))
-	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("liveness", "run-context-matches-run", "recovery-in-band"), nil)
+	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("run-fails-for-a-reason", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
 }
 
 // crashesAndCancels is the pre-fix row's condition: a claimed step's
@@ -309,8 +322,10 @@ func TestPreFixFenceFindsStartOnTerminal(t *testing.T) {
 func TestPreFixFenceHoldsTheRest(t *testing.T) {
 	// Liveness and recovery-in-band only when every step is created before
 	// its run can end: TestShippedFetchFreeConsumerLoopsOnEndedRun.
-	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), stepsCreatedBeforeEnd)
-	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
+	// run-fails-for-a-reason: stale lazy reads fail runs
+	// (TestShippedFindsRunFailedByAStaleLazyRead).
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("run-fails-for-a-reason", "no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), stepsCreatedBeforeEnd)
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("run-fails-for-a-reason", "no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
 }
 
 // withStaleReads is the strict gate's row condition: reads may be stale by
@@ -342,7 +357,7 @@ func TestLegacyProducersHoldAndPayOneReadPerQueuedBranch(t *testing.T) {
 	// on an ended run, where the real order answers NotFound and the step
 	// cannot be created any more (recovery-in-band; see
 	// TestShippedFetchFreeConsumerLoopsOnEndedRun).
-	holds(t, fanoutFamily, []string{"legacy-producers"}, allBut("liveness", "recovery-in-band"), nil)
+	holds(t, fanoutFamily, []string{"legacy-producers"}, allBut("run-fails-for-a-reason", "liveness", "recovery-in-band"), nil)
 	// Fresh reads too can say running just before the run ends: all hold
 	// when every step is created before its run can end.
 	holds(t, fanoutFamily, []string{"legacy-producers"}, All(), both(noStaleReads, stepsCreatedBeforeEnd))
@@ -416,21 +431,33 @@ func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
 // workflowRun from its lazy read's row and stamps the next fan-out's
 // messages with runDispatchContext(workflowRun). A stale pending row has no
 // startedAt, so neither has that runContext: it no longer equals the run's
-// immutable identity. The model stamps what the producer read, so the
-// shipped protocol breaks run-context-matches-run under stale lazy reads
-// with a second fan-out, while every producer stamps what it read.
-func TestShippedStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
-	sc, err := model.Spec{Scenario: "golden-t3", Sets: []string{"workflow.fanouts=2,2"}}.Load()
-	if err != nil {
-		t.Fatal(err)
+// immutable identity. As published, the replay fails the run before it
+// publishes anything (no startedAt: RUNTIME_ERROR, docs/VALIDATION.md), so
+// the wrong stamp shows only where the replay goes on, as DOMAIN §7 says it
+// does (replay-on-stale-pending): there every producer still stamps what it
+// read, and run-context-matches-run finds the stamp.
+func TestStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
+	check := func(variants ...string) (*model.History, []Violation) {
+		sc, err := model.Spec{Scenario: "golden-t3", Sets: []string{"workflow.fanouts=2,2"}, Variants: variants}.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.History, Check(res.History, propsNamed("run-context-matches-run", "producer-stamps-run-context"))
 	}
-	res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vs := Check(res.History, propsNamed("run-context-matches-run", "producer-stamps-run-context"))
+	h, vs := check("replay-on-stale-pending")
 	if len(vs) != 1 || vs[0].Property != "run-context-matches-run" || !strings.Contains(vs[0].Message, "StartedAt:+0s") {
-		t.Fatalf("want one run-context-matches-run violation with no startedAt, got %v", vs)
+		t.Fatalf("replay-on-stale-pending: want one run-context-matches-run violation with no startedAt, got %v", vs)
+	}
+	if h.FinalRuns[0].Status != world.RunCompleted {
+		t.Fatalf("replay-on-stale-pending: run %v, want completed", h.FinalRuns[0].Status)
+	}
+	h, vs = check()
+	if len(vs) != 0 || h.FinalRuns[0].Status != world.RunFailed {
+		t.Fatalf("as published: run %v and %v; want the run failed before its second fan-out, no stamp to judge", h.FinalRuns[0].Status, vs)
 	}
 }
 
@@ -440,5 +467,5 @@ func TestShippedStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
 func TestSwarmShippedHoldsTheRest(t *testing.T) {
 	// recovery-in-band: a claim on an ended run whose step never landed
 	// cannot create it on the real Worlds (TestShippedFetchFreeConsumerLoopsOnEndedRun).
-	holds(t, swarmFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
+	holds(t, swarmFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
 }

@@ -128,10 +128,11 @@ func Honourable(sc model.Scenario) error {
 	}
 	for _, v := range sc.Variants {
 		// legacy-producers is a producer that stamps no runContext (the
-		// harness strips it); replay-needs-started-at is what the published
-		// runtime does anyway. The others change the protocol away from it.
-		if v != "legacy-producers" && v != "replay-needs-started-at" {
-			return refuse("variants", v, "a model switch with no counterpart in the published runtime (only legacy-producers and replay-needs-started-at have one)")
+		// harness strips it). The others change the protocol away from the
+		// published runtime (replay-on-stale-pending included: the runtime
+		// fails that replay, which is simlab's default).
+		if v != "legacy-producers" {
+			return refuse("variants", v, "a model switch with no counterpart in the published runtime (only legacy-producers has one)")
 		}
 	}
 	switch {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/sim"
+	"github.com/simlab/simlab/traces"
 )
 
 // optOut is the explicit opt-out of the tests that run the real engine;
@@ -68,8 +71,9 @@ func TestSmokeCountsMatch(t *testing.T) {
 	sc.Workflow.ResilientDispatch = false
 	const n = 8
 	inline := sc.Workflow.MaxInline
+	traceDir := t.TempDir()
 	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version, Cores[1].Version},
-		LegacyProducer: true, Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute})
+		LegacyProducer: true, Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute, TraceDir: traceDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +128,42 @@ func TestSmokeCountsMatch(t *testing.T) {
 	}
 	if !hasSpan {
 		t.Errorf("core %s emitted no workflow.execute span: %v", realNew.Core, realNew.SpanNames)
+	}
+	checkRealTrace(t, traceDir, realNew.Core)
+}
+
+// checkRealTrace runs simlab check --trace's judge over the real engine's
+// own spans of the fetch-free run: it judges what core's spans carry, says
+// why it cannot judge the rest, and finds nothing wrong with a clean run.
+func checkRealTrace(t *testing.T, dir, core string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "real-"+core+"-*-"+RunContext+"-rep*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("real traces of core %s in %s: %v, want one", core, dir, files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spans, err := traces.ReadJSONL(f)
+	if err != nil {
+		t.Fatalf("the real engine's trace %s does not read as OTLP JSON Lines: %v", files[0], err)
+	}
+	rep := spancheck.Check(spans)
+	judged, unjudged := 0, 0
+	for _, v := range rep.Verdicts {
+		if v.Judged {
+			judged++
+		} else if v.Why == "" {
+			t.Errorf("%s: not judged and no reason given", v.Property)
+		} else {
+			unjudged++
+		}
+	}
+	if len(rep.Runs) != 1 || judged < 3 || unjudged == 0 || rep.Failed() {
+		t.Fatalf("check --trace on core %s's spans: runs %v, %d judged, %d not, failed %v; want 1 run, several judged and some not, nothing violated:\n%+v",
+			core, rep.Runs, judged, unjudged, rep.Failed(), rep.Verdicts)
 	}
 }
 
@@ -199,8 +239,8 @@ func TestTimeoutReportsRunAndCleansUp(t *testing.T) {
 // TestStalePendingLazyReadFailsTheRealRun: when a last completer's lazy
 // runs.get answers with a stale pending row, the published runtime does not
 // replay on (as DOMAIN §7 and the review fix's comment say): the row has no
-// startedAt and the replay fails the run. simlab's variant
-// replay-needs-started-at does the same; without it simlab continues.
+// startedAt and the replay fails the run. simlab does the same by default;
+// its variant replay-on-stale-pending continues, as DOMAIN §7 says.
 func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 	r := prepared(t)
 	sc, _ := model.Builtin("fanout")
@@ -217,14 +257,14 @@ func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 	if !errors.As(err, &re) || !strings.Contains(re.Msg, `no "startedAt"`) || len(re.RunIDs) != 1 {
 		t.Fatalf("got %v, want the run failed for want of startedAt", err)
 	}
-	// simlab, the same scenario over 10 seeds: continued on every stale
-	// pending read by default, failed with the variant wherever a queued
-	// completer (not the orchestrator's inline step) finished the fan-out.
+	// simlab, the same scenario over 10 seeds: failed by default wherever a
+	// queued completer (not the orchestrator's inline step) finished the
+	// fan-out, continued on every stale pending read with the variant.
 	failed := map[bool]int{}
 	for _, variant := range []bool{false, true} {
 		s := sc
 		if variant {
-			s.Variants = []string{"replay-needs-started-at"}
+			s.Variants = []string{"replay-on-stale-pending"}
 		}
 		for seed := uint64(1); seed <= 10; seed++ {
 			res, err := model.Run(&s, sim.NewPCG(seed), model.Options{})
@@ -236,8 +276,8 @@ func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 			}
 		}
 	}
-	if failed[false] != 0 || failed[true] == 0 {
-		t.Errorf("simlab runs failed: %d by default (want 0), %d with replay-needs-started-at (want some)", failed[false], failed[true])
+	if failed[false] == 0 || failed[true] != 0 {
+		t.Errorf("simlab runs failed: %d by default (want some, as published), %d with replay-on-stale-pending (want 0)", failed[false], failed[true])
 	}
 }
 
