@@ -47,6 +47,7 @@ func (lc *lastCompleter) checkPending(p int32) {
 	lc.call(p, OpEventsList, 0, world.NoStep, d.Fanout)
 }
 
+// listed is the log listed: an empty pending set makes p a last completer.
 func (lc *lastCompleter) listed(p int32) {
 	if !lc.calls[lc.procs[p].lastCall].PendingEmpty {
 		lc.done(p, DispAck, 0)
@@ -119,6 +120,10 @@ func (lc *lastCompleter) pendingEmpty(fan int32) bool {
 	f := &lc.fans[fan]
 	return f.created == f.finished
 }
+
+// prologueRead counts a legacy prologue read of one of fan-out fan's
+// deliveries (History.Fanouts[fan].PrologueFetches at the end).
+func (lc *lastCompleter) prologueRead(fan int32) { lc.fans[fan].prologue++ }
 
 // answerConflict is the atomic World's answer to a completer whose write
 // found the step already finished (a redelivery after a crash): if the

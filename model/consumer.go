@@ -22,6 +22,8 @@ const maxReroutes = 3
 // consumer is a step message's handler.
 type consumer struct{ *engine }
 
+// legacy says delivery p reads the run before its claim: a v1 consumer, an
+// inline step (no message), or a message without runContext.
 func (con *consumer) legacy(p int32) bool {
 	m := con.msgOf(p)
 	return m == nil || !m.HasCtx || con.h.Deliveries[p].Version == V1
@@ -36,7 +38,7 @@ func (con *consumer) prologue(p int32) {
 	reensure := d.Attempt > 1 && m.HasInput
 	if con.legacy(p) {
 		d.Prologue = PrologueRunsGet
-		con.completer.fans[d.Fanout].prologue++
+		con.completer.prologueRead(d.Fanout)
 		con.counts.PrologueFetches++
 		con.read(p, ReasonPrologue, d.Fanout)
 	} else {
@@ -50,6 +52,9 @@ func (con *consumer) prologue(p int32) {
 	}
 }
 
+// prologueDone is the prologue answered: a run that is not running ends the
+// delivery; the deployment guard checks the run's deployment (from the read,
+// or from runContext); then the claim.
 func (con *consumer) prologueDone(p int32) {
 	d := &con.h.Deliveries[p]
 	pr := &con.procs[p]
@@ -102,12 +107,15 @@ func (con *consumer) reroute(p int32, runDep int32) {
 	con.publish(p, m, SiteReroute, con.deployments[d.Deployment].Producer)
 }
 
+// claimStep writes step_started: the claim.
 func (con *consumer) claimStep(p int32) {
 	d := &con.h.Deliveries[p]
 	con.procs[p].state = psClaimed
 	con.call(p, OpEventsCreate, world.EvStepStarted, d.Step, d.Fanout)
 }
 
+// claimed is the claim answered: run the body, or end the delivery as the
+// World's answer says (gone, skipped, throttled, or recover a missing step).
 func (con *consumer) claimed(p int32) {
 	d := &con.h.Deliveries[p]
 	pr := &con.procs[p]
@@ -188,6 +196,8 @@ func (con *consumer) bodyDone(p int32) {
 	}
 }
 
+// terminalWritten is the terminal write answered: a retry re-publishes the
+// step; a completion or failure goes on to the fan-in (completer.go).
 func (con *consumer) terminalWritten(p int32) {
 	c := &con.calls[con.procs[p].lastCall]
 	switch c.Result {

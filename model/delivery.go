@@ -74,6 +74,7 @@ func (e *engine) call(p int32, op Op, ev world.EventType, step world.StepID, fan
 	return idx
 }
 
+// read issues p's runs.get; p reads its answer after the join (getCall).
 func (e *engine) read(p int32, reason ReadReason, fan int32) {
 	idx := e.call(p, OpRunsGet, 0, world.NoStep, fan)
 	e.calls[idx].Reason = reason
@@ -203,6 +204,7 @@ func (e *engine) settle(p int32, disp Disposition, delay sim.Time) {
 	}
 }
 
+// outcome records what p's step came to and counts it.
 func (e *engine) outcome(p int32, o StepOutcome) {
 	e.h.Deliveries[p].Outcome = o
 	switch o {
@@ -216,6 +218,7 @@ func (e *engine) outcome(p int32, o StepOutcome) {
 	}
 }
 
+// msgOf is the message p handles, nil for an inline step.
 func (e *engine) msgOf(p int32) *Message {
 	if m := e.h.Deliveries[p].Msg; m >= 0 {
 		return &e.h.Messages[m]

@@ -28,6 +28,8 @@ func (o *orchestrator) begin(p int32) {
 	o.read(p, ReasonOrchestrator, -1)
 }
 
+// loaded is the run read: a run that ended is gone, a run pinned to another
+// deployment is re-routed, a pending run is started, else its log is listed.
 func (o *orchestrator) loaded(p int32) {
 	d := &o.h.Deliveries[p]
 	pr := &o.procs[p]
@@ -170,6 +172,7 @@ func (o *orchestrator) suspendChunk(p int32) {
 	}
 }
 
+// dispatchSite names where in the runtime a step message is published.
 func (o *orchestrator) dispatchSite(run world.RunID, resilient bool) Site {
 	switch {
 	case o.h.Runs[run].Engine == EngineQuickJS:
