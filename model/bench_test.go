@@ -12,6 +12,12 @@ import (
 type benchTotals struct {
 	calls, events, runs int
 	virtual             sim.Time
+	// stopped counts seeds that ran into the scenario's limits instead of
+	// draining: swarm draws worlds in which a fetch-free consumer meets an
+	// ended run with its step missing and, on world-local (no delivery cap),
+	// is redelivered until the time limit (docs/MODEL.md, finding 9). That is
+	// a liveness finding, not a benchmark failure; it is reported per op.
+	stopped int
 }
 
 // benchScenario runs sc once per iteration, each with its own seed.
@@ -26,7 +32,7 @@ func benchScenario(b *testing.B, sc *Scenario, opts Options) benchTotals {
 			b.Fatal(err)
 		}
 		if !r.History.Drained {
-			b.Fatalf("seed %d did not drain", seed)
+			tot.stopped++
 		}
 		seed++
 		tot.calls += r.Counts.StoreCalls
@@ -66,6 +72,9 @@ func benchBuiltin(b *testing.B, name string, virtual bool) {
 		b.Fatalf("no built-in scenario %q", name)
 	}
 	tot := benchScenario(b, &sc, Options{})
+	if tot.stopped > 0 {
+		b.ReportMetric(float64(tot.stopped)/float64(b.N), "limit-stopped/op")
+	}
 	b.ReportMetric(perSecond(b, float64(tot.events)), "events/s")
 	b.ReportMetric(perSecond(b, float64(tot.runs)), "runs/s")
 	if virtual {
