@@ -190,19 +190,45 @@ func TestShardsCoverEverySeedOnce(t *testing.T) {
 
 // The README lists every variant and property with its line; a new one
 // must be documented there too.
+// The README's variant and property tables are generated from the
+// registries (model.Variants, properties.All): adding one is a row in its
+// registry, and -update rewrites the tables between their markers.
 func TestREADMEListsEveryVariantAndProperty(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	const path = "../../README.md"
+	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var variants, props strings.Builder
+	variants.WriteString("| variant | what it changes |\n|---|---|\n")
 	for _, v := range model.Variants() {
-		if !strings.Contains(string(readme), "| `"+v.Name+"` | "+v.Desc+" |") {
-			t.Errorf("README.md lacks the variant %s with its description", v.Name)
+		fmt.Fprintf(&variants, "| `%s` | %s |\n", v.Name, v.Desc)
+	}
+	props.WriteString("| property | what it says |\n|---|---|\n")
+	for _, p := range properties.All() {
+		fmt.Fprintf(&props, "| `%s` | %s |\n", p.Name, p.Desc)
+	}
+	text := string(readme)
+	for _, tb := range []struct{ name, body string }{{"variants", variants.String()}, {"properties", props.String()}} {
+		begin := "<!-- " + tb.name + ": generated from "
+		end := "<!-- end " + tb.name + " -->"
+		i := strings.Index(text, begin)
+		j := strings.Index(text, end)
+		if i < 0 || j < i {
+			t.Fatalf("README.md has no %q ... %q block", begin, end)
+		}
+		i += strings.Index(text[i:], "-->\n") + len("-->\n")
+		if text[i:j] != tb.body {
+			if !*updateCLIDoc {
+				t.Errorf("README.md's %s table is stale: regenerate it with go test ./cmd/simlab -run README -update", tb.name)
+				continue
+			}
+			text = text[:i] + tb.body + text[j:]
 		}
 	}
-	for _, p := range properties.All() {
-		if !strings.Contains(string(readme), "| `"+p.Name+"` | "+p.Desc+" |") {
-			t.Errorf("README.md lacks the property %s with its description", p.Name)
+	if *updateCLIDoc && text != string(readme) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -52,6 +52,13 @@ func TestEveryPropertyGetsAVerdict(t *testing.T) {
 	if !slices.Equal(Names(), properties.Names()) {
 		t.Fatalf("spancheck judges %v, properties has %v", Names(), properties.Names())
 	}
+	// Every span rule is about a property that exists (a renamed property
+	// must not leave its rule behind, judging nothing).
+	for _, c := range checks {
+		if !slices.Contains(properties.Names(), c.name) {
+			t.Errorf("span rule %q names no property", c.name)
+		}
+	}
 	_, spans := export(t, "golden-t2", 1)
 	for _, v := range Check(spans).Verdicts {
 		if v.Why == "" {
