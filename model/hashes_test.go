@@ -13,7 +13,7 @@ import (
 var updateHashes = flag.Bool("update-hashes", false, "rewrite testdata/history-hashes.golden from the current code")
 
 // TestHistoryHashesAreUnchanged pins the history hash of every built-in
-// scenario for seeds 1..50. A refactoring must leave every line as it is; a
+// scenario for seeds 1..50, and under each variant for seeds 1..10. A refactoring must leave every line as it is; a
 // change that means to alter behaviour (a truer store rule, a new protocol
 // step) regenerates the file with -update-hashes, and the diff shows which
 // scenarios it touched.
@@ -28,6 +28,17 @@ func TestHistoryHashesAreUnchanged(t *testing.T) {
 				t.Fatalf("%s seed %d: %v", name, seed, err)
 			}
 			fmt.Fprintf(&b, "%s %d %016x\n", name, seed, r.History.Hash)
+		}
+		for _, v := range VariantNames() {
+			for seed := uint64(1); seed <= 10; seed++ {
+				s := sc
+				s.Variants = append(append([]string(nil), sc.Variants...), v)
+				r, err := Run(&s, sim.NewPCG(seed), Options{Seed: seed})
+				if err != nil {
+					t.Fatalf("%s +%s seed %d: %v", name, v, seed, err)
+				}
+				fmt.Fprintf(&b, "%s+%s %d %016x\n", name, v, seed, r.History.Hash)
+			}
 		}
 	}
 	const path = "testdata/history-hashes.golden"
