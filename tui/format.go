@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	seedgrammar "github.com/simlab/simlab/model/seeds"
 )
 
 // fmtDur renders a virtual duration with about four significant digits, in
@@ -90,27 +92,11 @@ func fitLeft(s string, w int) string {
 	return strings.TrimRight(fit(s, w), " ")
 }
 
-// seedList renders seeds compactly, runs of three or more consecutive
-// seeds as a range: 1–8, 1,3,5, or 1–8,42.
+// seedList renders seeds compactly for people, in the one seed grammar
+// (seeds.Format) with an en dash for ranges: 1–8, 1,3,5, or 1–8,42.
 func seedList(seeds []uint64) string {
 	if len(seeds) == 0 {
 		return "none"
 	}
-	var parts []string
-	for i := 0; i < len(seeds); {
-		j := i
-		for j+1 < len(seeds) && seeds[j+1] == seeds[j]+1 {
-			j++
-		}
-		switch {
-		case j-i >= 2:
-			parts = append(parts, fmt.Sprintf("%d–%d", seeds[i], seeds[j]))
-		default:
-			for k := i; k <= j; k++ {
-				parts = append(parts, strconv.FormatUint(seeds[k], 10))
-			}
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
+	return strings.ReplaceAll(seedgrammar.Format(seeds), "..", "–")
 }
