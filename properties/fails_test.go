@@ -20,7 +20,14 @@ import (
 // history simulates a scenario (with variants) for one seed, recorded.
 func history(t *testing.T, scenario string, seed uint64, variants ...string) *model.History {
 	t.Helper()
-	sc, err := model.Spec{Scenario: scenario, Variants: variants}.Load()
+	return recorded(t, model.Spec{Scenario: scenario, Variants: variants}, seed)
+}
+
+// recorded simulates what spec names (--set knobs included) for one seed,
+// recording the History.
+func recorded(t *testing.T, spec model.Spec, seed uint64) *model.History {
+	t.Helper()
+	sc, err := spec.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,17 +417,10 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 // failed for good (every body throws, so retries run out).
 func firstFailingBody(t *testing.T) *model.History {
 	t.Helper()
-	sc, err := model.Spec{Scenario: "fanout", Sets: []string{"faults.body_failure=1", "workflow.fanouts=2"}}.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range res.History.Accepted {
-		if res.History.Accepted[i].Type == world.EvStepFailed {
-			return res.History
+	h := recorded(t, model.Spec{Scenario: "fanout", Sets: []string{"faults.body_failure=1", "workflow.fanouts=2"}}, 1)
+	for i := range h.Accepted {
+		if h.Accepted[i].Type == world.EvStepFailed {
+			return h
 		}
 	}
 	t.Fatal("no step failed for good with every body throwing")

@@ -438,15 +438,8 @@ func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
 // read, and run-context-matches-run finds the stamp.
 func TestStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
 	check := func(variants ...string) (*model.History, []Violation) {
-		sc, err := model.Spec{Scenario: "golden-t3", Sets: []string{"workflow.fanouts=2,2"}, Variants: variants}.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.History, Check(res.History, propsNamed("run-context-matches-run", "producer-stamps-run-context"))
+		h := recorded(t, model.Spec{Scenario: "golden-t3", Sets: []string{"workflow.fanouts=2,2"}, Variants: variants}, 1)
+		return h, Check(h, propsNamed("run-context-matches-run", "producer-stamps-run-context"))
 	}
 	h, vs := check("replay-on-stale-pending")
 	if len(vs) != 1 || vs[0].Property != "run-context-matches-run" || !strings.Contains(vs[0].Message, "StartedAt:+0s") {
