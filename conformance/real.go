@@ -37,6 +37,8 @@ var pinned = map[string]string{
 	"wl-fixed": "5.0.0-beta.45",
 	"wl-pre":   "5.0.0-beta.43",
 	"wpg-pre":  "5.0.0-beta.27",
+	"wl-b46":   "5.0.0-beta.46",
+	"wpg-b29":  "5.0.0-beta.29",
 }
 
 // EnsurePackages installs the pinned packages into dir/node_modules unless
