@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/model/world"
 	"pgregory.net/rapid"
 )
 
 var (
 	sequencesFlag = flag.String("sequences", "", "replay the sequence file FILE (docs/CONFORMANCE.md) instead of generating sequences")
-	worldFlag     = flag.String("world", "", "check only this World: wl-fixed, wl-pre or wpg-pre (default: all three)")
+	worldFlag     = flag.String("world", "", "check only this World: wl-fixed, wl-pre, wl-b46, wpg-pre or wpg-b29 (default: all)")
 )
 
 // stopper stops what the test started on Ctrl-C too: go test's default
@@ -65,14 +66,14 @@ const sequencesPerDriver = 500
 func startWorld(t *testing.T, w World, st *stopper) *host {
 	t.Helper()
 	h := &host{t: t, w: w, st: st}
-	if w.Name == "wpg-pre" {
+	if w.Postgres() {
 		pg, err := StartPostgres()
 		if err != nil {
 			t.Fatalf("PostgreSQL for %s: %v", w.Package, err)
 		}
 		st.add(pg.Stop)
 		t.Cleanup(pg.Stop)
-		if err := Migrate(pg, t.TempDir()); err != nil {
+		if err := Migrate(pg, w.Name, t.TempDir()); err != nil {
 			t.Fatalf("%s: %v", w.Package, err)
 		}
 		h.env = append(h.env, "WORKFLOW_POSTGRES_URL="+pg.URL())
@@ -170,7 +171,7 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantFence := map[string]string{"wl-fixed": "run_expired", "wl-pre": "ok", "wpg-pre": "ok"}[w.Name]
+			wantFence := map[world.Fence]string{world.FenceFixed: "run_expired", world.FencePreFix: "ok"}[w.Fence]
 			if got := fence[len(fence)-1].Res; got != wantFence {
 				t.Fatalf("%s answered %s to a redelivered step_started on an ended run, want %s: is the driver hosting the pinned version?", w.Package, got, wantFence)
 			}

@@ -56,7 +56,7 @@ func TestRunModelFollowsTheWorldsFence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"wl-fixed": "run_expired", "wl-pre": "ok", "wpg-pre": "ok"}
+	want := map[string]string{"wl-fixed": "run_expired", "wl-pre": "ok", "wl-b46": "run_expired", "wpg-pre": "ok", "wpg-b29": "ok"}
 	for _, w := range Worlds {
 		got := RunModel(w, known.Sequences[0].Calls)
 		if r := got[len(got)-1].Res; r != want[w.Name] {

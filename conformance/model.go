@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/simlab/simlab/model"
@@ -25,7 +26,13 @@ var Worlds = []World{
 	{Name: "wl-fixed", Package: "@workflow/world-local@5.0.0-beta.45", Profile: "world-local", Fence: world.FenceFixed},
 	{Name: "wl-pre", Package: "@workflow/world-local@5.0.0-beta.43", Profile: "world-local", Fence: world.FencePreFix, Variant: "pre-fix-fence"},
 	{Name: "wpg-pre", Package: "@workflow/world-postgres@5.0.0-beta.27", Profile: "world-postgres", Fence: world.FencePreFix, Variant: "pre-fix-fence"},
+	{Name: "wl-b46", Package: "@workflow/world-local@5.0.0-beta.46", Profile: "world-local", Fence: world.FenceFixed},
+	{Name: "wpg-b29", Package: "@workflow/world-postgres@5.0.0-beta.29", Profile: "world-postgres", Fence: world.FencePreFix, Variant: "pre-fix-fence"},
 }
+
+// Postgres reports whether the World stores in PostgreSQL (the test starts
+// a cluster and applies the package's migrations for it).
+func (w World) Postgres() bool { return w.Profile == "world-postgres" }
 
 // WorldByName finds a World by its driver name.
 func WorldByName(name string) (World, error) {
@@ -34,7 +41,11 @@ func WorldByName(name string) (World, error) {
 			return w, nil
 		}
 	}
-	return World{}, fmt.Errorf("world %q: want one of wl-fixed, wl-pre, wpg-pre", name)
+	names := make([]string, len(Worlds))
+	for i, w := range Worlds {
+		names[i] = w.Name
+	}
+	return World{}, fmt.Errorf("world %q: want one of %s", name, strings.Join(names, ", "))
 }
 
 // modelNow is the model's "now" for every call: far from 0 so that

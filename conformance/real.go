@@ -148,9 +148,9 @@ func (l *lockedBuffer) String() string {
 // callTimeout bounds one call of a hung driver; real calls take milliseconds.
 const callTimeout = 60 * time.Second
 
-// StartDriver starts driver.mjs for world (wl-fixed, wl-pre, wpg-pre) with
-// tmp as its working directory, HOME and data directory. env adds variables
-// (WORKFLOW_POSTGRES_URL for wpg-pre). The process runs in its own process
+// StartDriver starts driver.mjs for world (a World's Name) with tmp as its
+// working directory, HOME and data directory. env adds variables
+// (WORKFLOW_POSTGRES_URL for world-postgres). The process runs in its own process
 // group so Close can stop everything it started.
 func StartDriver(world, tmp string, env ...string) (*Driver, error) {
 	node, err := exec.LookPath("node")
@@ -419,19 +419,20 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Migrate applies world-postgres's own migrations (its bin/setup.js) to the
-// cluster, with tmp as the working directory and HOME.
-func Migrate(p *Postgres, tmp string) error {
+// Migrate applies the migrations of the world-postgres package installed as
+// alias (wpg-pre, wpg-b29: its own bin/setup.js) to the cluster, with tmp as
+// the working directory and HOME.
+func Migrate(p *Postgres, alias, tmp string) error {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return fmt.Errorf("node not found on PATH: %s", installHint)
 	}
-	cmd := exec.Command(node, filepath.Join(WorldsDir(), "node_modules", "wpg-pre", "bin", "setup.js"))
+	cmd := exec.Command(node, filepath.Join(WorldsDir(), "node_modules", alias, "bin", "setup.js"))
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "HOME="+tmp, "WORKFLOW_POSTGRES_URL="+p.URL())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("world-postgres setup.js failed (%v): %s", err, lastLines(out, 8))
+		return fmt.Errorf("%s setup.js failed (%v): %s", alias, err, lastLines(out, 8))
 	}
 	return nil
 }

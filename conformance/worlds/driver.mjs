@@ -4,7 +4,7 @@
 // (accepted, or the error class) and the run's and the step's status and
 // attempt read back right after the call.
 //
-//   node driver.mjs --world wl-fixed|wl-pre|wpg-pre --dir TMPDIR
+//   node driver.mjs --world wl-fixed|wl-pre|wl-b46|wpg-pre|wpg-b29 --dir TMPDIR
 //
 // world-local keeps its data in TMPDIR/data; world-postgres uses the database
 // named by WORKFLOW_POSTGRES_URL (the Go test starts a throwaway cluster and
@@ -31,22 +31,22 @@ function flag(name) {
 }
 const which = flag('--world');
 const dir = flag('--dir');
-const packages = { 'wl-fixed': 'wl-fixed', 'wl-pre': 'wl-pre', 'wpg-pre': 'wpg-pre' };
+const packages = { 'wl-fixed': 'wl-fixed', 'wl-pre': 'wl-pre', 'wl-b46': 'wl-b46', 'wpg-pre': 'wpg-pre', 'wpg-b29': 'wpg-b29' };
 if (!packages[which] || !dir) {
-  process.stderr.write('usage: node driver.mjs --world wl-fixed|wl-pre|wpg-pre --dir TMPDIR\n');
+  process.stderr.write('usage: node driver.mjs --world wl-fixed|wl-pre|wl-b46|wpg-pre|wpg-b29 --dir TMPDIR\n');
   process.exit(2);
 }
 
 const mod = await import(packages[which]);
 let world;
-if (which === 'wpg-pre') {
+if (which.startsWith('wpg-')) {
   if (!process.env.WORKFLOW_POSTGRES_URL) {
     process.stderr.write('driver: WORKFLOW_POSTGRES_URL is not set\n');
     process.exit(2);
   }
   // Storage only: world.start() would boot the job queue, which this test
   // does not use.
-  world = mod.createWorld({ connectionString: process.env.WORKFLOW_POSTGRES_URL, maxPoolSize: 2 });
+  world = mod.createWorld({ connectionString: process.env.WORKFLOW_POSTGRES_URL, maxPoolSize: 10 });
 } else {
   world = mod.createWorld({ dataDir: path.join(dir, 'data'), recoverActiveRuns: false });
   await world.start();
