@@ -244,9 +244,8 @@ func (e *engine) answerCreate(idx int32, c *Call) {
 		e.completer.written(c)
 	}
 	if e.opts.Record {
-		log := e.store.Log(c.Run)
-		if int(pos) < len(log) && log[pos].Pos == pos {
-			e.h.Accepted = append(e.h.Accepted, Accepted{LoggedEvent: log[pos], Caller: c.Caller, Call: idx})
+		if i := e.store.LogIndex(c.Run, pos); i >= 0 {
+			e.h.Accepted = append(e.h.Accepted, Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
 		}
 	}
 }

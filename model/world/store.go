@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/simlab/simlab/sim"
 )
@@ -18,26 +19,81 @@ type statusChange struct {
 // simulation runs stops allocating once it has seen its high-water mark.
 type runRow struct {
 	view RunView
-	// A run changes status at most three times: pending at creation, running,
-	// then terminal; a fixed array keeps the history out of the heap.
-	hist  [3]statusChange
-	nHist uint8
+	// Every status the run had, in order. Sequentially a run changes status
+	// at most three times (pending, running, terminal), but calls racing on a
+	// non-atomic World can move it back (a run_started that read pending
+	// overwriting a cancel), so the history is a slice; its capacity survives
+	// Reset.
+	hist []statusChange
+	// fields are which of the row's status-dependent fields it holds
+	// (output, error, completedAt). runs.get parses a row against its
+	// status (WorkflowRunSchema in @workflow/world): a row whose fields do
+	// not fit its status cannot be read back (Readable). Only racing
+	// world-postgres UPDATEs, which set some fields and leave the others,
+	// can make one.
+	fields rowFields
 	// Positions of the events that idempotent replays answer with.
 	startedPos  int32
 	terminalPos int32
+	nextPos     int32 // the position the next logged event takes
+	reserved    int32 // positions reserved and not yet committed
 	log         []LoggedEvent
 	steps       []Step // indexed by StepID; Exists marks created slots
 }
 
 func (r *runRow) record(at sim.Time, st RunStatus) {
-	r.hist[r.nHist] = statusChange{at: at, status: st}
-	r.nHist++
+	r.hist = append(r.hist, statusChange{at: at, status: st})
 }
 
+// append logs ev at the next position. Positions are handed out in order
+// (reserve takes one for a write that commits later, as world-postgres's
+// transactions do with the ids they mint); the log is kept sorted by
+// position, and a position equals the event's index once every reserved
+// one has committed.
 func (r *runRow) append(now sim.Time, ev Event) int32 {
-	pos := int32(len(r.log))
+	pos := r.nextPos
+	r.nextPos++
 	r.log = append(r.log, LoggedEvent{Event: ev, At: now, Pos: pos})
 	return pos
+}
+
+// reserve takes the next log position for an event that commits later
+// (commitAt).
+func (r *runRow) reserve() int32 {
+	pos := r.nextPos
+	r.nextPos++
+	r.reserved++
+	return pos
+}
+
+// commitAt logs ev at a position reserve handed out, before every event
+// that took a later one.
+func (r *runRow) commitAt(now sim.Time, pos int32, ev Event) {
+	i := len(r.log)
+	for i > 0 && r.log[i-1].Pos > pos {
+		i--
+	}
+	r.log = slices.Insert(r.log, i, LoggedEvent{Event: ev, At: now, Pos: pos})
+	r.reserved--
+}
+
+// Reserving reports whether a write holds a log position of the run it has
+// not committed yet: until it does, the log may still grow in its middle.
+func (s *Store) Reserving(id RunID) bool { return s.Has(id) && s.runs[id].reserved > 0 }
+
+// LogIndex is the index in the run's log of the event at position pos, or
+// -1: an event committed at a reserved position can sit before events that
+// took later positions but committed first.
+func (s *Store) LogIndex(id RunID, pos int32) int {
+	if !s.Has(id) || pos < 0 {
+		return -1
+	}
+	log := s.runs[id].log
+	i, ok := slices.BinarySearchFunc(log, pos, func(e LoggedEvent, p int32) int { return int(e.Pos - p) })
+	if !ok {
+		return -1
+	}
+	return i
 }
 
 // Store is the pure World store: rows, logs and the validation rules of
@@ -47,6 +103,11 @@ type Store struct {
 	fence Fence
 	rules Rules
 	runs  []runRow // indexed by RunID
+	// How Txns split their calls (txn.go), and world-local's step locks
+	// held and waited for by the Txns in flight.
+	atomicity    Atomicity
+	atomicitySet bool
+	locks        []stepLock
 }
 
 // New returns an empty store applying DOMAIN.md's rules (RulesDomain) and the
@@ -67,6 +128,7 @@ func (s *Store) Rules() Rules { return s.rules }
 func (s *Store) Reset(fence Fence) {
 	s.fence = fence
 	s.runs = s.runs[:0]
+	s.locks = s.locks[:0]
 }
 
 // Fence returns the step_started fence the store applies.
@@ -100,6 +162,7 @@ func (s *Store) CreateRun(now sim.Time, deployment, specVersion int32, root RunI
 		terminalPos: -1,
 		log:         r.log[:0],
 		steps:       r.steps[:0],
+		hist:        r.hist[:0],
 	}
 	r.record(now, RunPending)
 	r.append(now, Event{Type: EvRunCreated, Run: id, Step: NoStep})
@@ -132,7 +195,7 @@ func (s *Store) Apply(now sim.Time, ev Event) (res Result, retryAfter sim.Time, 
 		if s.rules == RulesDomain {
 			return s.applyStep(r, now, ev)
 		}
-		return s.applyStepReal(r, now, ev)
+		return s.applyStepReal(r, now, ev, r.view.Status.Terminal())
 	}
 	ev.Step = NoStep
 	return applyRun(r, now, ev)
@@ -175,6 +238,7 @@ func applyRun(r *runRow, now sim.Time, ev Event) (Result, sim.Time, int32) {
 		term := runTerminal(ev.Type)
 		r.view.Status = term
 		r.view.CompletedAt = now
+		r.fields = fieldsOf(term)
 		r.record(now, term)
 		r.terminalPos = r.append(now, ev)
 		return OK, 0, r.terminalPos
@@ -309,8 +373,11 @@ func (r *runRow) create(now sim.Time, ev Event) int32 {
 //     attempt + 1, retryAfter cleared. step_completed / step_failed: from
 //     pending or running to terminal. step_retrying: from pending or running
 //     to pending with the event's retryAfter.
-func (s *Store) applyStepReal(r *runRow, now sim.Time, ev Event) (Result, sim.Time, int32) {
-	runDone := r.view.Status.Terminal()
+//
+// runDone is whether the run is terminal as the call's validation read saw
+// it: the run's status now for an atomic call, an earlier one for a Txn
+// whose read came before another call's write.
+func (s *Store) applyStepReal(r *runRow, now sim.Time, ev Event, runDone bool) (Result, sim.Time, int32) {
 	var st *Step
 	if ev.Step >= 0 && int(ev.Step) < len(r.steps) && r.steps[ev.Step].Exists {
 		st = &r.steps[ev.Step]
@@ -425,11 +492,11 @@ func (s *Store) Get(id RunID) RunView { return s.row(id).view }
 func (s *Store) GetAsOf(id RunID, t sim.Time) RunView {
 	r := s.row(id)
 	n := 0
-	for n < int(r.nHist) && r.hist[n].at <= t {
+	for n < len(r.hist) && r.hist[n].at <= t {
 		n++
 	}
 	v := r.view
-	if n == int(r.nHist) {
+	if n == len(r.hist) {
 		return v
 	}
 	if n == 0 {

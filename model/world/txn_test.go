@@ -1,0 +1,167 @@
+package world
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/simlab/simlab/sim"
+	"pgregory.net/rapid"
+)
+
+// A Txn taken step after step with nothing between its steps is Apply: the
+// same answers, rows and logs, for every rule set and fence. This is what
+// lets the sequential conformance test (one call at a time) speak for the
+// split calls too.
+func TestTxnAloneIsApply(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rules := rapid.SampledFrom([]Rules{RulesDomain, RulesLocal, RulesPostgres}).Draw(t, "rules")
+		fence := rapid.SampledFrom([]Fence{FenceFixed, FencePreFix}).Draw(t, "fence")
+		a, b := NewFor(rules, fence), NewFor(rules, fence)
+		runs := rapid.IntRange(1, 2).Draw(t, "runs")
+		for i := 0; i < runs; i++ {
+			a.CreateRun(0, 0, 7, -1)
+			b.CreateRun(0, 0, 7, -1)
+		}
+		n := rapid.IntRange(1, 40).Draw(t, "calls")
+		for i := 0; i < n; i++ {
+			ev := Event{
+				Type:       EventType(rapid.IntRange(int(EvRunStarted), int(EvStepRetrying)).Draw(t, "type")),
+				Run:        RunID(rapid.IntRange(0, runs-1).Draw(t, "run")),
+				Step:       StepID(rapid.IntRange(0, 2).Draw(t, "step")),
+				Lazy:       rapid.Bool().Draw(t, "lazy"),
+				RetryAfter: sim.Time(rapid.SampledFrom([]int64{0, 5, 1 << 40}).Draw(t, "retryAfter")),
+			}
+			now := sim.Time(10 * (i + 1))
+			res, retry, pos := a.Apply(now, ev)
+			tx := b.Begin(ev, int32(i))
+			for steps := 0; !tx.Done(); steps++ {
+				if !b.Advance(&tx, now) || steps > 8 {
+					t.Fatalf("call %d %+v: stuck after %d steps", i, ev, steps)
+				}
+			}
+			r2, retry2, pos2 := tx.Result()
+			if res != r2 || retry != retry2 || pos != pos2 {
+				t.Fatalf("call %d %+v (%v, %v): Apply %v/%v/%d, Txn %v/%v/%d", i, ev, rules, fence, res, retry, pos, r2, retry2, pos2)
+			}
+			if got, want := dump(b), dump(a); got != want {
+				t.Fatalf("call %d %+v (%v, %v): state after Txn\n%s\nafter Apply\n%s", i, ev, rules, fence, got, want)
+			}
+		}
+		if len(b.locks) != 0 {
+			t.Fatalf("locks left: %+v", b.locks)
+		}
+	})
+}
+
+func dump(s *Store) string {
+	out := ""
+	for i := range s.runs {
+		r := &s.runs[i]
+		out += fmt.Sprintf("run %d %+v readable=%v\n", i, r.view, s.Readable(RunID(i)))
+		for j, st := range r.steps {
+			if st.Exists {
+				out += fmt.Sprintf("  step %d %+v\n", j, st)
+			}
+		}
+		for _, e := range r.log {
+			out += fmt.Sprintf("  %v s%d at %v\n", e.Type, e.Step, e.At)
+		}
+	}
+	return out
+}
+
+// Two run_completed that both read a live run are both accepted on
+// world-local and the log holds two terminal events; world-postgres's
+// guarded UPDATE refuses the second.
+func TestTxnRacingTerminalWrites(t *testing.T) {
+	for _, c := range []struct {
+		rules Rules
+		want  Result
+		ends  int
+	}{
+		{RulesLocal, OK, 2},
+		{RulesPostgres, EntityConflict, 1},
+		{RulesDomain, EntityConflict, 1},
+	} {
+		s := NewFor(c.rules, FenceFixed)
+		id := s.CreateRun(0, 0, 7, -1)
+		s.Apply(1, Event{Type: EvRunStarted, Run: id})
+		a := s.Begin(Event{Type: EvRunCompleted, Run: id}, 1)
+		b := s.Begin(Event{Type: EvRunCompleted, Run: id}, 2)
+		s.Advance(&a, 2) // both validation reads first
+		s.Advance(&b, 2)
+		for !a.Done() {
+			s.Advance(&a, 3)
+		}
+		for !b.Done() {
+			s.Advance(&b, 4)
+		}
+		ra, _, _ := a.Result()
+		rb, _, _ := b.Result()
+		ends := 0
+		for _, e := range s.Log(id) {
+			if e.Type.EndsRun() {
+				ends++
+			}
+		}
+		if ra != OK || rb != c.want || ends != c.ends {
+			t.Errorf("%v: answers %v, %v with %d terminal events logged; want ok, %v with %d", c.rules, ra, rb, ends, c.want, c.ends)
+		}
+	}
+}
+
+// world-postgres's run_started that read a pending run sets running over a
+// cancel that landed since: the row is running again, keeps its completedAt,
+// and can no longer be read back.
+func TestTxnPostgresRunStartedOverACancel(t *testing.T) {
+	s := NewFor(RulesPostgres, FencePreFix)
+	id := s.CreateRun(0, 0, 7, -1)
+	start := s.Begin(Event{Type: EvRunStarted, Run: id}, 1)
+	s.Advance(&start, 1) // read: pending
+	s.Apply(2, Event{Type: EvRunCancelled, Run: id})
+	for !start.Done() {
+		s.Advance(&start, 3)
+	}
+	if res, _, _ := start.Result(); res != OK || s.Get(id).Status != RunRunning || s.Readable(id) {
+		t.Fatalf("run_started answered %v, row %v, readable %v; want ok, running, unreadable", res, s.Get(id).Status, s.Readable(id))
+	}
+	// world-local writes the whole row from its read: running again, but
+	// readable (no completedAt).
+	s = NewFor(RulesLocal, FenceFixed)
+	id = s.CreateRun(0, 0, 7, -1)
+	start = s.Begin(Event{Type: EvRunStarted, Run: id}, 1)
+	s.Advance(&start, 1)
+	s.Apply(2, Event{Type: EvRunCancelled, Run: id})
+	for !start.Done() {
+		s.Advance(&start, 3)
+	}
+	if s.Get(id).Status != RunRunning || !s.Readable(id) {
+		t.Fatalf("world-local: row %v readable %v; want running, readable", s.Get(id).Status, s.Readable(id))
+	}
+}
+
+// world-local's step events on one step wait for each other in arrival
+// order: the second cannot take a step while the first holds the lock.
+func TestTxnLocalStepLockIsFIFO(t *testing.T) {
+	s := NewFor(RulesLocal, FenceFixed)
+	id := s.CreateRun(0, 0, 7, -1)
+	s.Apply(1, Event{Type: EvRunStarted, Run: id})
+	s.Apply(1, Event{Type: EvStepCreated, Run: id, Step: 0})
+	a := s.Begin(Event{Type: EvStepStarted, Run: id, Step: 0}, 1)
+	b := s.Begin(Event{Type: EvStepCompleted, Run: id, Step: 0}, 2)
+	if s.Ready(&b) || !s.Ready(&a) {
+		t.Fatalf("ready: a %v b %v; want only a", s.Ready(&a), s.Ready(&b))
+	}
+	for !a.Done() {
+		s.Advance(&a, 2)
+	}
+	if !s.Ready(&b) {
+		t.Fatal("b still waits after a answered")
+	}
+	for !b.Done() {
+		s.Advance(&b, 3)
+	}
+	if rb, _, _ := b.Result(); rb != OK || s.Step(id, 0).Status != StepCompleted {
+		t.Fatalf("b answered %v, step %v", rb, s.Step(id, 0).Status)
+	}
+}
