@@ -197,23 +197,16 @@ type request struct {
 }
 
 func (d *Driver) do(req request) (Answer, error) {
-	b, _ := json.Marshal(req)
-	if _, err := d.in.Write(append(b, '\n')); err != nil {
-		return Answer{}, d.crashed(fmt.Sprintf("writing %s", b))
+	line, err := d.send(req)
+	if err != nil {
+		return Answer{}, err
 	}
-	select {
-	case line, ok := <-d.lines:
-		if !ok {
-			return Answer{}, d.crashed(fmt.Sprintf("answering %s", b))
-		}
-		var a Answer
-		if err := json.Unmarshal([]byte(line), &a); err != nil {
-			return Answer{}, fmt.Errorf("%s driver: unreadable answer %q to %s: %v", d.World, line, b, err)
-		}
-		return a, nil
-	case <-time.After(callTimeout):
-		return Answer{}, fmt.Errorf("%s driver: no answer to %s within %v; stderr:\n%s", d.World, b, callTimeout, d.stderr.String())
+	var a Answer
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		b, _ := json.Marshal(req)
+		return Answer{}, fmt.Errorf("%s driver: unreadable answer %q to %s: %v", d.World, line, b, err)
 	}
+	return a, nil
 }
 
 func (d *Driver) crashed(doing string) error {

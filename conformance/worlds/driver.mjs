@@ -161,6 +161,149 @@ async function handle(req) {
   return { res, msg, ...(await readBack(runId, req.step)) };
 }
 
+// ---------------------------------------------------------------------------
+// Concurrent batches (conformance/concurrent*.go): every call of a batch is
+// issued at once on the World, each stamped with its invocation and response
+// on one monotonic clock, then the rows and logs are read back.
+//
+//   {"op":"batch","calls":[CALL...],"readback":[{"run":KEY,"steps":[CORR...]}]}
+//   CALL: {"op":"event",...as above...,"delay_ticks":K}
+//       | {"op":"get_run","run":KEY} | {"op":"get_step","run":KEY,"step":CORR}
+//       | {"op":"list_events","run":KEY}
+// Answer: {"answers":[{"res","msg","t0","t1","run","step","attempt","log"}],
+//          "readback":[{"run","steps":[{"step","attempt"}],"log","t0","t1"}]}
+// t0/t1 are nanoseconds on process.hrtime since the driver started; a call's
+// interval covers the World call only. delay_ticks holds a call back for K
+// turns of the event loop after the batch starts (setImmediate), so that a
+// repetition can aim a call at a later point of the others (a targeted
+// repetition); 0 issues it with the rest. A read's answer is its row or log;
+// a row the World cannot give back is "unreadable: <why>", a missing one "".
+const epoch = process.hrtime.bigint();
+
+// What an unreadable world-postgres run row holds, read past the World's
+// schema with a plain query: its status and which of output, error and
+// completedAt it carries ("" for world-local, whose rows are written whole).
+let rawPool;
+if (which.startsWith('wpg-')) {
+  const require = createRequire(import.meta.resolve(packages[which]));
+  const pg = require('pg');
+  rawPool = new pg.Pool({ connectionString: process.env.WORKFLOW_POSTGRES_URL, max: 2 });
+}
+async function rawRun(runId) {
+  if (!rawPool) return '';
+  const q = await rawPool.query(
+    `SELECT status, (output_cbor IS NOT NULL OR output IS NOT NULL) AS o,
+            (error_cbor IS NOT NULL OR error IS NOT NULL) AS e, completed_at IS NOT NULL AS c
+       FROM workflow.workflow_runs WHERE id = $1`,
+    [runId],
+  );
+  const r = q.rows[0];
+  if (!r) return '(no row)';
+  return `(${r.status}${r.o ? '+output' : ''}${r.e ? '+error' : ''}${r.c ? '+completedAt' : ''})`;
+}
+const clock = () => Number(process.hrtime.bigint() - epoch);
+
+// readRun is runs.get's answer. raw (read-backs, after a batch, when
+// nothing else runs) adds what an unreadable row holds; a read inside a batch
+// does not, since the row may change between the two reads.
+async function readRun(runId, raw) {
+  try {
+    const r = await world.runs.get(runId, { resolveData: 'none' });
+    return r?.status ?? 'unreadable: runs.get answered no row';
+  } catch (err) {
+    const [res, msg] = classify(err);
+    if (res === 'not_found') return '';
+    return `unreadable${raw ? await rawRun(runId) : ''}: ${msg}`;
+  }
+}
+
+async function readStep(runId, stepId) {
+  try {
+    const s = await world.steps.get(runId, stepId, { resolveData: 'none' });
+    return s ? { step: s.status, attempt: s.attempt } : { step: '', attempt: 0 };
+  } catch (err) {
+    const [res, msg] = classify(err);
+    return { step: res === 'not_found' ? '' : `unreadable: ${msg}`, attempt: 0 };
+  }
+}
+
+// readLog lists the whole log, every page, as "type" or "type:CORR".
+async function readLog(runId) {
+  const out = [];
+  let cursor;
+  for (let page = 0; page < 1000; page++) {
+    const p = await world.events.list({ runId, pagination: { limit: 100, cursor }, resolveData: 'none' });
+    for (const e of p.data) out.push(e.correlationId ? `${e.eventType}:${e.correlationId}` : e.eventType);
+    if (!p.hasMore) return out;
+    cursor = p.cursor;
+  }
+  return [...out, 'unreadable: more than 1000 pages'];
+}
+
+function ticks(k) {
+  let p = Promise.resolve();
+  for (let i = 0; i < k; i++) p = p.then(() => new Promise((r) => setImmediate(r)));
+  return p;
+}
+
+async function batchCall(c) {
+  if (c.delay_ticks) await ticks(c.delay_ticks);
+  const runId = runs.get(c.run);
+  const a = { res: 'ok', msg: '', t0: 0, t1: 0 };
+  if (!runId) return { ...a, res: 'other', msg: `driver: unknown run key ${JSON.stringify(c.run)}` };
+  a.t0 = clock();
+  try {
+    switch (c.op) {
+      case 'event': {
+        const ev = { eventType: c.type, specVersion };
+        if (c.step) ev.correlationId = c.step;
+        const data = eventData(c);
+        if (data !== undefined) ev.eventData = data;
+        await world.events.create(runId, ev);
+        break;
+      }
+      case 'get_run':
+        a.run = await readRun(runId);
+        break;
+      case 'get_step':
+        Object.assign(a, await readStep(runId, c.step));
+        break;
+      case 'list_events':
+        a.log = await readLog(runId);
+        break;
+      default:
+        a.res = 'other';
+        a.msg = `driver: unknown batch op ${JSON.stringify(c.op)}`;
+    }
+  } catch (err) {
+    [a.res, a.msg] = classify(err);
+  }
+  a.t1 = clock();
+  return a;
+}
+
+async function batch(req) {
+  // Every call starts here, in this turn of the event loop: none waits for
+  // another's answer.
+  const answers = await Promise.all((req.calls ?? []).map(batchCall));
+  const readback = [];
+  for (const rb of req.readback ?? []) {
+    const runId = runs.get(rb.run);
+    const t0 = clock();
+    const run = runId ? await readRun(runId, true) : '';
+    const steps = [];
+    for (const s of rb.steps ?? []) steps.push(runId ? await readStep(runId, s) : { step: '', attempt: 0 });
+    let log;
+    try {
+      log = runId ? await readLog(runId) : [];
+    } catch (err) {
+      log = [`unreadable: ${classify(err)[1]}`];
+    }
+    readback.push({ run, steps, log, t0, t1: clock() });
+  }
+  return { answers, readback };
+}
+
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 for await (const line of rl) {
   if (line.trim() === '') continue;
@@ -172,7 +315,9 @@ for await (const line of rl) {
     continue;
   }
   if (req.op === 'quit') break;
-  process.stdout.write(JSON.stringify(await handle(req)) + '\n');
+  const answer = req.op === 'batch' ? await batch(req) : await handle(req);
+  process.stdout.write(JSON.stringify(answer) + '\n');
 }
 if (world.close) await world.close();
+if (rawPool) await rawPool.end();
 process.exit(0);
