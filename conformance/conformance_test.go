@@ -187,7 +187,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Logf("%s: %d generated sequences agree, in %v; %d situations met", w.Package, compared, time.Since(began).Round(time.Millisecond), len(cov.m[w.Name]))
 			if path := os.Getenv("SIMLAB_CONFORMANCE_COVERAGE"); path != "" {
-				if err := os.WriteFile(path+"."+w.Name, []byte(cov.report(w.Name)), 0o644); err != nil {
+				if err := os.WriteFile(path+"."+w.Name, []byte(cov.report(w.Name)+"\n"+cov.rules(w.Name)), 0o644); err != nil {
 					t.Error(err)
 				}
 			}
