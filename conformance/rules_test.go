@@ -72,16 +72,15 @@ func ruleOf(sit string) (rule, part string) {
 	bare := p.ev == "step_started" && !p.lazy
 	outcome := p.ev == "step_completed" || p.ev == "step_failed" || p.ev == "step_retrying"
 	switch {
-	case p.otherHoldsRow:
-		switch {
-		case p.ev == "step_created":
-			return "13", "step_created"
-		case p.lazy:
-			return "13", "lazy step_started"
-		}
-		return "13", "other step events"
-	case p.reused:
-		return "14", ""
+	// A creation of a step this run has no row for while another run holds
+	// one under the same id: where world-postgres (one row per id) and
+	// world-local (one per run and id) part. Every other call under a reused
+	// id meets the rows above like any other: on world-local the step is the
+	// run's own, on world-postgres the run holds the row or has none.
+	case p.otherHoldsRow && p.step == "missing" && !ended && p.ev == "step_created":
+		return "13", "step_created"
+	case p.otherHoldsRow && p.step == "missing" && !ended && p.lazy:
+		return "13", "lazy step_started"
 	case p.ev == "step_created" && ended:
 		return "1", "step_created"
 	case p.lazy && ended:
@@ -165,6 +164,11 @@ func rulesReport(sits map[string]int) string {
 		}
 		_, answer, _ := strings.Cut(s, " → ")
 		sum[key{rule, part, answer}] += n
+		// Row 14 counts the calls under another run's id again, whatever
+		// row above decided them.
+		if p, _ := parseSituation(s); p.reused {
+			sum[key{"14", "with another run's id", answer}] += n
+		}
 	}
 	keys := make([]key, 0, len(sum))
 	for k := range sum {
