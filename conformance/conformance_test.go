@@ -152,7 +152,10 @@ func TestConformance(t *testing.T) {
 			began := time.Now()
 			if file != nil {
 				for i, s := range file.Sequences {
-					compare(t, w, d, s.Calls, fmt.Sprintf("sequence %d (%s)", i, s.Name))
+					cmp := compare(t, w, d, s.Calls, fmt.Sprintf("sequence %d (%s)", i, s.Name))
+					if testing.Verbose() { // the answers, for the reader of a replay
+						t.Logf("sequence %d (%s), real and model agree:\n%s", i, s.Name, Table(cmp.calls, cmp.reals, cmp.mods))
+					}
 				}
 				t.Logf("%s: %d sequences from %s agree, in %v", w.Package, len(file.Sequences), *sequencesFlag, time.Since(began).Round(time.Millisecond))
 				return
@@ -184,7 +187,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Logf("%s: %d generated sequences agree, in %v; %d situations met", w.Package, compared, time.Since(began).Round(time.Millisecond), len(cov.m[w.Name]))
 			if path := os.Getenv("SIMLAB_CONFORMANCE_COVERAGE"); path != "" {
-				if err := os.WriteFile(path+"."+w.Name, []byte(cov.report(w.Name)), 0o644); err != nil {
+				if err := os.WriteFile(path+"."+w.Name, []byte(cov.report(w.Name)+"\n"+cov.rules(w.Name)), 0o644); err != nil {
 					t.Error(err)
 				}
 			}
@@ -230,13 +233,14 @@ type failer interface {
 	Fatalf(format string, args ...any)
 }
 
-func compare(t failer, w World, d *Driver, calls []Call, what string) {
+func compare(t failer, w World, d *Driver, calls []Call, what string) *comparison {
 	t.Helper()
 	cmp := newComparison(t, w, d, what)
 	for _, c := range calls {
 		cmp.apply(c)
 	}
 	cmp.done()
+	return cmp
 }
 
 // comparison applies calls one at a time to the real World and the model
@@ -382,23 +386,41 @@ func genSequence(t *rapid.T, emit func(Call)) {
 		kind := rapid.SampledFrom(kinds).Draw(t, "kind")
 		run := rapid.IntRange(0, runs-1).Draw(t, "run")
 		step := rapid.IntRange(0, 2).Draw(t, "step")
+		var calls []Call
 		switch kind {
 		case "deliveries":
-			return twoDeliveries(t, run, step)
+			calls = twoDeliveries(t, run, step)
 		case "step_started":
-			return []Call{{Op: "event", Run: run, Type: kind, Step: step, Lazy: rapid.Bool().Draw(t, "lazy")}}
+			calls = []Call{{Op: "event", Run: run, Type: kind, Step: step, Lazy: rapid.Bool().Draw(t, "lazy")}}
 		case "step_retrying":
-			return []Call{{Op: "event", Run: run, Type: kind, Step: step, RetryAfterHours: rapid.SampledFrom([]int{-2, 2}).Draw(t, "retryAfter")}}
+			calls = []Call{{Op: "event", Run: run, Type: kind, Step: step, RetryAfterHours: rapid.SampledFrom([]int{-2, 2}).Draw(t, "retryAfter")}}
 		case "step_created", "step_completed", "step_failed":
-			return []Call{{Op: "event", Run: run, Type: kind, Step: step}}
+			calls = []Call{{Op: "event", Run: run, Type: kind, Step: step}}
+		default:
+			return []Call{{Op: "event", Run: run, Type: kind}}
 		}
-		return []Call{{Op: "event", Run: run, Type: kind}}
+		reuseStepID(t, runs, calls)
+		return calls
 	})
 	// About 16 steps on average, at most 40: "more" = 0 ends the sequence.
 	for i := 0; i < 40 && rapid.IntRange(0, 15).Draw(t, "more") != 0; i++ {
 		for _, c := range next.Draw(t, "next") {
 			emit(c)
 		}
+	}
+}
+
+// reuseStepID makes about one in eight step draws (of a sequence with more
+// than one run) carry another run's step id, for every call of the draw (two
+// deliveries carry one message's id): world-postgres keys a step by its id
+// alone. Draws shrink toward 0, the run's own id.
+func reuseStepID(t *rapid.T, runs int, calls []Call) {
+	if runs < 2 || rapid.IntRange(0, 7).Draw(t, "reuse") != 7 {
+		return
+	}
+	from := (calls[0].Run + 1 + rapid.IntRange(0, runs-2).Draw(t, "idRun")) % runs
+	for i := range calls {
+		calls[i].StepRun = &from
 	}
 }
 

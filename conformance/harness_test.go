@@ -25,6 +25,9 @@ func TestReadFileNamesWhatIsWrong(t *testing.T) {
 		{`{"sequences": [{"calls": [{"op": "make_run", "run": 0}]}]}`, `op "make_run"`},
 		{`{"sequences": [{"calls": [{"op": "create_run", "run": 0}, {"op": "create_run", "run": 0}]}]}`, "run 0 created twice"},
 		{`{"sequences": [{"calls": [], "colour": 1}]}`, `unknown field "colour"`},
+		{`{"sequences": [{"calls": [{"op": "create_run", "run": 0}, {"op": "event", "run": 0, "type": "step_created", "step_run": 1}]}]}`, "step_run 1 is not created yet"},
+		{`{"sequences": [{"calls": [{"op": "create_run", "run": 0}, {"op": "event", "run": 0, "type": "step_created", "step_run": 0}]}]}`, "leave step_run out"},
+		{`{"sequences": [{"calls": [{"op": "create_run", "run": 0}, {"op": "create_run", "run": 1}, {"op": "event", "run": 0, "type": "run_started", "step_run": 1}]}]}`, "step_run is only for step events"},
 	}
 	for _, c := range cases {
 		_, err := ReadFile(writeFile(t, c.body))
@@ -61,6 +64,36 @@ func TestRunModelFollowsTheWorldsFence(t *testing.T) {
 		got := RunModel(w, known.Sequences[0].Calls)
 		if r := got[len(got)-1].Res; r != want[w.Name] {
 			t.Errorf("%s: model answered %s, want %s", w.Name, r, want[w.Name])
+		}
+	}
+}
+
+// A step id reused in another run: the model keys it by the id alone as
+// world-postgres, per run as world-local (the first reuse sequence of
+// known.json, whose real answers the differential test compares).
+func TestRunModelKeysReusedStepIDsPerWorld(t *testing.T) {
+	known, err := ReadFile("testdata/known.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []Call
+	for _, s := range known.Sequences {
+		if strings.HasPrefix(s.Name, "a step id reused in another run after its minter created it") {
+			calls = s.Calls
+		}
+	}
+	if len(calls) != 17 || calls[7].String() != "r1 step_created with r0.s0's id" || calls[9].String() != "r1 step_started with r0.s0's id" {
+		t.Fatalf("known.json's reuse sequence changed: %v", calls)
+	}
+	for _, w := range Worlds {
+		got := RunModel(w, calls)
+		created, started := got[7], got[9]
+		want := []Answer{{Res: "ok", Run: "running", Step: "pending", PeerStep: "pending"}, {Res: "ok", Run: "running", Step: "running", Attempt: 1, PeerStep: "pending"}}
+		if w.Postgres() { // accepted without a row; then no such step in run 1
+			want = []Answer{{Res: "ok", Run: "running", PeerStep: "pending"}, {Res: "not_found", Run: "running", PeerStep: "pending"}}
+		}
+		if !created.Same(want[0]) || !started.Same(want[1]) {
+			t.Errorf("%s: step_created, step_started in run 1 under run 0's id: model %v, %v; want %v, %v", w.Name, created, started, want[0], want[1])
 		}
 	}
 }

@@ -81,10 +81,11 @@ func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
 		m.runs[c.Run] = s.CreateRun(modelNow, 0, 7, -1)
 		a.Res = world.OK.String()
 	} else {
-		sit = situation(s, m.runs[c.Run], c)
+		sit = m.situation(c)
 		ev := world.Event{Type: modelTypes[c.Type], Run: m.runs[c.Run], Step: world.NoStep, Lazy: c.Lazy}
 		if stepEvent(c.Type) {
 			ev.Step = world.StepID(c.Step)
+			ev = ev.WithStepIDOf(m.runs[c.idRun()])
 		}
 		if ev.Type == world.EvStepRetrying {
 			ev.RetryAfter = modelNow.Add(time.Duration(c.RetryAfterHours) * time.Hour)
@@ -95,8 +96,12 @@ func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
 	r := m.runs[c.Run]
 	a.Run = s.Get(r).Status.String()
 	if c.Op == "event" && stepEvent(c.Type) {
-		if st := s.Step(r, world.StepID(c.Step)); st.Exists {
+		from := m.runs[c.idRun()]
+		if st := s.StepOf(r, from, world.StepID(c.Step)); st.Exists {
 			a.Step, a.Attempt = st.Status.String(), int(st.Attempt)
+		}
+		if st := s.Step(from, world.StepID(c.Step)); c.StepRun != nil && st.Exists {
+			a.PeerStep, a.PeerAttempt = st.Status.String(), int(st.Attempt)
 		}
 	}
 	if sit != "" {
@@ -117,16 +122,23 @@ func RunModel(w World, calls []Call) []Answer {
 }
 
 // situation names what a call meets: its event, the run's status and the
-// step's (the rows of docs/CONFORMANCE.md's coverage table).
-func situation(s *world.Store, r world.RunID, c Call) string {
+// step's (the rows of docs/CONFORMANCE.md's coverage table), and for a step
+// id that another run also uses, whose it is and whether another run has a
+// row under it.
+func (m *ModelRun) situation(c Call) string {
+	s, r := m.s, m.runs[c.Run]
 	ev := c.Type
 	if c.Lazy {
 		ev += " (lazy)"
 	}
+	if c.StepRun != nil {
+		ev += " with another run's id"
+	}
 	run := s.Get(r).Status
 	sit := fmt.Sprintf("%s | run %v", ev, run)
 	if stepEvent(c.Type) {
-		st := s.Step(r, world.StepID(c.Step))
+		from, step := m.runs[c.idRun()], world.StepID(c.Step)
+		st := s.StepOf(r, from, step)
 		switch {
 		case !st.Exists:
 			sit += " | step missing"
@@ -134,6 +146,12 @@ func situation(s *world.Store, r world.RunID, c Call) string {
 			sit += " | step pending, retryAfter ahead"
 		default:
 			sit += " | step " + st.Status.String()
+		}
+		for _, o := range m.runs { // any order: the answer is one bit
+			if o != r && s.StepOf(o, from, step).Exists {
+				sit += " | another run has a row under the id"
+				break
+			}
 		}
 	}
 	return sit

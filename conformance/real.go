@@ -194,6 +194,7 @@ type request struct {
 	Step            string `json:"step,omitempty"`
 	Lazy            bool   `json:"lazy,omitempty"`
 	RetryAfterHours int    `json:"retry_after_hours,omitempty"`
+	PeerRun         string `json:"peer_run,omitempty"`
 }
 
 func (d *Driver) do(req request) (Answer, error) {
@@ -239,7 +240,11 @@ func (r *RealRun) Apply(c Call) (Answer, error) {
 	d := r.d
 	req := request{Op: c.Op, Run: fmt.Sprintf("%s_r%d", r.prefix, c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}
 	if c.Op == "event" && stepEvent(c.Type) {
-		req.Step = fmt.Sprintf("step_%s_r%d_s%d", r.prefix, c.Run, c.Step)
+		// A step id reused in another run (StepRun) is the same string.
+		req.Step = fmt.Sprintf("step_%s_r%d_s%d", r.prefix, c.idRun(), c.Step)
+		if c.StepRun != nil {
+			req.PeerRun = fmt.Sprintf("%s_r%d", r.prefix, *c.StepRun)
+		}
 	}
 	a, err := d.do(req)
 	if err == nil && a.Res == "other" {

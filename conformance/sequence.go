@@ -26,6 +26,19 @@ type Call struct {
 	// values hours away from now are generated, so the wall clock never
 	// decides whether a later step_started is too early.
 	RetryAfterHours int `json:"retry_after_hours,omitempty"`
+	// StepRun, when set, is the run whose step Step's id the call carries
+	// instead of Run's own: a step id reused in another run (world-postgres
+	// keys its steps by the id alone). Only for step events; the answer then
+	// also reads back StepRun's row under that id.
+	StepRun *int `json:"step_run,omitempty"`
+}
+
+// idRun is the run whose step numbering the call's step id comes from.
+func (c Call) idRun() int {
+	if c.StepRun != nil {
+		return *c.StepRun
+	}
+	return c.Run
 }
 
 // Answer is what a World answered to a call, and the run's and the step's
@@ -36,18 +49,26 @@ type Answer struct {
 	Run     string `json:"run"`
 	Step    string `json:"step"`
 	Attempt int    `json:"attempt"`
+	// PeerStep and PeerAttempt are the row of the call's StepRun under the
+	// same id, for a call carrying another run's step id ("" when none).
+	PeerStep    string `json:"peer_step,omitempty"`
+	PeerAttempt int    `json:"peer_attempt,omitempty"`
 }
 
 // Same reports whether two answers agree; the message is not compared (it is
 // the real World's prose).
 func (a Answer) Same(b Answer) bool {
-	return a.Res == b.Res && a.Run == b.Run && a.Step == b.Step && a.Attempt == b.Attempt
+	return a.Res == b.Res && a.Run == b.Run && a.Step == b.Step && a.Attempt == b.Attempt &&
+		a.PeerStep == b.PeerStep && a.PeerAttempt == b.PeerAttempt
 }
 
 func (a Answer) String() string {
 	s := a.Res + " run=" + a.Run
 	if a.Step != "" {
 		s += fmt.Sprintf(" step=%s#%d", a.Step, a.Attempt)
+	}
+	if a.PeerStep != "" {
+		s += fmt.Sprintf(" peer=%s#%d", a.PeerStep, a.PeerAttempt)
 	}
 	return s
 }
@@ -62,6 +83,9 @@ func (c Call) String() string {
 	s := fmt.Sprintf("r%d %s", c.Run, c.Type)
 	if stepEvent(c.Type) {
 		s = fmt.Sprintf("r%d.s%d %s", c.Run, c.Step, c.Type)
+	}
+	if c.StepRun != nil {
+		s = fmt.Sprintf("r%d %s with r%d.s%d's id", c.Run, c.Type, *c.StepRun, c.Step)
 	}
 	if c.Lazy {
 		s += " (lazy)"
@@ -109,6 +133,16 @@ func Validate(calls []Call) error {
 			}
 			if c.Lazy && c.Type != "step_started" {
 				return fmt.Errorf("call %d: lazy is only for step_started, not %s", i, c.Type)
+			}
+			if c.StepRun != nil {
+				switch o := *c.StepRun; {
+				case !stepEvent(c.Type):
+					return fmt.Errorf("call %d: step_run is only for step events, not %s", i, c.Type)
+				case o == c.Run:
+					return fmt.Errorf("call %d: step_run %d is the call's own run: leave step_run out", i, o)
+				case !created[o]:
+					return fmt.Errorf("call %d: step_run %d is not created yet (its ids are the run's)", i, o)
+				}
 			}
 		default:
 			return fmt.Errorf("call %d: op %q: want create_run or event", i, c.Op)

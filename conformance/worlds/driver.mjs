@@ -13,10 +13,13 @@
 //
 // Requests (one JSON object a line):
 //   {"op":"create_run","run":"KEY"}            run_created; KEY names the run from now on
-//   {"op":"event","run":"KEY","type":T,"step":"CORR","lazy":bool,"retry_after_hours":H}
+//   {"op":"event","run":"KEY","type":T,"step":"CORR","lazy":bool,"retry_after_hours":H,"peer_run":"KEY2"}
 //   {"op":"quit"}
 // Answer: {"res":"ok|run_expired|entity_conflict|not_found|too_early|other",
-//          "msg":"...", "run":"STATUS|", "step":"STATUS|", "attempt":N}
+//          "msg":"...", "run":"STATUS|", "step":"STATUS|", "attempt":N,
+//          "peer_step":"STATUS|", "peer_attempt":N}
+// peer_run (optional) names another run whose step CORR also is: its row
+// under CORR is read back too, as peer_step and peer_attempt.
 // retry_after_hours is relative to the wall clock: the test only uses values
 // hours away from now, so the clock never decides an answer.
 import { createRequire } from 'node:module';
@@ -158,7 +161,13 @@ async function handle(req) {
   } catch (err) {
     [res, msg] = classify(err);
   }
-  return { res, msg, ...(await readBack(runId, req.step)) };
+  const answer = { res, msg, ...(await readBack(runId, req.step)) };
+  if (req.peer_run) {
+    const peer = await readBack(runs.get(req.peer_run), req.step);
+    answer.peer_step = peer.step;
+    answer.peer_attempt = peer.attempt;
+  }
+  return answer;
 }
 
 // ---------------------------------------------------------------------------

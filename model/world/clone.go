@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -13,6 +14,14 @@ func (s *Store) Clone() *Store {
 	c := *s
 	c.runs = make([]runRow, len(s.runs))
 	c.locks = append([]stepLock(nil), s.locks...)
+	if s.ids != nil {
+		ids := &stepIDs{rows: map[namedRow]*Step{}, holder: maps.Clone(s.ids.holder), ghosts: maps.Clone(s.ids.ghosts)}
+		for k, v := range s.ids.rows {
+			row := *v
+			ids.rows[k] = &row
+		}
+		c.ids = ids
+	}
 	for i := range s.runs {
 		r := s.runs[i]
 		r.log = append([]LoggedEvent(nil), r.log...)

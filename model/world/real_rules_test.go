@@ -7,6 +7,9 @@ import "testing"
 // the differential test in conformance/ compared (docs/CONFORMANCE.md). The
 // versions: world-local 5.0.0-beta.45 (wl-fixed, FenceFixed) and beta.43
 // (wl-pre, FencePreFix); world-postgres 5.0.0-beta.27 (wpg-pre, FencePreFix).
+// world-local beta.46 (wl-b46) answers every case as beta.45 and world-postgres
+// beta.29 (wpg-b29) as beta.27: one rule set each, no flag per version (the
+// fence cases name them).
 func TestRealWorldRules(t *testing.T) {
 	local, pg := RulesLocal, RulesPostgres
 	fixed, pre := FenceFixed, FencePreFix
@@ -32,11 +35,11 @@ func TestRealWorldRules(t *testing.T) {
 		{"world-postgres 5.0.0-beta.27: step_completed of a failed step on an ended run conflicts", pg, pre, RunCancelled, failedStep,
 			Event{Type: EvStepCompleted}, EntityConflict, StepFailed, 1, true},
 		// The fence.
-		{"world-local 5.0.0-beta.45: started on an ended run with the step running is RunExpired", local, fixed, RunCancelled, runningStep,
+		{"world-local 5.0.0-beta.45, beta.46: started on an ended run with the step running is RunExpired", local, fixed, RunCancelled, runningStep,
 			Event{Type: EvStepStarted}, RunExpired, StepRunning, 1, true},
 		{"world-local 5.0.0-beta.43: accepted, attempt + 1 (the bug)", local, pre, RunCancelled, runningStep,
 			Event{Type: EvStepStarted}, OK, StepRunning, 2, true},
-		{"world-postgres 5.0.0-beta.27: accepted, attempt + 1 (the bug)", pg, pre, RunCompleted, runningStep,
+		{"world-postgres 5.0.0-beta.27, beta.29: accepted, attempt + 1 (the bug, still there)", pg, pre, RunCompleted, runningStep,
 			Event{Type: EvStepStarted}, OK, StepRunning, 2, true},
 		{"world-local 5.0.0-beta.43: started on an ended run with the step pending is RunExpired", local, pre, RunCancelled, pendingStep,
 			Event{Type: EvStepStarted}, RunExpired, StepPending, 0, true},
@@ -50,7 +53,7 @@ func TestRealWorldRules(t *testing.T) {
 		// step_failed reads the run on world-local, not on world-postgres.
 		{"world-local 5.0.0-beta.45: step_failed of a pending step on an ended run is RunExpired", local, fixed, RunCancelled, pendingStep,
 			Event{Type: EvStepFailed}, RunExpired, StepPending, 0, true},
-		{"world-postgres 5.0.0-beta.27: step_failed of a pending step on an ended run is accepted", pg, pre, RunCancelled, pendingStep,
+		{"world-postgres 5.0.0-beta.27, beta.29: step_failed of a pending step on an ended run is accepted", pg, pre, RunCancelled, pendingStep,
 			Event{Type: EvStepFailed}, OK, StepFailed, 0, true},
 		{"world-local 5.0.0-beta.45: step_failed of a running step on an ended run is accepted", local, fixed, RunCancelled, runningStep,
 			Event{Type: EvStepFailed}, OK, StepFailed, 1, true},

@@ -103,6 +103,7 @@ type Store struct {
 	fence Fence
 	rules Rules
 	runs  []runRow // indexed by RunID
+	ids   *stepIDs // step ids used outside their run (stepids.go); nil until one is
 	// How Txns split their calls (txn.go), and world-local's step locks
 	// held and waited for by the Txns in flight.
 	atomicity    Atomicity
@@ -128,6 +129,7 @@ func (s *Store) Rules() Rules { return s.rules }
 func (s *Store) Reset(fence Fence) {
 	s.fence = fence
 	s.runs = s.runs[:0]
+	s.ids = nil
 	s.locks = s.locks[:0]
 }
 
@@ -197,7 +199,7 @@ func (s *Store) Apply(now sim.Time, ev Event) (res Result, retryAfter sim.Time, 
 		}
 		return s.applyStepReal(r, now, ev, r.view.Status.Terminal())
 	}
-	ev.Step = NoStep
+	ev.Step, ev.idFrom = NoStep, 0
 	return applyRun(r, now, ev)
 }
 
@@ -275,6 +277,10 @@ func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, 
 	if ev.Step >= 0 && int(ev.Step) < len(r.steps) && r.steps[ev.Step].Exists {
 		st = &r.steps[ev.Step]
 	}
+	if ev.idFrom != 0 {
+		// Another run's step id: keyed per run, a step of this run's own.
+		st = s.namedRow(r.view.RunID, ev.name())
+	}
 
 	// 1.
 	if ev.Type == EvStepCreated {
@@ -285,6 +291,9 @@ func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, 
 			// NoStep (or any negative id) has no slot; treat it as a step that
 			// cannot exist rather than panicking on a malformed request.
 			return NotFound, 0, -1
+		}
+		if ev.idFrom != 0 {
+			return OK, 0, s.createNamed(r, now, ev)
 		}
 		return OK, 0, r.create(now, ev)
 	}
@@ -374,6 +383,10 @@ func (r *runRow) create(now sim.Time, ev Event) int32 {
 //     pending or running to terminal. step_retrying: from pending or running
 //     to pending with the event's retryAfter.
 //
+// A step id used in another run than its minter's (never by the engine)
+// takes rules 2 and 3 from stepids.go: world-postgres keys a step by its id
+// alone (5.0.0-beta.27, beta.29), world-local per run.
+//
 // runDone is whether the run is terminal as the call's validation read saw
 // it: the run's status now for an atomic call, an earlier one for a Txn
 // whose read came before another call's write.
@@ -385,6 +398,17 @@ func (s *Store) applyStepReal(r *runRow, now sim.Time, ev Event, runDone bool) (
 	// 1.
 	if runDone && (ev.Type == EvStepCreated || ev.Lazy) {
 		return EntityConflict, 0, -1
+	}
+	if ev.idFrom != 0 || s.ids != nil {
+		// Rules 2 and 3 for a step id used outside the run that minted it,
+		// or in a store that has seen one (stepids.go; never the engine's
+		// calls): st is the row found or created, or nil when that decided.
+		var res Result
+		var pos int32
+		if st, res, pos = s.resolveNamed(r, now, ev); st == nil {
+			return res, 0, pos
+		}
+		ev.Lazy = false // a lazy start has created its row: rule 3 passes
 	}
 	// 2.
 	if ev.Type == EvStepCreated {

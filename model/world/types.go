@@ -165,8 +165,8 @@ type Rules uint8
 // Rule sets.
 const (
 	RulesDomain   Rules = iota // DOMAIN.md §2; world-vercel (unverified)
-	RulesLocal                 // @workflow/world-local 5.0.0-beta.43 / beta.45
-	RulesPostgres              // @workflow/world-postgres 5.0.0-beta.27
+	RulesLocal                 // @workflow/world-local 5.0.0-beta.43 / beta.45 / beta.46
+	RulesPostgres              // @workflow/world-postgres 5.0.0-beta.27 / beta.29
 )
 
 func (r Rules) String() string {
@@ -201,6 +201,10 @@ type Event struct {
 	// the real Worlds it creates its step when missing (logging step_created
 	// first) and conflicts when the step exists. Ignored by RulesDomain.
 	Lazy bool
+	// idFrom is 1 + the run whose step numbering Step comes from when that
+	// is not Run, 0 for Run's own (stepids.go, WithStepIDOf). The engine
+	// never sets it.
+	idFrom RunID
 }
 
 // LoggedEvent is an accepted event as it sits in the run's log.

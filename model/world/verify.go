@@ -3,6 +3,7 @@ package world
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/simlab/simlab/sim"
 )
@@ -29,13 +30,8 @@ func (s *Store) verifyRun(id RunID) error {
 	if len(r.log) == 0 || r.log[0].Type != EvRunCreated {
 		return fmt.Errorf("log does not start with run_created: %w", ErrInvariant)
 	}
-	type replayed struct {
-		created   bool
-		status    StepStatus
-		attempt   int32
-		terminals int
-	}
 	steps := make([]replayed, len(r.steps))
+	named := map[stepName]*replayed{} // steps under another run's ids (stepids.go)
 	var (
 		status             = RunPending
 		startedAt, endedAt sim.Time
@@ -71,10 +67,23 @@ func (s *Store) verifyRun(id RunID) error {
 			}
 			continue
 		}
-		if e.Step < 0 || int(e.Step) >= len(steps) {
+		var st *replayed
+		switch {
+		case e.idFrom != 0:
+			if st = named[e.name()]; st == nil {
+				st = &replayed{}
+				named[e.name()] = st
+			}
+		case e.Step >= 0 && int(e.Step) >= len(steps) && s.ghost(id, e.name()):
+			// A step_created without a row (RulesPostgres): its own id is
+			// held by another run.
+			steps = append(steps, make([]replayed, int(e.Step)+1-len(steps))...)
+			st = &steps[e.Step]
+		case e.Step < 0 || int(e.Step) >= len(steps):
 			return fmt.Errorf("event %d names step %d beyond the step table: %w", i, e.Step, ErrInvariant)
+		default:
+			st = &steps[e.Step]
 		}
-		st := &steps[e.Step]
 		if e.Type == EvStepCreated {
 			if st.created {
 				return fmt.Errorf("second step_created for step %d: %w", e.Step, ErrInvariant)
@@ -85,6 +94,7 @@ func (s *Store) verifyRun(id RunID) error {
 		if !st.created {
 			return fmt.Errorf("%v before step_created for step %d: %w", e.Type, e.Step, ErrInvariant)
 		}
+		st.events++
 		switch e.Type {
 		case EvStepStarted:
 			st.attempt++
@@ -105,9 +115,74 @@ func (s *Store) verifyRun(id RunID) error {
 			v.Status, v.StartedAt, v.CompletedAt, status, startedAt, endedAt, ErrInvariant)
 	}
 	for i, st := range steps {
-		row := r.steps[i]
-		if row.Exists != st.created || (st.created && (row.Status != st.status || row.Attempt != st.attempt)) {
-			return fmt.Errorf("step %d row %+v != replay %+v: %w", i, row, st, ErrInvariant)
+		var row Step
+		if i < len(r.steps) {
+			row = r.steps[i]
+		}
+		if err := s.verifyStep(id, stepName{from: id, step: StepID(i)}, row, st); err != nil {
+			return err
+		}
+	}
+	return s.verifyNamed(id, named)
+}
+
+// replayed is a step row as its run's log says it must be.
+type replayed struct {
+	created   bool
+	status    StepStatus
+	attempt   int32
+	terminals int
+	events    int // after step_created
+}
+
+// verifyStep checks run id's row under name against its replay. A
+// step_created without a row is right only on RulesPostgres, for a name whose
+// row another run holds, with nothing logged after it.
+func (s *Store) verifyStep(id RunID, name stepName, row Step, st replayed) error {
+	what := fmt.Sprintf("step %d", name.step)
+	if name.from != id {
+		what = fmt.Sprintf("step %d of run %d's ids", name.step, name.from)
+	}
+	if st.created && !row.Exists {
+		if s.rules != RulesPostgres || !s.ghost(id, name) || !s.heldElsewhere(id, name) || st.events != 0 {
+			return fmt.Errorf("%s: step_created logged, no row, %d events after it: %w", what, st.events, ErrInvariant)
+		}
+		return nil
+	}
+	if row.Exists != st.created || (st.created && (row.Status != st.status || row.Attempt != st.attempt)) {
+		return fmt.Errorf("%s row %+v != replay %+v: %w", what, row, st, ErrInvariant)
+	}
+	if row.Exists && s.rules == RulesPostgres && s.heldElsewhere(id, name) {
+		return fmt.Errorf("%s: a row here and another run's for the same id: %w", what, ErrInvariant)
+	}
+	return nil
+}
+
+// verifyNamed checks the rows run id holds under other runs' ids against
+// their replays, in a fixed order, and that no such row lacks a log.
+func (s *Store) verifyNamed(id RunID, named map[stepName]*replayed) error {
+	var names []stepName
+	for n := range named {
+		names = append(names, n)
+	}
+	if s.ids != nil {
+		for k := range s.ids.rows {
+			if k.run == id && named[k.name] == nil {
+				names = append(names, k.name)
+			}
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		return a.from < b.from || (a.from == b.from && a.step < b.step)
+	})
+	for _, n := range names {
+		var st replayed
+		if p := named[n]; p != nil {
+			st = *p
+		}
+		if err := s.verifyStep(id, n, s.StepOf(id, n.from, n.step), st); err != nil {
+			return err
 		}
 	}
 	return nil
