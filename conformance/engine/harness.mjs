@@ -160,6 +160,7 @@ async function run(cfg) {
   } else {
     outcomes.forEach((o, i) => {
       runs[i].status = o.status === 'fulfilled' ? 'completed' : 'failed';
+      if (o.status === 'fulfilled') runs[i].output = o.value;
       if (o.status === 'rejected' && !error) error = `run ${runs[i].run_id} failed: ${String(o.reason?.message ?? o.reason).slice(0, 300)}`;
     });
   }
@@ -168,10 +169,16 @@ async function run(cfg) {
   const quiet = performance.now() + 10000;
   while (inFlight > 0 && performance.now() < quiet) await new Promise((r) => setTimeout(r, 20));
 
+  // Read every run back from the real World itself (not through the
+  // wrapper): the log, all pages, and every run and step row it names.
+  const readBack = [];
+  for (const r of runs) readBack.push(await readRunBack(real, r.run_id));
+
   await provider.forceFlush();
   const spans = exporter.getFinishedSpans();
   if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
   const summary = summarize({ cfg, coreVersion, calls, deliveries, runs, spans });
+  summary.read_back = readBack;
   if (cfg.dump_calls) {
     summary.calls = calls;
     summary.deliveries = deliveries.map(({ crash, ...d }) => d);
@@ -185,6 +192,64 @@ async function run(cfg) {
   await Promise.race([real.close?.(), new Promise((r) => setTimeout(r, 2000))]);
   await rm(cfg.data_dir, { recursive: true, force: true });
   return summary;
+}
+
+// readRunBack reads a run back from the real World once it is quiet: its
+// log through events.list, every page (a small page size, so pagination is
+// exercised), counting the accepted terminal run events; then runs.get and
+// steps.get of every step the log names. A row that cannot be read back
+// (the call throws, or its answer fails the World's own schema) is listed.
+async function readRunBack(real, runId) {
+  const { WorkflowRunSchema, StepSchema, TERMINAL_RUN_EVENT_TYPES } = await import('@workflow/world');
+  const out = { run_id: runId, events: 0, pages: 0, terminal_events: 0, terminal_by_type: {}, step_terminal_max: 0, steps: 0, unreadable: [] };
+  const steps = new Map(); // step id -> terminal events of that step in the log
+  const seen = new Set();
+  let cursor;
+  for (;;) {
+    let page;
+    try {
+      page = await real.events.list({ runId, pagination: { limit: 50, cursor } });
+    } catch (err) {
+      out.unreadable.push({ kind: 'events', id: runId, error: String(err?.message ?? err).slice(0, 300) });
+      break;
+    }
+    out.pages++;
+    for (const e of page.data ?? []) {
+      out.events++;
+      if (TERMINAL_RUN_EVENT_TYPES.includes(e.eventType)) {
+        out.terminal_events++;
+        out.terminal_by_type[e.eventType] = (out.terminal_by_type[e.eventType] ?? 0) + 1;
+      }
+      if (e.eventType?.startsWith('step_') && e.correlationId) {
+        const n = steps.get(e.correlationId) ?? 0;
+        steps.set(e.correlationId, n + (e.eventType === 'step_completed' || e.eventType === 'step_failed' ? 1 : 0));
+      }
+    }
+    // A cursor seen before would page forever: the log is unreadable there.
+    if (!page.hasMore || !page.cursor) break;
+    if (seen.has(page.cursor)) {
+      out.unreadable.push({ kind: 'events', id: runId, error: `events.list repeats cursor ${page.cursor}` });
+      break;
+    }
+    seen.add(page.cursor);
+    cursor = page.cursor;
+  }
+  const check = async (kind, id, get, schema) => {
+    try {
+      const row = await get();
+      const ok = schema.safeParse(row);
+      if (!ok.success) out.unreadable.push({ kind, id, error: `does not parse: ${String(ok.error?.message ?? ok.error).slice(0, 300)}` });
+    } catch (err) {
+      out.unreadable.push({ kind, id, error: String(err?.message ?? err).slice(0, 300) });
+    }
+  };
+  await check('run', runId, () => real.runs.get(runId), WorkflowRunSchema);
+  for (const [stepId, ends] of steps) {
+    out.steps++;
+    out.step_terminal_max = Math.max(out.step_terminal_max, ends);
+    await check('step', stepId, () => real.steps.get(runId, stepId), StepSchema);
+  }
+  return out;
 }
 
 // writeTrace writes spans as OTLP JSON Lines, one {"resourceSpans":[...]}
@@ -299,7 +364,7 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     core: coreVersion,
     prologue: cfg.strip_run_context ? 'runs_get' : undefined,
     seed: cfg.seed,
-    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown' })),
+    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown', output: r.output })),
     fanouts,
     counts: {
       deliveries: deliveries.length,

@@ -170,6 +170,8 @@ type RealRun struct {
 	Runs []struct {
 		RunID  string `json:"run_id"`
 		Status string `json:"status"`
+		// Output is the client's returnValue, when it resolved.
+		Output json.RawMessage `json:"output,omitempty"`
 	} `json:"runs"`
 	Fanouts []struct {
 		RunID          string `json:"run_id"`
@@ -197,16 +199,39 @@ type RealRun struct {
 		StepStartedRejected int            `json:"step_started_rejected"`
 		RejectedBy          map[string]int `json:"step_started_rejected_by"`
 	} `json:"counts"`
-	TTFSMS           []float64       `json:"ttfs_ms"`
-	TTLSMS           []float64       `json:"ttls_ms"`
-	WriteOwnMS       []float64       `json:"write_own_ms"`
-	SpanNames        map[string]int  `json:"span_names"`
-	DispatchPrologue map[string]int  `json:"dispatch_prologue"`
-	AttributeKeys    []string        `json:"attribute_keys"`
-	Error            string          `json:"error,omitempty"`
-	RunIDs           []string        `json:"run_ids,omitempty"`
-	LastSpans        json.RawMessage `json:"last_spans,omitempty"`
-	WorldLog         json.RawMessage `json:"world_log,omitempty"`
+	TTFSMS           []float64      `json:"ttfs_ms"`
+	TTLSMS           []float64      `json:"ttls_ms"`
+	WriteOwnMS       []float64      `json:"write_own_ms"`
+	SpanNames        map[string]int `json:"span_names"`
+	DispatchPrologue map[string]int `json:"dispatch_prologue"`
+	AttributeKeys    []string       `json:"attribute_keys"`
+	// ReadBack is every run read back from the real World after it went
+	// quiet (harness.mjs readRunBack).
+	ReadBack  []ReadBack      `json:"read_back"`
+	Error     string          `json:"error,omitempty"`
+	RunIDs    []string        `json:"run_ids,omitempty"`
+	LastSpans json.RawMessage `json:"last_spans,omitempty"`
+	WorldLog  json.RawMessage `json:"world_log,omitempty"`
+}
+
+// ReadBack is one run read back from the real World: how many accepted
+// terminal run events its log holds (every page of events.list) and the run
+// or step rows that could not be read back (the call threw, or the answer
+// failed the World's own schema).
+type ReadBack struct {
+	RunID          string         `json:"run_id"`
+	Events         int            `json:"events"`
+	Pages          int            `json:"pages"`
+	TerminalEvents int            `json:"terminal_events"`
+	TerminalByType map[string]int `json:"terminal_by_type"`
+	// StepTerminalMax is the most terminal events one step has in the log.
+	StepTerminalMax int `json:"step_terminal_max"`
+	Steps           int `json:"steps"`
+	Unreadable      []struct {
+		Kind  string `json:"kind"` // run, step or events
+		ID    string `json:"id"`
+		Error string `json:"error"`
+	} `json:"unreadable"`
 }
 
 // RunError is a real workflow that failed or timed out: its run ids, the
