@@ -207,7 +207,19 @@ type RealRun struct {
 	AttributeKeys    []string       `json:"attribute_keys"`
 	// ReadBack is every run read back from the real World after it went
 	// quiet (harness.mjs readRunBack).
-	ReadBack  []ReadBack      `json:"read_back"`
+	ReadBack []ReadBack `json:"read_back"`
+	// RuntimeLog counts the runtime's console warnings and errors during
+	// the runs, with the first lines.
+	RuntimeLog struct {
+		Warn  int `json:"warn"`
+		Error int `json:"error"`
+		Lines []struct {
+			Level string `json:"level"`
+			Text  string `json:"text"`
+		} `json:"lines"`
+	} `json:"runtime_log"`
+	Gate      *GateReport     `json:"gate,omitempty"`
+	Probes    []Probe         `json:"probes,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	RunIDs    []string        `json:"run_ids,omitempty"`
 	LastSpans json.RawMessage `json:"last_spans,omitempty"`
@@ -232,6 +244,64 @@ type ReadBack struct {
 		ID    string `json:"id"`
 		Error string `json:"error"`
 	} `json:"unreadable"`
+}
+
+// GateReport is what the gate did: each release (by count, or by escape
+// when nothing more could arrive) and each escape with the count it lacked.
+type GateReport struct {
+	Releases []struct {
+		Gate  string `json:"gate"`
+		Run   string `json:"run"`
+		Calls int    `json:"calls"`
+		Why   string `json:"why"`
+	} `json:"releases"`
+	Escapes []struct {
+		Gate string `json:"gate"`
+		Run  string `json:"run"`
+		Held int    `json:"held"`
+		Want int    `json:"want"`
+		Have int    `json:"have"`
+	} `json:"escapes"`
+}
+
+// Probe is one late redelivery after the run ended (ProbeReplay): the run's
+// own message or its first queued step's, with the World calls it made.
+type Probe struct {
+	RunID  string `json:"run_id"`
+	Kind   string `json:"kind"` // run or step
+	Status int    `json:"status"`
+	Calls  []struct {
+		Op      string `json:"op"`
+		Event   string `json:"event"`
+		Result  string `json:"result"`
+		Error   string `json:"error"`
+		Status  string `json:"status"`
+		RunEnds *int   `json:"run_ends"`
+	} `json:"calls"`
+}
+
+// story is the probe's calls in order, e.g. "events.create step_started →
+// EntityConflictError, events.list → ok (2 run ends)".
+func (p Probe) story() string {
+	var parts []string
+	for _, c := range p.Calls {
+		if c.Op == "queue" {
+			continue
+		}
+		s := c.Op
+		if c.Event != "" {
+			s += " " + c.Event
+		}
+		s += " → " + c.Result
+		if c.Status != "" {
+			s += " " + c.Status
+		}
+		if c.RunEnds != nil {
+			s += fmt.Sprintf(" (%d run ends)", *c.RunEnds)
+		}
+		parts = append(parts, s)
+	}
+	return fmt.Sprintf("%s, HTTP %d", strings.Join(parts, ", "), p.Status)
 }
 
 // RunError is a real workflow that failed or timed out: its run ids, the
