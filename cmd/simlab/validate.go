@@ -31,7 +31,10 @@ on the real World) for --repetitions runs each, and in simlab on seeds
 1..--seeds with both prologues, and print one row per (branches, engine,
 core, prologue): runs.get before claims, lazy reads per fan-out, the share of
 fan-outs with concurrent last completers, step_started accepted/rejected,
-deliveries and redeliveries, TTFS and TTLS p50/p90. --json prints the
+deliveries and redeliveries, TTFS and TTLS p50/p90, and corruption read
+back from each run's log and rows once it is over: runs with more than one
+accepted terminal run event, the most in one run, and rows that could not be
+read back. --json prints the
 contract of docs/VALIDATION.md. The first run installs the pinned npm
 packages of conformance/engine (npm install --no-save, from the lock file)
 unless --no-install. A scenario knob
@@ -98,12 +101,12 @@ the real side cannot honour is refused, named, before anything runs.`,
 func printValidate(w io.Writer, res *engine.Result) {
 	fmt.Fprintf(w, "scenario %s · time scale ×%g · counts are per run (mean), lazy and concurrent per fan-out\n\n", res.Scenario, res.TimeScale)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tPROLOGUE READS\tLAZY/FAN-OUT\t(min..max)\tCONCURRENT LAST\tSTARTED ok\trejected\tDELIVERIES\tredelivered\tTTFS p50\tp90\tTTLS p50\tp90\t")
+	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tPROLOGUE READS\tLAZY/FAN-OUT\t(min..max)\tCONCURRENT LAST\tSTARTED ok\trejected\tDELIVERIES\tredelivered\tTTFS p50\tp90\tTTLS p50\tp90\tRUNS >1 END\tmax\tUNREADABLE\t")
 	for _, r := range res.Rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.2f..%.2f\t%.0f%%\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f ms\t%.0f ms\t%.0f ms\t%.0f ms\t\n",
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.2f..%.2f\t%.0f%%\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f ms\t%.0f ms\t%.0f ms\t%.0f ms\t%d/%d\t%d\t%d\t\n",
 			r.Branches, r.Engine, r.Core, r.Prologue, r.Repetitions, r.RunsGetPrologue, r.LazyPerFanout, r.LazyPerFanoutMin, r.LazyPerFanoutMax,
 			100*r.ConcurrentLastCompleters, r.StepStartedAccepted, r.StepStartedRejected, r.Deliveries, r.Redeliveries,
-			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS)
+			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
 	}
 	tw.Flush()
 	var spans, own []string
@@ -121,6 +124,7 @@ func printValidate(w io.Writer, res *engine.Result) {
 	if len(spans) > 0 {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))
 	}
+	fmt.Fprintf(w, "\nRUNS >1 END: runs whose log holds more than one accepted terminal run event, of the runs counted; max: the most in one run;\nUNREADABLE: run and step rows that could not be read back once the run was over (real: from the World; simlab: its history)\n")
 }
 
 // signalContext ends on Ctrl-C, so the real engine's processes are killed

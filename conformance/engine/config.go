@@ -59,6 +59,21 @@ type harnessConfig struct {
 	TraceOut           string      `json:"trace_out,omitempty"`
 	TimeoutMS          int64       `json:"timeout_ms"`
 	DumpCalls          bool        `json:"dump_calls,omitempty"`
+	// Gate, if set, holds chosen World calls and releases them together
+	// (gate.mjs): a race met every time instead of by timing.
+	Gate *gateConfig `json:"gate,omitempty"`
+	// ProbeReplay delivers each finished run's own message and its first
+	// queued step's once more, and reports what the runtime then does.
+	ProbeReplay bool `json:"probe_replay,omitempty"`
+}
+
+// gateConfig is gate.mjs's spec: FanIn holds every delivery's events.list
+// after its own terminal step write until the run has FanIn of them (every
+// branch a last completer); RunCompleted holds run_completed writes until
+// that many are held, then releases them in one tick.
+type gateConfig struct {
+	FanIn        int `json:"fan_in,omitempty"`
+	RunCompleted int `json:"run_completed,omitempty"`
 }
 
 // The real world-local queue's own rules (@workflow/world-local 5.0.0-beta.45,

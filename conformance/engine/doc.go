@@ -1,6 +1,6 @@
 // Package engine validates simlab against the real Workflow SDK runtime.
 //
-// The directory holds a Node harness (harness.mjs, store.mjs; pinned
+// The directory holds a Node harness (harness.mjs, store.mjs, gate.mjs; pinned
 // package.json and lock file) that compiles a fan-out workflow with
 // @workflow/builders and runs it on @workflow/core 5.0.0-beta.52 or
 // 5.0.0-beta.50 over world-local, with simlab's store model (latencies,
@@ -8,5 +8,11 @@
 // package translates a simlab scenario into the harness's configuration
 // (refusing what the real side cannot honour), runs the harness in its own
 // process group, and sets its counts beside simlab's for the same scenario:
-// `simlab validate` and docs/VALIDATION.md.
+// `simlab validate` and docs/VALIDATION.md. After each run the harness
+// reads the run back from the real World (every page of its log, its run
+// and step rows), so corruption (more than one terminal event, a row that
+// does not read back) is counted on both sides. gate.mjs can hold chosen
+// World calls and release them together, waiting on counts only, which
+// forces a race instead of meeting it by timing
+// (TestGatedLastCompletersCorruptTheRealLog).
 package engine

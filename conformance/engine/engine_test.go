@@ -122,6 +122,19 @@ func TestSmokeCountsMatch(t *testing.T) {
 	if len(realOld.DispatchPrologue) != 0 {
 		t.Errorf("core %s: dispatch_prologue attribute present: %v", realOld.Core, realOld.DispatchPrologue)
 	}
+	// Every run is read back once it is over: the real World's log (all
+	// pages) holds the run's run_completed, and every run and step row
+	// reads back and parses; simlab counts the same from its History.
+	for _, row := range []Row{realNew, realStripped, realOld, simNew, simOld} {
+		want := 1
+		if row.Engine == "simlab" {
+			want = 10
+		}
+		if row.RunsCounted != want || row.TerminalEventsMax < 1 || row.TerminalEvents < 1 || row.UnreadableRows != 0 {
+			t.Errorf("%s %s %s read back: %d runs counted (want %d), terminal events %v per run (max %d, want ≥ 1), %d unreadable rows (want 0)",
+				row.Engine, row.Core, row.Prologue, row.RunsCounted, want, row.TerminalEvents, row.TerminalEventsMax, row.UnreadableRows)
+		}
+	}
 	hasSpan := false
 	for _, s := range realNew.SpanNames {
 		hasSpan = hasSpan || strings.HasPrefix(s, "workflow.execute ")

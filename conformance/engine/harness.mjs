@@ -15,7 +15,9 @@
 import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
+import { createGate } from './gate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [, , mode, arg] = process.argv;
@@ -99,8 +101,21 @@ async function run(cfg) {
     return cfg.crash > 0 && rand() < cfg.crash;
   };
   const t0 = performance.now();
-  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0 });
+  const now = () => performance.now() - t0;
+  const gate = cfg.gate ? createGate(cfg.gate, now) : undefined;
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate });
   const world = store.world;
+
+  // The runtime logs its warnings and errors to the console (core's
+  // logger.js); keep them for the summary as well as on stderr.
+  const logLines = [];
+  for (const level of ['warn', 'error']) {
+    const orig = console[level];
+    console[level] = (...a) => {
+      logLines.push({ level, at: Math.round(now()), text: format(...a).slice(0, 600) });
+      orig.apply(console, a);
+    };
+  }
 
   const runtime = await import('workflow/runtime');
   const { start: startRun } = await import('workflow/api');
@@ -111,15 +126,23 @@ async function run(cfg) {
   const { workflowId } = JSON.parse(await readFile(path.join(cfg.bundle_dir, 'build.json'), 'utf8'));
 
   let inFlight = 0;
+  let probing = false;
+  const probeDone = new Map(); // run -> resolve, for a probe replay's delivery
+  const runMessages = new Map(); // run -> the run's own first message
+  const stepMessages = new Map(); // run -> the first queued step's message
   const handler = async (req) => {
+    gate?.enter(req.headers.get('x-vqs-message-id'));
     const body = await req.clone().json().catch(() => ({}));
+    if (body.runId && !body.stepId && !runMessages.has(body.runId)) runMessages.set(body.runId, body);
+    if (body.runId && body.stepId && !stepMessages.has(body.runId)) stepMessages.set(body.runId, body);
     const d = {
       index: deliveries.length, attempt: Number(req.headers.get('x-vqs-message-attempt')),
       message: req.headers.get('x-vqs-message-id'), queue: req.headers.get('x-vqs-queue-name'),
       run: body.runId, step: body.stepId, runContext: body.runContext !== undefined, keys: Object.keys(body).sort(),
-      start: store.now(), end: -1, crashed: false, status: 0,
+      start: store.now(), end: -1, crashed: false, status: 0, probe: probing,
     };
     deliveries.push(d);
+    gate?.started(d);
     inFlight++;
     try {
       const lat = store.deliverLatency();
@@ -136,6 +159,8 @@ async function run(cfg) {
     } finally {
       d.end = store.now();
       inFlight--;
+      gate?.ended(d);
+      if (d.probe) probeDone.get(d.run)?.();
     }
   };
   world.registerHandler('__wkf_workflow_', handler);
@@ -160,6 +185,7 @@ async function run(cfg) {
   } else {
     outcomes.forEach((o, i) => {
       runs[i].status = o.status === 'fulfilled' ? 'completed' : 'failed';
+      if (o.status === 'fulfilled') runs[i].output = o.value;
       if (o.status === 'rejected' && !error) error = `run ${runs[i].run_id} failed: ${String(o.reason?.message ?? o.reason).slice(0, 300)}`;
     });
   }
@@ -167,11 +193,60 @@ async function run(cfg) {
   // wait (polled, with a deadline) until no delivery is in flight.
   const quiet = performance.now() + 10000;
   while (inFlight > 0 && performance.now() < quiet) await new Promise((r) => setTimeout(r, 20));
+  const callsRun = calls.length, deliveriesRun = deliveries.length, logRun = logLines.length;
+
+  // probe_replay: deliver each finished run's own message once more, and
+  // then its first queued step's, as late redeliveries would, and record
+  // what the runtime does with the log (a replay of the run; a step consumer
+  // that finds its step done and checks the fan-out).
+  const probes = [];
+  if (cfg.probe_replay && !error) {
+    probing = true;
+    for (const r of runs) {
+      const first = deliveries.find((d) => d.run === r.run_id && !d.step);
+      const msgs = [['run', runMessages.get(r.run_id)], ['step', stepMessages.get(r.run_id)]];
+      for (const [kind, msg] of msgs) {
+        if (!msg || !first) continue;
+        const from = calls.length;
+        const done = new Promise((resolve) => probeDone.set(r.run_id, resolve));
+        const probe = kind === 'run'
+          ? { runId: r.run_id, traceCarrier: msg.traceCarrier, requestedAt: new Date() }
+          : { ...msg, requestedAt: new Date() };
+        await world.queue(first.queue, probe);
+        if ((await Promise.race([done, timeout])) === 'timeout') {
+          error = `timed out after ${cfg.timeout_ms} ms waiting for the ${kind} probe of run ${r.run_id}`;
+          break;
+        }
+        const d = deliveries.findLast((x) => x.probe && x.run === r.run_id);
+        probes.push({
+          run_id: r.run_id, kind, status: d?.status ?? 0,
+          calls: calls.slice(from).map((c) => ({ op: c.op, event: c.event, result: c.result, error: c.error, status: c.status, run_ends: c.run_ends })),
+        });
+      }
+    }
+    probing = false;
+  }
+
+  // Read every run back from the real World itself (no wrapper, no gate):
+  // the log, all pages, and every run and step row it names.
+  const readBack = [];
+  for (const r of runs) readBack.push(await readRunBack(real, r.run_id));
 
   await provider.forceFlush();
   const spans = exporter.getFinishedSpans();
   if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
-  const summary = summarize({ cfg, coreVersion, calls, deliveries, runs, spans });
+  const summary = summarize({ cfg, coreVersion, calls: calls.slice(0, callsRun), deliveries: deliveries.slice(0, deliveriesRun), runs, spans });
+  summary.read_back = readBack;
+  summary.runtime_log = {
+    warn: logLines.slice(0, logRun).filter((l) => l.level === 'warn').length,
+    error: logLines.slice(0, logRun).filter((l) => l.level === 'error').length,
+    lines: logLines.slice(0, 30),
+  };
+  if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes };
+  if (cfg.probe_replay) {
+    summary.probes = probes;
+    summary.probe_log = logLines.slice(logRun, logRun + 30);
+  }
   if (cfg.dump_calls) {
     summary.calls = calls;
     summary.deliveries = deliveries.map(({ crash, ...d }) => d);
@@ -185,6 +260,64 @@ async function run(cfg) {
   await Promise.race([real.close?.(), new Promise((r) => setTimeout(r, 2000))]);
   await rm(cfg.data_dir, { recursive: true, force: true });
   return summary;
+}
+
+// readRunBack reads a run back from the real World once it is quiet: its
+// log through events.list, every page (a small page size, so pagination is
+// exercised), counting the accepted terminal run events; then runs.get and
+// steps.get of every step the log names. A row that cannot be read back
+// (the call throws, or its answer fails the World's own schema) is listed.
+async function readRunBack(real, runId) {
+  const { WorkflowRunSchema, StepSchema, TERMINAL_RUN_EVENT_TYPES } = await import('@workflow/world');
+  const out = { run_id: runId, events: 0, pages: 0, terminal_events: 0, terminal_by_type: {}, step_terminal_max: 0, steps: 0, unreadable: [] };
+  const steps = new Map(); // step id -> terminal events of that step in the log
+  const seen = new Set();
+  let cursor;
+  for (;;) {
+    let page;
+    try {
+      page = await real.events.list({ runId, pagination: { limit: 50, cursor } });
+    } catch (err) {
+      out.unreadable.push({ kind: 'events', id: runId, error: String(err?.message ?? err).slice(0, 300) });
+      break;
+    }
+    out.pages++;
+    for (const e of page.data ?? []) {
+      out.events++;
+      if (TERMINAL_RUN_EVENT_TYPES.includes(e.eventType)) {
+        out.terminal_events++;
+        out.terminal_by_type[e.eventType] = (out.terminal_by_type[e.eventType] ?? 0) + 1;
+      }
+      if (e.eventType?.startsWith('step_') && e.correlationId) {
+        const n = steps.get(e.correlationId) ?? 0;
+        steps.set(e.correlationId, n + (e.eventType === 'step_completed' || e.eventType === 'step_failed' ? 1 : 0));
+      }
+    }
+    // A cursor seen before would page forever: the log is unreadable there.
+    if (!page.hasMore || !page.cursor) break;
+    if (seen.has(page.cursor)) {
+      out.unreadable.push({ kind: 'events', id: runId, error: `events.list repeats cursor ${page.cursor}` });
+      break;
+    }
+    seen.add(page.cursor);
+    cursor = page.cursor;
+  }
+  const check = async (kind, id, get, schema) => {
+    try {
+      const row = await get();
+      const ok = schema.safeParse(row);
+      if (!ok.success) out.unreadable.push({ kind, id, error: `does not parse: ${String(ok.error?.message ?? ok.error).slice(0, 300)}` });
+    } catch (err) {
+      out.unreadable.push({ kind, id, error: String(err?.message ?? err).slice(0, 300) });
+    }
+  };
+  await check('run', runId, () => real.runs.get(runId), WorkflowRunSchema);
+  for (const [stepId, ends] of steps) {
+    out.steps++;
+    out.step_terminal_max = Math.max(out.step_terminal_max, ends);
+    await check('step', stepId, () => real.steps.get(runId, stepId), StepSchema);
+  }
+  return out;
 }
 
 // writeTrace writes spans as OTLP JSON Lines, one {"resourceSpans":[...]}
@@ -299,7 +432,7 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     core: coreVersion,
     prologue: cfg.strip_run_context ? 'runs_get' : undefined,
     seed: cfg.seed,
-    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown' })),
+    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown', output: r.output })),
     fanouts,
     counts: {
       deliveries: deliveries.length,

@@ -170,6 +170,8 @@ type RealRun struct {
 	Runs []struct {
 		RunID  string `json:"run_id"`
 		Status string `json:"status"`
+		// Output is the client's returnValue, when it resolved.
+		Output json.RawMessage `json:"output,omitempty"`
 	} `json:"runs"`
 	Fanouts []struct {
 		RunID          string `json:"run_id"`
@@ -197,16 +199,109 @@ type RealRun struct {
 		StepStartedRejected int            `json:"step_started_rejected"`
 		RejectedBy          map[string]int `json:"step_started_rejected_by"`
 	} `json:"counts"`
-	TTFSMS           []float64       `json:"ttfs_ms"`
-	TTLSMS           []float64       `json:"ttls_ms"`
-	WriteOwnMS       []float64       `json:"write_own_ms"`
-	SpanNames        map[string]int  `json:"span_names"`
-	DispatchPrologue map[string]int  `json:"dispatch_prologue"`
-	AttributeKeys    []string        `json:"attribute_keys"`
-	Error            string          `json:"error,omitempty"`
-	RunIDs           []string        `json:"run_ids,omitempty"`
-	LastSpans        json.RawMessage `json:"last_spans,omitempty"`
-	WorldLog         json.RawMessage `json:"world_log,omitempty"`
+	TTFSMS           []float64      `json:"ttfs_ms"`
+	TTLSMS           []float64      `json:"ttls_ms"`
+	WriteOwnMS       []float64      `json:"write_own_ms"`
+	SpanNames        map[string]int `json:"span_names"`
+	DispatchPrologue map[string]int `json:"dispatch_prologue"`
+	AttributeKeys    []string       `json:"attribute_keys"`
+	// ReadBack is every run read back from the real World after it went
+	// quiet (harness.mjs readRunBack).
+	ReadBack []ReadBack `json:"read_back"`
+	// RuntimeLog counts the runtime's console warnings and errors during
+	// the runs, with the first lines.
+	RuntimeLog struct {
+		Warn  int `json:"warn"`
+		Error int `json:"error"`
+		Lines []struct {
+			Level string `json:"level"`
+			Text  string `json:"text"`
+		} `json:"lines"`
+	} `json:"runtime_log"`
+	Gate      *GateReport     `json:"gate,omitempty"`
+	Probes    []Probe         `json:"probes,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	RunIDs    []string        `json:"run_ids,omitempty"`
+	LastSpans json.RawMessage `json:"last_spans,omitempty"`
+	WorldLog  json.RawMessage `json:"world_log,omitempty"`
+}
+
+// ReadBack is one run read back from the real World: how many accepted
+// terminal run events its log holds (every page of events.list) and the run
+// or step rows that could not be read back (the call threw, or the answer
+// failed the World's own schema).
+type ReadBack struct {
+	RunID          string         `json:"run_id"`
+	Events         int            `json:"events"`
+	Pages          int            `json:"pages"`
+	TerminalEvents int            `json:"terminal_events"`
+	TerminalByType map[string]int `json:"terminal_by_type"`
+	// StepTerminalMax is the most terminal events one step has in the log.
+	StepTerminalMax int `json:"step_terminal_max"`
+	Steps           int `json:"steps"`
+	Unreadable      []struct {
+		Kind  string `json:"kind"` // run, step or events
+		ID    string `json:"id"`
+		Error string `json:"error"`
+	} `json:"unreadable"`
+}
+
+// GateReport is what the gate did: each release (by count, or by escape
+// when nothing more could arrive) and each escape with the count it lacked.
+type GateReport struct {
+	Releases []struct {
+		Gate  string `json:"gate"`
+		Run   string `json:"run"`
+		Calls int    `json:"calls"`
+		Why   string `json:"why"`
+	} `json:"releases"`
+	Escapes []struct {
+		Gate string `json:"gate"`
+		Run  string `json:"run"`
+		Held int    `json:"held"`
+		Want int    `json:"want"`
+		Have int    `json:"have"`
+	} `json:"escapes"`
+}
+
+// Probe is one late redelivery after the run ended (ProbeReplay): the run's
+// own message or its first queued step's, with the World calls it made.
+type Probe struct {
+	RunID  string `json:"run_id"`
+	Kind   string `json:"kind"` // run or step
+	Status int    `json:"status"`
+	Calls  []struct {
+		Op      string `json:"op"`
+		Event   string `json:"event"`
+		Result  string `json:"result"`
+		Error   string `json:"error"`
+		Status  string `json:"status"`
+		RunEnds *int   `json:"run_ends"`
+	} `json:"calls"`
+}
+
+// story is the probe's calls in order, e.g. "events.create step_started →
+// EntityConflictError, events.list → ok (2 run ends)".
+func (p Probe) story() string {
+	var parts []string
+	for _, c := range p.Calls {
+		if c.Op == "queue" {
+			continue
+		}
+		s := c.Op
+		if c.Event != "" {
+			s += " " + c.Event
+		}
+		s += " → " + c.Result
+		if c.Status != "" {
+			s += " " + c.Status
+		}
+		if c.RunEnds != nil {
+			s += fmt.Sprintf(" (%d run ends)", *c.RunEnds)
+		}
+		parts = append(parts, s)
+	}
+	return fmt.Sprintf("%s, HTTP %d", strings.Join(parts, ", "), p.Status)
 }
 
 // RunError is a real workflow that failed or timed out: its run ids, the

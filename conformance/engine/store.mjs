@@ -79,14 +79,18 @@ export class Crash extends Error {}
 
 const READS = new Set(['runs.get', 'runs.list', 'events.list', 'events.listByCorrelationId', 'events.get', 'steps.get', 'steps.list']);
 const WRITES = new Set(['events.create']);
+const TERMINAL_RUN = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 
 // wrapWorld returns a World that behaves as `world` under the store model
 // `store` ({runs_get, events_create, events_list: dist; max_concurrent_reads,
 // max_concurrent_writes; stale_read, stale_lag_ms}) and records every call in
 // `calls`. opts.stripRunContext removes runContext from published step
 // messages (a legacy producer); opts.batchCreates adds events.createBatch;
-// opts.crash(call) may return true to crash the current delivery at that call.
+// opts.crash(call) may return true to crash the current delivery at that call;
+// opts.gate (gate.mjs) may hold a call after its drawn latency, just before
+// it reaches the real World.
 export function wrapWorld(world, store, calls, opts = {}) {
+  const gate = opts.gate;
   const rand = rng(opts.seed ?? 1);
   const reads = new Pool(store.max_concurrent_reads ?? 0);
   const writes = new Pool(store.max_concurrent_writes ?? 0);
@@ -116,8 +120,10 @@ export function wrapWorld(world, store, calls, opts = {}) {
       rec.event = args[1]?.eventType;
       rec.correlation = args[1]?.correlationId;
       rec.lazy = args[1]?.eventType === 'step_started' && args[1]?.eventData?.input !== undefined;
-    } else if (op === 'runs.get') {
+    } else if (op === 'runs.get' || op === 'steps.get') {
       rec.run = args[0];
+    } else if (op.startsWith('events.list')) {
+      rec.run = args[0]?.runId;
     }
     calls.push(rec);
     if (d && opts.crash?.(rec, d)) {
@@ -126,17 +132,33 @@ export function wrapWorld(world, store, calls, opts = {}) {
       throw new Crash('simlab: the consumer crashed'); // the call never reached the store
     }
     const pool = READS.has(op) ? reads : WRITES.has(op) ? writes : null;
+    gate?.phase(rec, 'pool');
     if (pool) await pool.acquire();
+    gate?.phase(rec, 'run');
     rec.served = now();
     try {
       await sleep(draw(latencyOf(op), rand));
+      const held = gate?.hold(rec);
+      if (held) {
+        gate.phase(rec, 'gate');
+        await held;
+        rec.released = now();
+        gate.phase(rec, 'run');
+      }
       const t = now();
       const res = await fn(...args);
       rec.real = now() - t; // the real World's own time, on top of the draw
       rec.result = 'ok';
+      gate?.answered(rec);
       if (op === 'events.create') {
         remember(res?.run);
         if (res?.step) rec.attempt = res.step.attempt;
+      }
+      if (op === 'events.list' && Array.isArray(res?.data)) {
+        // What a replay reading this page sees: its length and the run's
+        // terminal events in it.
+        rec.events = res.data.length;
+        rec.run_ends = res.data.filter((e) => TERMINAL_RUN.has(e.eventType)).length;
       }
       if (op === 'runs.get') {
         if (store.stale_read > 0 && rand() < store.stale_read) {
@@ -168,6 +190,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
     } finally {
       rec.end = now();
       if (pool) pool.release();
+      gate?.phase(rec, 'done');
     }
   };
 
@@ -205,6 +228,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
           try {
             const res = await target.create(runId, item.event, { requestId: params?.requestId });
             sub.result = 'ok';
+            gate?.answered(sub);
             if (res?.step) sub.attempt = res.step.attempt;
             results[i] = { status: 200, event: res.event, run: res.run, step: res.step, wait: res.wait };
           } catch (err) {
@@ -252,11 +276,16 @@ export function wrapWorld(world, store, calls, opts = {}) {
             delete message.runContext;
             rec.stripped = true;
           }
-          await sleep(draw(store.publish, rand));
+          gate?.phase(rec, 'run');
           try {
-            return await target.queue(queueName, message, qopts);
+            await sleep(draw(store.publish, rand));
+            const res = await target.queue(queueName, message, qopts);
+            rec.message = res?.messageId;
+            gate?.published(res?.messageId);
+            return res;
           } finally {
             rec.end = now();
+            gate?.phase(rec, 'done');
           }
         };
       }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/sweep"
+	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -76,6 +77,16 @@ type Row struct {
 	RealStoreP50MS float64  `json:"real_store_ms_p50,omitempty"`
 	RealStoreP90MS float64  `json:"real_store_ms_p90,omitempty"`
 	SpanNames      []string `json:"span_names,omitempty"`
+	// Corruption, judged per run on the run's own log and rows once it is
+	// over (real: read back from the World, every page of events.list, then
+	// runs.get and steps.get of every step the log names; simlab: its
+	// History's accepted events). Totals over the repetitions or seeds,
+	// except TerminalEvents, a mean per run.
+	RunsCounted       int     `json:"runs_counted"`
+	TerminalEvents    float64 `json:"terminal_events"`
+	RunsMultiTerminal int     `json:"runs_multi_terminal"`
+	TerminalEventsMax int     `json:"terminal_events_max"`
+	UnreadableRows    int     `json:"unreadable_rows"`
 }
 
 // Result is a validation: the scenario and its rows, widths outer.
@@ -206,6 +217,10 @@ type sample struct {
 	runs, prologue, accepted, rejected, deliveries, redeliveries int
 	lazy, last                                                   []int // per fan-out
 	ttfs, ttls                                                   []int64
+	// terminal is the accepted terminal run events of each run's log;
+	// unreadable the run and step rows that could not be read back.
+	terminal   []int
+	unreadable int
 }
 
 // rowSums accumulates a row's samples; finish turns them into the row.
@@ -214,6 +229,7 @@ type rowSums struct {
 	runs, fans, lazy, lastc, conc int
 	sum                           [5]int // prologue, accepted, rejected, deliveries, redeliveries
 	ttfs, ttls                    []int64
+	terminal                      int
 }
 
 func (a *rowSums) add(s sample) {
@@ -238,6 +254,15 @@ func (a *rowSums) add(s sample) {
 	a.lazy += lazy
 	a.ttfs = append(a.ttfs, s.ttfs...)
 	a.ttls = append(a.ttls, s.ttls...)
+	for _, n := range s.terminal {
+		a.row.RunsCounted++
+		a.terminal += n
+		if n > 1 {
+			a.row.RunsMultiTerminal++
+		}
+		a.row.TerminalEventsMax = max(a.row.TerminalEventsMax, n)
+	}
+	a.row.UnreadableRows += s.unreadable
 }
 
 // finish turns the sums into per-run means and the times into nearest-rank
@@ -253,6 +278,7 @@ func (a *rowSums) finish() Row {
 	row.RunsGetPrologue, row.StepStartedAccepted, row.StepStartedRejected = per(a.sum[0]), per(a.sum[1]), per(a.sum[2])
 	row.Deliveries, row.Redeliveries = per(a.sum[3]), per(a.sum[4])
 	row.LazyPerFanout = ratio(a.lazy, a.fans)
+	row.TerminalEvents = ratio(a.terminal, row.RunsCounted)
 	row.LastCompletersPerFanout = ratio(a.lastc, a.fans)
 	row.ConcurrentLastCompleters = ratio(a.conc, a.fans)
 	row.TTFSP50MS, row.TTFSP90MS = msOfNS(sweep.Percentile(a.ttfs, 50)), msOfNS(sweep.Percentile(a.ttfs, 90))
@@ -282,6 +308,10 @@ func realRow(b int, c Core, stripped bool, runs []*RealRun) Row {
 		for _, f := range r.Fanouts {
 			s.lazy = append(s.lazy, f.LazyReads)
 			s.last = append(s.last, f.LastCompleters)
+		}
+		for _, b := range r.ReadBack {
+			s.terminal = append(s.terminal, b.TerminalEvents)
+			s.unreadable += len(b.Unreadable)
 		}
 		a.add(s)
 		own = append(own, nsOfMS(r.WriteOwnMS)...)
@@ -323,9 +353,30 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int) (Row, error) {
 			s.last = append(s.last, int(f.LastCompleters))
 		}
 		s.ttfs, s.ttls = sweep.StepTimes(h)
+		s.terminal, s.unreadable = simCorruption(h)
 		a.add(s)
 	}
 	return a.finish(), nil
+}
+
+// simCorruption is simlab's side of the read-back: the accepted terminal
+// run events of each run's log, from the History. simlab's World has no row
+// that could fail to read back (its rows are projections it never writes
+// torn), so unreadable is 0 until the model has such a fault.
+func simCorruption(h *model.History) (terminal []int, unreadable int) {
+	terminal = make([]int, len(h.Runs))
+	index := make(map[world.RunID]int, len(h.Runs))
+	for i, r := range h.Runs {
+		index[r.ID] = i
+	}
+	for i := range h.Accepted {
+		if a := &h.Accepted[i]; a.Type.EndsRun() {
+			if j, ok := index[a.Run]; ok {
+				terminal[j]++
+			}
+		}
+	}
+	return terminal, 0
 }
 
 func ratio(a, b int) float64 {

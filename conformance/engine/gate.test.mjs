@@ -1,0 +1,107 @@
+// Tests of gate.mjs on its own (node --test gate.test.mjs; run by
+// TestGateReleasesByCountAndEscapes): no World, no runtime, calls and
+// deliveries as the store wrapper and the harness report them.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createGate } from './gate.mjs';
+
+// turns lets the event loop go round n times (setImmediate, not a timer):
+// long enough for the gate's quiescence check, which waits two turns.
+const turns = async (n) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+// A tiny driver: deliveries, and calls that go through the gate as
+// store.mjs's call() does (pool, run, maybe held, run, done).
+function driver(spec) {
+  const gate = createGate(spec, () => 0);
+  const order = [];
+  const deliver = (index) => {
+    const d = { index };
+    gate.enter(`msg_${index}`);
+    gate.started(d);
+    return d;
+  };
+  const call = async (d, op, event, run = 'wrun_1') => {
+    const rec = { op, event, run, delivery: d.index };
+    gate.phase(rec, 'pool');
+    gate.phase(rec, 'run');
+    const held = gate.hold(rec);
+    if (held) {
+      gate.phase(rec, 'gate');
+      await held;
+      gate.phase(rec, 'run');
+    }
+    order.push(`${d.index}:${op}${event ? ' ' + event : ''}`);
+    rec.result = 'ok';
+    gate.answered(rec);
+    gate.phase(rec, 'done');
+    return rec;
+  };
+  return { gate, order, deliver, call };
+}
+
+test('fan_in holds each pending check after its own step end until every branch ended', async () => {
+  const { gate, order, deliver, call } = driver({ fan_in: 3 });
+  const ds = [0, 1, 2].map(deliver);
+  await call(ds[0], 'events.create', 'step_completed');
+  const l0 = call(ds[0], 'events.list');
+  await call(ds[1], 'events.create', 'step_completed');
+  const l1 = call(ds[1], 'events.list');
+  // A list by a delivery that ended no step is not its pending check.
+  await call(ds[2], 'events.list');
+  await turns(5);
+  assert.deepEqual(order.filter((o) => o.endsWith('events.list')), ['2:events.list']);
+  await call(ds[2], 'events.create', 'step_completed');
+  await Promise.all([l0, l1]);
+  assert.deepEqual(order.slice(-2), ['0:events.list', '1:events.list'], 'released in arrival order');
+  // Once open, the gate lets the run's later lists pass.
+  await call(ds[2], 'events.list');
+  assert.deepEqual(gate.releases.map((r) => [r.gate, r.calls, r.why]), [['fan_in', 2, 'count']]);
+  assert.equal(gate.escapes.length, 0);
+});
+
+test('run_completed holds until K are pending, then releases them in one tick', async () => {
+  const { gate, order, deliver, call } = driver({ run_completed: 3 });
+  const ds = [0, 1, 2, 3].map(deliver);
+  const w = [call(ds[0], 'events.create', 'run_completed'), call(ds[1], 'events.create', 'run_completed')];
+  await turns(5);
+  assert.equal(order.length, 0, 'two of three held');
+  w.push(call(ds[2], 'events.create', 'run_completed'));
+  await Promise.all(w);
+  assert.deepEqual(order, ['0:events.create run_completed', '1:events.create run_completed', '2:events.create run_completed']);
+  // A fourth writer after the release passes through.
+  await call(ds[3], 'events.create', 'run_completed');
+  assert.deepEqual(gate.releases.map((r) => [r.gate, r.calls, r.why]), [['run_completed', 3, 'count']]);
+  // Runs are gated each on its own.
+  const other = call(ds[3], 'events.create', 'run_completed', 'wrun_2');
+  await turns(5);
+  assert.equal(order.length, 4);
+  gate.ended(ds[0]); gate.ended(ds[1]); gate.ended(ds[2]);
+  await other; // escaped: nothing else can arrive
+  assert.deepEqual(gate.escapes.map((e) => [e.gate, e.run, e.held, e.want, e.have]), [['run_completed', 'wrun_2', 1, 3, 1]]);
+});
+
+test('a gate whose count cannot be reached escapes, but not while work is under way', async () => {
+  const { gate, order, deliver, call } = driver({ run_completed: 3 });
+  const a = deliver(0), b = deliver(1), busy = deliver(2);
+  const w = [call(a, 'events.create', 'run_completed'), call(b, 'events.create', 'run_completed')];
+  // `busy` is in flight between two calls (a step body, say): it may still
+  // write, so the gate waits, however many turns go by.
+  await turns(20);
+  assert.equal(order.length, 0);
+  assert.equal(gate.escapes.length, 0);
+  // A published message not yet delivered may still write too.
+  gate.published('msg_later');
+  gate.ended(busy);
+  await turns(20);
+  assert.equal(gate.escapes.length, 0);
+  const later = { index: 9 }; // its delivery starts...
+  gate.enter('msg_later');
+  gate.started(later);
+  gate.ended(later); // ...and ends without writing
+  await Promise.all(w);
+  assert.deepEqual(gate.escapes.map((e) => [e.gate, e.held, e.want, e.have]), [['run_completed', 2, 3, 2]]);
+  assert.deepEqual(gate.releases.map((r) => r.why), ['escape']);
+});

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gatedRace is the fan-in race of a fan-out's concurrent last completers,
+// forced by the gate (gate.mjs) instead of met by timing: one fan-out of
+// `branches` steps (one inline, the rest queued), no drawn latency, no pool
+// bound; every delivery's pending check after its own step_completed is
+// held until all the fan-out's step_completed were written, so every branch
+// sees an empty pending set and continues the workflow; their run_completed
+// writes are held until all `branches` are pending and released in one
+// tick. `runs` runs in one harness process, each gated on its own.
+func gatedRace(branches, runs int) harnessConfig {
+	return harnessConfig{
+		Seed: 1, Fanouts: []int{branches}, MaxInline: 1, Runs: runs,
+		Gate:        &gateConfig{FanIn: branches, RunCompleted: branches},
+		ProbeReplay: true,
+	}
+}
+
+// TestGatedLastCompletersCorruptTheRealLog: concurrent last completers of
+// one fan-out each replay the workflow and each write run_completed, and
+// world-local 5.0.0-beta.45 accepts every one of them (its events.create
+// reads the run, validates and writes with no lock across the check and the
+// write for run-level events): the run's log holds more than one accepted
+// terminal event, in every run, on core beta.52 (fetch-free prologue, lazy
+// last-completer read) and beta.50 (legacy prologue) alike. It also pins
+// down what the runtime does afterwards: the client's returnValue resolves,
+// the run row and every step row read back, and a late redelivery of the
+// run's message or of a step's is refused (RunExpired / EntityConflict)
+// and acked: nothing more is written.
+func TestGatedLastCompletersCorruptTheRealLog(t *testing.T) {
+	r := prepared(t)
+	const branches, runs = 4, 10
+	for _, core := range Cores {
+		t.Run(core.Version, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			out, err := r.Run(context.Background(), core, gatedRace(branches, runs), 2*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Gate == nil {
+				t.Fatal("the harness reports no gate: it did not run gated")
+			}
+			for _, e := range out.Gate.Escapes {
+				t.Errorf("gate %s of run %s escaped: %d calls held, %d of %d arrived before nothing more could; the race was not forced",
+					e.Gate, e.Run, e.Held, e.Have, e.Want)
+			}
+			released := map[string]int{}
+			for _, rel := range out.Gate.Releases {
+				if rel.Gate == "run_completed" && rel.Why == "count" {
+					released[rel.Run] = rel.Calls
+				}
+			}
+			if len(out.Runs) != runs || len(out.ReadBack) != runs {
+				t.Fatalf("%d runs, %d read back, want %d", len(out.Runs), len(out.ReadBack), runs)
+			}
+			corrupt, accepted := 0, []int{}
+			for i, run := range out.Runs {
+				b := out.ReadBack[i]
+				if b.RunID != run.RunID {
+					t.Fatalf("read back %s in place of %s", b.RunID, run.RunID)
+				}
+				if released[run.RunID] != branches {
+					t.Errorf("run %s: %d run_completed released together, want %d (one per last completer)", run.RunID, released[run.RunID], branches)
+				}
+				n := b.TerminalByType["run_completed"]
+				accepted = append(accepted, n)
+				if n > 1 {
+					corrupt++
+				}
+				if b.TerminalEvents != n {
+					t.Errorf("run %s: terminal events %v, want only run_completed", run.RunID, b.TerminalByType)
+				}
+				if len(b.Unreadable) != 0 {
+					t.Errorf("run %s: rows that do not read back: %+v", run.RunID, b.Unreadable)
+				}
+				if b.StepTerminalMax != 1 || b.Steps != branches {
+					t.Errorf("run %s: %d steps, at most %d terminal events per step, want %d steps with one each", run.RunID, b.Steps, b.StepTerminalMax, branches)
+				}
+				if run.Status != "completed" || strings.TrimSpace(string(run.Output)) != fmt.Sprint(branches) {
+					t.Errorf("run %s: the client's returnValue: %s %s, want completed with %d", run.RunID, run.Status, run.Output, branches)
+				}
+			}
+			if corrupt != runs {
+				t.Errorf("core %s: %d of %d runs have more than one accepted run_completed in their log (accepted per run: %v), want all", core.Version, corrupt, runs, accepted)
+			}
+			// Late redeliveries after the double end: refused, acked, and
+			// nothing more accepted.
+			kinds := map[string]int{}
+			for _, p := range out.Probes {
+				kinds[p.Kind]++
+				if p.Status != 200 {
+					t.Errorf("probe %s of run %s: HTTP %d, want 200 (acked)", p.Kind, p.RunID, p.Status)
+				}
+				for _, c := range p.Calls {
+					if c.Op == "events.create" && c.Result == "ok" {
+						t.Errorf("probe %s of run %s: %s accepted after the run ended", p.Kind, p.RunID, c.Event)
+					}
+				}
+			}
+			if kinds["run"] != runs || kinds["step"] != runs {
+				t.Errorf("probes: %v, want %d of each kind", kinds, runs)
+			}
+			var story []string
+			for _, p := range out.Probes[:min(2, len(out.Probes))] {
+				story = append(story, p.Kind+" probe: "+p.story())
+			}
+			t.Logf("core %s: %d/%d runs with >1 run_completed accepted (per run: %v); runtime log: %d errors, %d warnings; %s; %s",
+				core.Version, corrupt, runs, accepted, out.RuntimeLog.Error, out.RuntimeLog.Warn, strings.Join(story, "; "), time.Since(start).Round(100*time.Millisecond))
+		})
+	}
+}
+
+// TestGateReleasesByCountAndEscapes runs gate.mjs's own tests (node:test,
+// no packages needed): calls are held until their count is reached and
+// released in one tick in arrival order, and a gate whose count can no
+// longer be reached escapes (releases and reports) once nothing can arrive,
+// never while a delivery is still between calls.
+func TestGateReleasesByCountAndEscapes(t *testing.T) {
+	if os.Getenv(optOut) == "1" {
+		t.Skipf("%s=1", optOut)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--test", "gate.test.mjs")
+	cmd.Dir = "."
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err != nil {
+		t.Fatalf("node --test gate.test.mjs: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "# fail 0") || strings.Contains(out.String(), "# pass 0\n") {
+		t.Fatalf("node --test gate.test.mjs ran no passing test:\n%s", out.String())
+	}
+}
