@@ -87,6 +87,9 @@ func (lc *lastCompleter) become(p int32) {
 // workflow only with a run that has not ended.
 func (lc *lastCompleter) lazyRead(p int32) {
 	pr := &lc.procs[p]
+	if lc.readThrew(p) {
+		return
+	}
 	c := &lc.calls[pr.getCall]
 	st := c.StatusRead
 	if st.Terminal() || (lc.vs.strictGate && st != world.RunRunning) {

@@ -61,6 +61,9 @@ func (con *consumer) prologueDone(p int32) {
 	m := con.msgOf(p)
 	var runDep int32
 	if d.Prologue == PrologueRunsGet {
+		if con.readThrew(p) {
+			return
+		}
 		st := con.calls[pr.getCall].StatusRead
 		if st != world.RunRunning {
 			con.outcome(p, OutcomeGone)

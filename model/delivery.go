@@ -154,6 +154,17 @@ func (e *engine) advance(p int32) {
 	}
 }
 
+// readThrew is p's runs.get answered with a row the World could not read
+// back: the runtime's read throws, and so does the delivery (the queue
+// delivers it again). It reports whether it was.
+func (e *engine) readThrew(p int32) bool {
+	if c := &e.calls[e.procs[p].getCall]; c.Unreadable {
+		e.done(p, DispThrow, 0)
+		return true
+	}
+	return false
+}
+
 // crashedTree reports whether p or the invocation it runs inside crashed.
 func (e *engine) crashedTree(p int32) bool {
 	for p >= 0 {

@@ -17,6 +17,7 @@ const (
 	evBodyDone                      // payload: proc index
 	evVisExpire                     // payload: proc index
 	evStopFaults                    // payload: 0
+	evTxnStep                       // payload: call serial; ref: call index
 )
 
 // Options choose what a run records.
@@ -66,6 +67,9 @@ type Counts struct {
 	// delivery gone (refused claim, legacy or orchestrator read), a lazy
 	// read reading a terminal status, a replay finding the end in its log.
 	EndSeen int `json:"end_seen"`
+	// UnreadableReads counts runs.get calls that threw because the run's
+	// row could no longer be read back (world-postgres, racing UPDATEs).
+	UnreadableReads int `json:"unreadable_reads"`
 }
 
 // engine is one simulation of a scenario.
@@ -135,6 +139,9 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 		fence = world.FencePreFix
 	}
 	e.store = world.NewFor(StoreRules(sc.World), fence)
+	if e.prof.AtomicCalls {
+		e.store.SetAtomicity(world.AtomicCall)
+	}
 	e.k = sim.New(sim.Config{Handler: e.dispatch, RecordStream: opts.RecordStream, Capacity: 64})
 	if err := e.setupFaults(); err != nil {
 		return nil, err
@@ -218,6 +225,8 @@ func (e *engine) dispatch(ev sim.Event) {
 		e.client.cancel(int32(ev.Payload))
 	case evCallDone:
 		e.callDone(int32(ev.Ref))
+	case evTxnStep:
+		e.txnStep(int32(ev.Ref))
 	case evPublishDone:
 		e.q.publishDone(int32(ev.Payload))
 	case evDeliver:

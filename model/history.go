@@ -74,6 +74,9 @@ type Call struct {
 	// newest write.
 	StatusRead world.RunStatus
 	Stale      bool
+	// Unreadable: runs.get could not give the row back (its fields do not
+	// fit its status) and threw; StatusRead is then not an answer.
+	Unreadable bool
 	// WasLast is the atomic-fan-in World's answer to a terminal step write.
 	WasLast bool
 	// PendingEmpty is an events.list's answer about its fan-out: no step
@@ -92,6 +95,7 @@ type Call struct {
 
 	serial uint64 // issue order, the call's identity in the run's hash
 	done   bool   // answered; the slot may be reused once nothing refers to it
+	landed bool   // a write in flight took its last step (flight.go)
 }
 
 // Site is where a step message was published (DOMAIN §5).

@@ -33,6 +33,9 @@ func (o *orchestrator) begin(p int32) {
 func (o *orchestrator) loaded(p int32) {
 	d := &o.h.Deliveries[p]
 	pr := &o.procs[p]
+	if o.readThrew(p) {
+		return
+	}
 	st := o.calls[pr.getCall].StatusRead
 	if st.Terminal() {
 		o.outcome(p, OutcomeGone)

@@ -57,6 +57,13 @@ type Profile struct {
 	// Consumers bounds how many deliveries each deployment handles at once;
 	// the rest wait in the queue. 0 means unbounded.
 	Consumers int `json:"consumers" yaml:"consumers"`
+	// AtomicCalls makes every events.create validate and apply in one step
+	// at the end of its service (DOMAIN.md §2's World, and simlab's before
+	// issue 18) instead of in its adapter's own steps spread over the
+	// service time (world.Txn: world-local and world-postgres are not atomic
+	// across concurrent calls on one run; docs/CONFORMANCE.md). world-vercel,
+	// whose store cannot be observed here, is always atomic.
+	AtomicCalls bool `json:"atomic_calls" yaml:"atomic_calls"`
 }
 
 func ms(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }

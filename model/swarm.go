@@ -51,6 +51,7 @@ func DrawSwarm(sc Scenario, c sim.Chooser) (Scenario, SwarmDraw) {
 	worlds := []string{"world-local", "world-postgres", "world-vercel"}
 	d.World = worlds[c.Choose(len(worlds))]
 	out.World, out.Store = d.World, Profiles()[d.World]
+	out.Store.AtomicCalls = sc.Store.AtomicCalls // a choice of the user's, not the swarm's
 
 	mixes := []struct {
 		name string

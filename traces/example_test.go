@@ -30,6 +30,6 @@ func ExampleBuild() {
 	fmt.Println(len(spans), "spans in trace", traces.TraceID(res.History, traces.Options{}, 0))
 	fmt.Println(bytes.Count(file.Bytes(), []byte("\n")), "line per run")
 	// Output:
-	// 25 spans in trace a4f466ed503c662e967cdecc548c1a6d
+	// 25 spans in trace 91c0120ad386584c74c1ae65862aba0e
 	// 1 line per run
 }

@@ -174,9 +174,25 @@ func TestTimelineFilter(t *testing.T) {
 
 func TestRunsFilterAndSort(t *testing.T) {
 	h := newHarness(t, defaultConfig())
-	h.keys("/lazy=0<Enter>")
-	if n := len(h.app.runs.rows); n != 1 || h.app.runs.rows[0].Seed != 7 {
-		t.Fatalf("/lazy=0 kept %d runs", n)
+	// The first run's time to its last step, and the seeds whose runs took
+	// as long: a filter on that column must keep those and no others.
+	ttls := ttlsText(h.app.runs.rows[0])
+	var want []uint64
+	for _, r := range h.app.runs.rows {
+		if ttlsText(r) == ttls {
+			want = append(want, r.Seed)
+		}
+	}
+	if len(want) == len(h.app.runs.rows) {
+		t.Fatalf("every run took %s: the filter would prove nothing", ttls)
+	}
+	h.keys(fmt.Sprintf("/ttls=%s<Enter>", ttls))
+	var got []uint64
+	for _, r := range h.app.runs.rows {
+		got = append(got, r.Seed)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("/ttls=%s kept seeds %v, want %v", ttls, got, want)
 	}
 	h.keys("<Esc>/!workflow.run.status=completed<Enter>")
 	if n := len(h.app.runs.rows); n != 0 {

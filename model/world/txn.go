@@ -624,6 +624,38 @@ func (r *runRow) loggedCreate(id StepID) bool {
 	return false
 }
 
+// MaxSteps is the most steps the call can take on its World: the engine
+// spreads them over the call's service time (model/flight.go).
+func (t *Txn) MaxSteps() int {
+	ev := t.Ev
+	switch t.atom {
+	case AtomicLocal:
+		switch {
+		case ev.Type.IsStepEvent() && ev.Lazy:
+			return 3
+		case ev.Type.IsStepEvent(), ev.Type == EvAttrSet:
+			return 2
+		}
+		return 3
+	case AtomicPostgres:
+		switch ev.Type {
+		case EvRunStarted, EvStepCreated:
+			return 3
+		case EvRunCompleted, EvRunFailed, EvRunCancelled, EvStepCompleted, EvStepFailed:
+			return 4
+		case EvStepStarted:
+			if ev.Lazy {
+				return 4
+			}
+			return 5
+		case EvStepRetrying:
+			return 5
+		}
+		return 2
+	}
+	return 1
+}
+
 // Results is a set of Results.
 type Results uint8
 

@@ -34,10 +34,14 @@ func TestTxnAloneIsApply(t *testing.T) {
 			now := sim.Time(10 * (i + 1))
 			res, retry, pos := a.Apply(now, ev)
 			tx := b.Begin(ev, int32(i))
-			for steps := 0; !tx.Done(); steps++ {
+			steps := 0
+			for ; !tx.Done(); steps++ {
 				if !b.Advance(&tx, now) || steps > 8 {
 					t.Fatalf("call %d %+v: stuck after %d steps", i, ev, steps)
 				}
+			}
+			if steps > tx.MaxSteps() {
+				t.Fatalf("call %d %+v (%v): %d steps, MaxSteps %d", i, ev, rules, steps, tx.MaxSteps())
 			}
 			r2, retry2, pos2 := tx.Result()
 			if res != r2 || retry != retry2 || pos != pos2 {

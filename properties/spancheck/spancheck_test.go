@@ -77,7 +77,7 @@ func TestSpansAgreeWithTheHistory(t *testing.T) {
 	}{
 		{"golden-t2", nil}, {"golden-t5", nil}, {"golden-t5", []string{"pre-fix-fence"}}, {"faults", nil},
 		{"skew-rollout", nil}, {"faults", []string{"replay-ignores-terminal-log"}}, {"swarm", nil},
-		{"golden-t1", []string{"attempt-gated-recovery"}},
+		{"faults", []string{"attempt-gated-recovery"}},
 	}
 	found := map[string]int{}
 	for _, c := range cases {

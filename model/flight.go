@@ -1,0 +1,145 @@
+package model
+
+import (
+	"time"
+
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is a write in flight on a World whose calls are not atomic
+// (world.Txn): its steps are spread over its service time, the first (the
+// adapter's validation read) when the store serves it and the last when it
+// answers, the others evenly between, so that writes on one run whose
+// service times overlap interleave their steps as the real adapters do
+// (docs/CONFORMANCE.md: the concurrent differential test). A write waiting
+// for a lock another holds (world-local's per-step lock) starts its steps
+// when it has the lock. The answer reaches the caller at the end of the
+// service time; what the write did is recorded when its last step takes
+// effect (answerCreate), which is when readers can see it.
+
+// flight is one write's Txn and its schedule.
+type flight struct {
+	txn   world.Txn
+	lat   time.Duration // its drawn service time
+	start sim.Time      // its first step (after any wait for a lock)
+	steps uint8         // steps taken
+	on    bool          // the write runs as a Txn
+	begun bool          // its first step is taken
+	due   bool          // its service time is over: answer once done
+}
+
+// beginFlight starts write idx as a Txn with service time lat.
+func (e *engine) beginFlight(idx int32, lat time.Duration) {
+	c := &e.calls[idx]
+	f := &e.flights[idx]
+	*f = flight{txn: e.store.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter}, idx), lat: lat, on: true}
+	if !e.store.Ready(&f.txn) {
+		e.parked = append(e.parked, idx)
+		return
+	}
+	e.takeOff(idx)
+}
+
+// takeOff takes the write's first step now and schedules the rest and its
+// answer.
+func (e *engine) takeOff(idx int32) {
+	c := &e.calls[idx]
+	f := &e.flights[idx]
+	f.begun, f.start = true, e.k.Now()
+	e.k.AfterRef(f.lat, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
+	e.stepFlight(idx)
+}
+
+// stepFlight takes the write's next step if it can; a write that must wait
+// for a lock waits (parked).
+func (e *engine) stepFlight(idx int32) {
+	f := &e.flights[idx]
+	if f.txn.Done() {
+		return
+	}
+	if !e.store.Ready(&f.txn) {
+		e.parked = append(e.parked, idx)
+		return
+	}
+	e.store.Advance(&f.txn, e.k.Now())
+	f.steps++
+	if f.txn.Done() {
+		e.landed(idx)
+		return
+	}
+	// The next step at its share of the service time; the last one is
+	// taken with the answer (callDone).
+	if k := f.txn.MaxSteps() - 1; int(f.steps) < k && !f.due {
+		at := f.start.Add(time.Duration(int64(f.lat) * int64(f.steps) / int64(k)))
+		if now := e.k.Now(); at < now {
+			at = now
+		}
+		c := &e.calls[idx]
+		e.k.ScheduleRef(at, evTxnStep, uint32(c.Caller.Delivery), c.serial, uint32(idx))
+	}
+}
+
+// txnStep is a scheduled step of write idx.
+func (e *engine) txnStep(idx int32) {
+	if f := &e.flights[idx]; f.on && !f.due {
+		e.stepFlight(idx)
+	}
+}
+
+// landFlight is write idx's service time over: it takes its remaining steps
+// now. It reports whether the write is done and may answer; one waiting for
+// a lock answers when it has taken its last step (unpark).
+func (e *engine) landFlight(idx int32) bool {
+	f := &e.flights[idx]
+	f.due = true
+	for !f.txn.Done() {
+		if !e.store.Ready(&f.txn) {
+			e.parked = append(e.parked, idx)
+			return false
+		}
+		e.store.Advance(&f.txn, e.k.Now())
+		f.steps++
+	}
+	if !e.calls[idx].landed {
+		e.landed(idx)
+	}
+	return true
+}
+
+// landed records what write idx did, the instant its last step took effect,
+// and lets writes that waited for its lock go on.
+func (e *engine) landed(idx int32) {
+	c := &e.calls[idx]
+	res, retry, pos := e.flights[idx].txn.Result()
+	e.answerCreate(idx, c, res, retry, pos)
+	c.landed = true
+	e.unpark()
+}
+
+// unpark lets every parked write that can go on, go on, in arrival order.
+func (e *engine) unpark() {
+	for moved := true; moved; {
+		moved = false
+		for i := 0; i < len(e.parked); i++ {
+			idx := e.parked[i]
+			f := &e.flights[idx]
+			if !e.store.Ready(&f.txn) {
+				continue
+			}
+			e.parked = append(e.parked[:i], e.parked[i+1:]...)
+			moved = true
+			switch {
+			case !f.begun:
+				e.takeOff(idx)
+			case f.due:
+				if e.landFlight(idx) {
+					e.answer(idx)
+				}
+			default:
+				e.stepFlight(idx)
+			}
+			break
+		}
+	}
+}
