@@ -28,7 +28,14 @@ const (
 type ConcCall struct {
 	Call
 	DelayTicks int `json:"delay_ticks,omitempty"`
+	// DelayUS holds it back that many microseconds on the driver's clock;
+	// After, when set, until call After of the batch has answered.
+	DelayUS int  `json:"delay_us,omitempty"`
+	After   *int `json:"after,omitempty"`
 }
+
+// delayed reports whether the call is held back from the batch's start.
+func (c ConcCall) delayed() bool { return c.DelayTicks > 0 || c.DelayUS > 0 || c.After != nil }
 
 // IsRead reports whether the call reads instead of writing.
 func (c ConcCall) IsRead() bool {
@@ -49,6 +56,12 @@ func (c ConcCall) String() string {
 	}
 	if c.DelayTicks > 0 {
 		s += fmt.Sprintf(" (after %d ticks)", c.DelayTicks)
+	}
+	if c.DelayUS > 0 {
+		s += fmt.Sprintf(" (after %dµs)", c.DelayUS)
+	}
+	if c.After != nil {
+		s += fmt.Sprintf(" (after call %d)", *c.After)
 	}
 	return s
 }
@@ -131,6 +144,9 @@ func (c ConcCall) validate(runs int) error {
 	}
 	if c.DelayTicks < 0 || c.DelayTicks > 1000 {
 		return fmt.Errorf("delay_ticks %d: want 0..1000", c.DelayTicks)
+	}
+	if c.DelayUS < 0 || c.DelayUS > 1_000_000 {
+		return fmt.Errorf("delay_us %d: want 0..1000000", c.DelayUS)
 	}
 	switch c.Op {
 	case OpGetRun, OpGetStep, OpListEvents:

@@ -17,7 +17,9 @@ type batchRequest struct {
 
 type batchCall struct {
 	request
-	DelayTicks int `json:"delay_ticks,omitempty"`
+	DelayTicks int  `json:"delay_ticks,omitempty"`
+	DelayUS    int  `json:"delay_us,omitempty"`
+	After      *int `json:"after,omitempty"`
 }
 
 type readbackSpec struct {
@@ -54,7 +56,7 @@ func (d *Driver) RunHistory(h History) ([]BatchResult, error) {
 	for bi, b := range h.Batches {
 		req := batchRequest{Op: "batch", Readback: specs}
 		for _, c := range b.Calls {
-			bc := batchCall{request: request{Op: c.Op, Run: r.runKey(c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}, DelayTicks: c.DelayTicks}
+			bc := batchCall{request: request{Op: c.Op, Run: r.runKey(c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}, DelayTicks: c.DelayTicks, DelayUS: c.DelayUS, After: c.After}
 			if stepEvent(c.Type) || c.Op == OpGetStep {
 				bc.Step = r.stepKey(c.Run, c.Step)
 			}

@@ -87,7 +87,7 @@ func start(s *world.Store, calls []ConcCall) *node {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return calls[order[a]].DelayTicks < calls[order[b]].DelayTicks })
+	sort.SliceStable(order, func(a, b int) bool { return arrival(calls[order[a]]) < arrival(calls[order[b]]) })
 	for _, i := range order {
 		if c := calls[i]; c.Op == "event" {
 			n.txns[i] = n.s.Begin(eventOn(c.Call, world.RunID(c.Run)), int32(i))
@@ -96,9 +96,25 @@ func start(s *world.Store, calls []ConcCall) *node {
 	return n
 }
 
+// arrival ranks when a call reaches the World: with the batch, then those
+// held back by ticks or microseconds, then those waiting for another's
+// answer.
+func arrival(c ConcCall) int64 {
+	switch {
+	case c.After != nil:
+		return 1 << 62
+	case c.DelayUS > 0:
+		return 1<<40 + int64(c.DelayUS)
+	}
+	return int64(c.DelayTicks)
+}
+
 // ready reports whether call i can take its next step.
 func (n *node) ready(calls []ConcCall, i int) bool {
 	if n.done[i] {
+		return false
+	}
+	if a := calls[i].After; a != nil && *a >= 0 && *a < len(calls) && !n.done[*a] {
 		return false
 	}
 	if calls[i].Op == "event" {

@@ -176,16 +176,18 @@ async function handle(req) {
 // on one monotonic clock, then the rows and logs are read back.
 //
 //   {"op":"batch","calls":[CALL...],"readback":[{"run":KEY,"steps":[CORR...]}]}
-//   CALL: {"op":"event",...as above...,"delay_ticks":K}
+//   CALL: {"op":"event",...as above...,"delay_ticks":K,"delay_us":U,"after":I}
 //       | {"op":"get_run","run":KEY} | {"op":"get_step","run":KEY,"step":CORR}
 //       | {"op":"list_events","run":KEY}
 // Answer: {"answers":[{"res","msg","t0","t1","run","step","attempt","log"}],
 //          "readback":[{"run","steps":[{"step","attempt"}],"log","t0","t1"}]}
 // t0/t1 are nanoseconds on process.hrtime since the driver started; a call's
 // interval covers the World call only. delay_ticks holds a call back for K
-// turns of the event loop after the batch starts (setImmediate), so that a
-// repetition can aim a call at a later point of the others (a targeted
-// repetition); 0 issues it with the rest. A read's answer is its row or log;
+// turns of the event loop after the batch starts (setImmediate), delay_us
+// for U microseconds on the monotonic clock (yielding the loop meanwhile),
+// after until call I of the batch has answered: so that a repetition can aim
+// a call at a later point of the others (a targeted repetition); none of
+// them issues it with the rest. A read's answer is its row or log;
 // a row the World cannot give back is "unreadable: <why>", a missing one "".
 const epoch = process.hrtime.bigint();
 
@@ -255,8 +257,13 @@ function ticks(k) {
   return p;
 }
 
-async function batchCall(c) {
+async function batchCall(c, i, done) {
+  if (c.after !== undefined && c.after !== null && c.after >= 0) await done[c.after];
   if (c.delay_ticks) await ticks(c.delay_ticks);
+  if (c.delay_us) {
+    const until = clock() + c.delay_us * 1000;
+    while (clock() < until) await new Promise((r) => setImmediate(r));
+  }
   const runId = runs.get(c.run);
   const a = { res: 'ok', msg: '', t0: 0, t1: 0 };
   if (!runId) return { ...a, res: 'other', msg: `driver: unknown run key ${JSON.stringify(c.run)}` };
@@ -294,7 +301,21 @@ async function batchCall(c) {
 async function batch(req) {
   // Every call starts here, in this turn of the event loop: none waits for
   // another's answer.
-  const answers = await Promise.all((req.calls ?? []).map(batchCall));
+  const calls = req.calls ?? [];
+  const done = [];
+  const settle = [];
+  for (let i = 0; i < calls.length; i++) done.push(new Promise((r) => settle.push(r)));
+  const answers = await Promise.all(
+    calls.map(async (c, i) => {
+      if (c.after !== undefined && c.after !== null && (c.after < 0 || c.after >= calls.length || c.after === i)) {
+        settle[i]();
+        return { res: 'other', msg: `driver: after ${c.after}: not another call of the batch`, t0: 0, t1: 0 };
+      }
+      const a = await batchCall(c, i, done);
+      settle[i]();
+      return a;
+    }),
+  );
   const readback = [];
   for (const rb of req.readback ?? []) {
     const runId = runs.get(rb.run);
