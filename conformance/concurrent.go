@@ -66,9 +66,12 @@ func (c ConcCall) String() string {
 	return s
 }
 
-// Batch is a set of calls issued at once.
+// Batch is a set of calls issued at once. Schedule, when set, forces the
+// order of their steps on the real World ([call, step] pairs, in order;
+// force.go): a model interleaving replayed on the real adapter.
 type Batch struct {
-	Calls []ConcCall `json:"calls"`
+	Calls    []ConcCall `json:"calls"`
+	Schedule [][2]int   `json:"schedule,omitempty"`
 }
 
 // History is a concurrent history to run: Runs runs created one after the
@@ -194,9 +197,12 @@ type Readback struct {
 }
 
 // BatchResult is a batch's replies (in call order) and read-backs (per run).
+// Broken lists the steps of a forced schedule the real World could not take
+// in the order given (none when it was honoured).
 type BatchResult struct {
 	Replies   []Reply    `json:"replies"`
 	Readbacks []Readback `json:"readbacks"`
+	Broken    []string   `json:"broken,omitempty"`
 }
 
 // Outcome is what a batch did, as an observer sees it: every call's answer

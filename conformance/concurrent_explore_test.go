@@ -76,6 +76,9 @@ func TestExplainsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n, _ := strconv.Atoi(os.Getenv("SIMLAB_BUDGET")); n > 0 {
+		SearchBudget = n
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -221,4 +224,80 @@ func TestCoverageExplore(t *testing.T) {
 		}
 	}
 	fmt.Printf("### %s: %d model outcomes, %d never seen, %d real outcomes not in the model\n", w.Name, totalModel, totalMissing, totalUnexplained)
+}
+
+// TestForceExplore (SIMLAB_FORCE=1 -args -world W): direction 2 by forcing:
+// each model outcome of a pair of writes replayed on the real World.
+func TestForceExplore(t *testing.T) {
+	if os.Getenv("SIMLAB_FORCE") == "" {
+		t.Skip("SIMLAB_FORCE=1")
+	}
+	if err := EnsurePackages(WorldsDir(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := WorldByName(*worldFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stopper{}
+	defer st.stopAll()
+	h := startWorld(t, w, st)
+	ev := func(typ string, step int, lazy bool) ConcCall {
+		c := ConcCall{Call: Call{Op: "event", Run: 0, Type: typ}}
+		if stepEvent(typ) {
+			c.Step = step
+		}
+		c.Lazy = lazy
+		if typ == "step_retrying" {
+			c.RetryAfterHours = 2
+		}
+		return c
+	}
+	setups := map[string][]ConcCall{
+		"pending":      nil,
+		"running":      {ev("run_started", 0, false)},
+		"step pending": {ev("run_started", 0, false), ev("step_created", 0, false)},
+		"step running": {ev("run_started", 0, false), ev("step_created", 0, false), ev("step_started", 0, false)},
+	}
+	kinds := []ConcCall{ev("run_started", 0, false), ev("run_completed", 0, false), ev("run_cancelled", 0, false), ev("run_failed", 0, false),
+		ev("step_created", 0, false), ev("step_started", 0, false), ev("step_started", 0, true), ev("step_completed", 0, false), ev("step_failed", 0, false), ev("step_retrying", 0, false)}
+	total, bad, broken := 0, 0, 0
+	for _, sname := range []string{"pending", "running", "step pending", "step running"} {
+		setup := setups[sname]
+		for i := range kinds {
+			for j := i; j < len(kinds); j++ {
+				pair := []ConcCall{kinds[i], kinds[j]}
+				hist := History{Runs: 1}
+				for _, c := range setup {
+					hist.Batches = append(hist.Batches, Batch{Calls: []ConcCall{c}})
+				}
+				full := hist
+				full.Batches = append(append([]Batch(nil), hist.Batches...), Batch{Calls: pair})
+				steps := full.Steps()
+				s := newModelStore(w, 1)
+				for _, c := range setup {
+					s.Apply(modelNow, eventOn(c.Call, 0))
+				}
+				for _, wit := range Witnesses(w, s, pair, steps, 0) {
+					total++
+					hh := hist
+					hh.Batches = append(append([]Batch(nil), hist.Batches...), Batch{Calls: pair, Schedule: Schedule(w, pair, wit.Steps)})
+					res, err := h.driver().RunHistory(hh)
+					if err != nil {
+						t.Fatal(err)
+					}
+					last := res[len(res)-1]
+					got := OutcomeKey(pair, last.Replies, last.Readbacks)
+					if len(last.Broken) > 0 {
+						broken++
+					}
+					if got != wit.Outcome || len(last.Broken) > 0 {
+						bad++
+						fmt.Printf("[%s] %s ‖ %s: schedule %v %v\n    model: %s\n    real:  %s\n    broken: %v\n", sname, pair[0], pair[1], wit.Steps, Schedule(w, pair, wit.Steps), wit.Outcome, got, last.Broken)
+					}
+				}
+			}
+		}
+	}
+	fmt.Printf("### %s: %d model outcomes forced, %d differ, %d schedules broken\n", w.Name, total, bad, broken)
 }

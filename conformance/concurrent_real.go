@@ -13,6 +13,7 @@ type batchRequest struct {
 	Op       string         `json:"op"`
 	Calls    []batchCall    `json:"calls"`
 	Readback []readbackSpec `json:"readback"`
+	Schedule [][2]int       `json:"schedule,omitempty"`
 }
 
 type batchCall struct {
@@ -30,6 +31,7 @@ type readbackSpec struct {
 type batchAnswer struct {
 	Answers  []Reply    `json:"answers"`
 	Readback []Readback `json:"readback"`
+	Broken   []string   `json:"broken"`
 }
 
 // RunHistory runs a concurrent history on the real World with runs and step
@@ -54,7 +56,7 @@ func (d *Driver) RunHistory(h History) ([]BatchResult, error) {
 	}
 	out := make([]BatchResult, 0, len(h.Batches))
 	for bi, b := range h.Batches {
-		req := batchRequest{Op: "batch", Readback: specs}
+		req := batchRequest{Op: "batch", Readback: specs, Schedule: b.Schedule}
 		for _, c := range b.Calls {
 			bc := batchCall{request: request{Op: c.Op, Run: r.runKey(c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}, DelayTicks: c.DelayTicks, DelayUS: c.DelayUS, After: c.After}
 			if stepEvent(c.Type) || c.Op == OpGetStep {
@@ -84,7 +86,7 @@ func (d *Driver) RunHistory(h History) ([]BatchResult, error) {
 		for i := range a.Readback {
 			a.Readback[i].Log = r.stepNames(a.Readback[i].Log)
 		}
-		out = append(out, BatchResult{Replies: a.Answers, Readbacks: a.Readback})
+		out = append(out, BatchResult{Replies: a.Answers, Readbacks: a.Readback, Broken: a.Broken})
 	}
 	return out, nil
 }

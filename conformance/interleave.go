@@ -42,10 +42,11 @@ type node struct {
 	txns    []world.Txn
 	done    []bool
 	replies []Reply
+	taken   []uint8 // steps each call has taken
 }
 
 func (n *node) clone() *node {
-	return &node{s: n.s.Clone(), txns: slices.Clone(n.txns), done: slices.Clone(n.done), replies: slices.Clone(n.replies)}
+	return &node{s: n.s.Clone(), txns: slices.Clone(n.txns), done: slices.Clone(n.done), replies: slices.Clone(n.replies), taken: slices.Clone(n.taken)}
 }
 
 // key hashes the node: run's state and every call's progress and answer.
@@ -82,7 +83,7 @@ func (n *node) key(run int) uint64 {
 // order (the driver issues a batch's calls in their order, delayed ones
 // later), which is the order world-local's step locks are queued in.
 func start(s *world.Store, calls []ConcCall) *node {
-	n := &node{s: s.Clone(), txns: make([]world.Txn, len(calls)), done: make([]bool, len(calls)), replies: make([]Reply, len(calls))}
+	n := &node{s: s.Clone(), txns: make([]world.Txn, len(calls)), done: make([]bool, len(calls)), replies: make([]Reply, len(calls)), taken: make([]uint8, len(calls))}
 	order := make([]int, len(calls))
 	for i := range order {
 		order[i] = i
@@ -125,6 +126,7 @@ func (n *node) ready(calls []ConcCall, i int) bool {
 
 // advance takes call i's next step; a read is one step.
 func (n *node) advance(calls []ConcCall, i int) {
+	n.taken[i]++
 	c := calls[i]
 	id := world.RunID(c.Run)
 	switch c.Op {
@@ -275,9 +277,15 @@ func Explains(w World, h History, results []BatchResult) (v Verdict, batch, run 
 			for _, i := range idx {
 				sub.Replies = append(sub.Replies, res.Replies[i])
 			}
-			e := &explainer{run: r, calls: calls, steps: steps, real: sub, seen: map[uint64]bool{}}
+			e := &explainer{run: r, calls: calls, steps: steps, real: sub}
 			e.prepare()
-			e.search(start(state, calls))
+			for left := 0; ; left++ {
+				e.seen, e.cut = map[uint64]int{}, false
+				e.search(start(state, calls), left)
+				if e.found != nil || e.spent || !e.cut {
+					break
+				}
+			}
 			switch {
 			case e.found != nil:
 				// The states that explain a batch differ at most in what no
@@ -296,9 +304,8 @@ func Explains(w World, h History, results []BatchResult) (v Verdict, batch, run 
 
 // explainer searches the interleavings of one run's calls of a batch for the
 // real outcome, pruning every branch where a call answers otherwise than it
-// did or the run's log grows otherwise than the real one did. It tries the
-// call that answered first first, so that an interleaving close to the real
-// one is found without a wide search.
+// did or the run's log grows otherwise than the real one did, nearest the
+// real calls' own order first (search).
 type explainer struct {
 	run     int
 	calls   []ConcCall
@@ -309,8 +316,9 @@ type explainer struct {
 	answers []string // the real answers, as OutcomeKey words
 	results []world.Result
 	before  [][]int // before[j]: calls answered before j was invoked
-	order   []int   // calls by real answer time
-	seen    map[uint64]bool
+	seen    map[uint64]int // nodes searched, with the departures they were allowed
+	visits  int
+	cut     bool // a branch was left for want of departures
 	found   *world.Store
 	spent   bool
 }
@@ -323,11 +331,7 @@ func (e *explainer) prepare() {
 		r.Run, r.Step, r.Log = unreadable(r.Run), unreadable(r.Step), normalizeLog(r.Log)
 		e.answers = append(e.answers, replyString(c, r))
 		e.results = append(e.results, resultNamed(r.Res))
-		e.order = append(e.order, i)
 	}
-	sort.SliceStable(e.order, func(a, b int) bool {
-		return e.real.Replies[e.order[a]].T1 < e.real.Replies[e.order[b]].T1
-	})
 	e.before = make([][]int, len(e.calls))
 	for j := range e.calls {
 		for i := range e.calls {
@@ -338,27 +342,50 @@ func (e *explainer) prepare() {
 	}
 }
 
-func (e *explainer) search(n *node) {
+// search looks for the real outcome below n, allowed left departures from
+// the likeliest next step (limited discrepancy search): the likeliest is the
+// call whose next step, spread evenly over its real interval, comes first.
+// Real interleavings stay close to that order, so the search first tries the
+// orders nearest it; Explains widens the allowance until the outcome is
+// found, the whole tree has been seen, or the budget is spent.
+func (e *explainer) search(n *node, left int) {
 	if e.found != nil || e.spent {
 		return
 	}
 	k := n.key(e.run)
-	if e.seen[k] {
+	if prev, ok := e.seen[k]; ok && prev >= left {
 		return
 	}
-	if len(e.seen) >= SearchBudget {
+	e.seen[k] = left
+	if e.visits++; e.visits >= SearchBudget {
 		e.spent = true
 		return
 	}
-	e.seen[k] = true
+	var cands []int
 	all := true
-	for _, i := range e.order {
+	for i := range e.calls {
 		if n.done[i] {
 			continue
 		}
 		all = false
-		if !e.mayStart(n, i) || !n.ready(e.calls, i) {
-			continue
+		if e.mayStart(n, i) && n.ready(e.calls, i) {
+			cands = append(cands, i)
+		}
+	}
+	if all {
+		rb := readbacks(n.s, e.steps)[e.run : e.run+1]
+		if OutcomeKey(e.calls, n.replies, rb) == e.want {
+			e.found = n.s
+		}
+		return
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return e.eta(n, cands[a]) < e.eta(n, cands[b]) })
+	taken := 0
+	for _, i := range cands {
+		cost := min(taken, 1)
+		if cost > left {
+			e.cut = true
+			return
 		}
 		c := n.clone()
 		c.advance(e.calls, i)
@@ -368,17 +395,26 @@ func (e *explainer) search(n *node) {
 		if !c.done[i] && !c.txns[i].Possible().Has(e.results[i]) {
 			continue
 		}
-		if !e.logAsReal(c.s) {
+		if !e.logAsReal(c) {
 			continue
 		}
-		e.search(c)
-	}
-	if all {
-		rb := readbacks(n.s, e.steps)[e.run : e.run+1]
-		if OutcomeKey(e.calls, n.replies, rb) == e.want {
-			e.found = n.s
+		taken++
+		e.search(c, left-cost)
+		if e.found != nil || e.spent {
+			return
 		}
 	}
+}
+
+// eta is when call i's next step is likeliest to have happened: its real
+// interval divided evenly among the steps it can take.
+func (e *explainer) eta(n *node, i int) float64 {
+	r := e.real.Replies[i]
+	steps := 1
+	if e.calls[i].Op == "event" {
+		steps = n.txns[i].MaxSteps()
+	}
+	return float64(r.T0) + float64(r.T1-r.T0)*(float64(n.taken[i])+0.5)/float64(steps)
 }
 
 // resultNamed is the model Result a real answer names (reads answer OK).
@@ -409,13 +445,45 @@ func (e *explainer) answersAsReal(n *node, i int) bool {
 }
 
 // logAsReal: the model's log of the run so far must be how the real one
-// began; while a write holds a reserved position the log may still grow in
-// its middle, and only its order is checked.
-func (e *explainer) logAsReal(s *world.Store) bool {
-	got := normalizeLog(logOf(s, world.RunID(e.run)))
-	if !s.Reserving(world.RunID(e.run)) {
+// began. A write may hold a position it has not committed yet (world-
+// postgres mints an event's id before its INSERT): the log it will read
+// then, those included, must be how the real one began; while one of them
+// may still be given up, only the order of the rest is checked.
+func (e *explainer) logAsReal(n *node) bool {
+	s := n.s
+	id := world.RunID(e.run)
+	if !s.Reserving(id) {
+		got := normalizeLog(logOf(s, id))
 		return len(got) <= len(e.log) && slices.Equal(got, e.log[:len(got)])
 	}
+	type entry struct {
+		pos int32
+		txt string
+	}
+	var ev []entry
+	optional := false
+	for _, le := range s.Log(id) {
+		ev = append(ev, entry{le.Pos, logEntry(le.Type, int(le.Step))})
+	}
+	for i := range n.txns {
+		if n.done[i] || e.calls[i].Op != "event" {
+			continue
+		}
+		for _, p := range n.txns[i].Pending() {
+			optional = optional || p.Optional
+			ev = append(ev, entry{p.Pos, logEntry(p.Type, int(p.Step))})
+		}
+	}
+	if !optional {
+		sort.Slice(ev, func(a, b int) bool { return ev[a].pos < ev[b].pos })
+		eventual := make([]string, len(ev))
+		for i, x := range ev {
+			eventual[i] = x.txt
+		}
+		eventual = normalizeLog(eventual)
+		return len(eventual) <= len(e.log) && slices.Equal(eventual, e.log[:len(eventual)])
+	}
+	got := normalizeLog(logOf(s, id))
 	j := 0
 	for _, g := range got {
 		for j < len(e.log) && e.log[j] != g {

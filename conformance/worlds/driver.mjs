@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
+import { closeGate, finishCall, instrumentLocal, instrumentPostgres, newGate, runInCall } from './gate.mjs';
 
 const args = process.argv.slice(2);
 function flag(name) {
@@ -39,6 +40,12 @@ if (!packages[which] || !dir) {
   process.stderr.write('usage: node driver.mjs --world wl-fixed|wl-pre|wl-b46|wpg-pre|wpg-b29 --dir TMPDIR\n');
   process.exit(2);
 }
+
+// Forced interleavings (gate.mjs): the World's own I/O is wrapped before the
+// World is loaded, so that a batch with a schedule can hold each call at the
+// start of its steps.
+if (which.startsWith('wpg-')) instrumentPostgres(import.meta.resolve(packages[which]));
+else instrumentLocal((ctx) => ctx.runId);
 
 const mod = await import(packages[which]);
 let world;
@@ -175,7 +182,8 @@ async function handle(req) {
 // issued at once on the World, each stamped with its invocation and response
 // on one monotonic clock, then the rows and logs are read back.
 //
-//   {"op":"batch","calls":[CALL...],"readback":[{"run":KEY,"steps":[CORR...]}]}
+//   {"op":"batch","calls":[CALL...],"readback":[{"run":KEY,"steps":[CORR...]}],
+//    "schedule":[[CALL_INDEX, STEP], ...]}
 //   CALL: {"op":"event",...as above...,"delay_ticks":K,"delay_us":U,"after":I}
 //       | {"op":"get_run","run":KEY} | {"op":"get_step","run":KEY,"step":CORR}
 //       | {"op":"list_events","run":KEY}
@@ -187,7 +195,9 @@ async function handle(req) {
 // for U microseconds on the monotonic clock (yielding the loop meanwhile),
 // after until call I of the batch has answered: so that a repetition can aim
 // a call at a later point of the others (a targeted repetition); none of
-// them issues it with the rest. A read's answer is its row or log;
+// them issues it with the rest. schedule, when given, forces the order in
+// which the calls take their steps (gate.mjs); the answer then says which
+// steps it had to let go out of order ("broken"). A read's answer is its row or log;
 // a row the World cannot give back is "unreadable: <why>", a missing one "".
 const epoch = process.hrtime.bigint();
 
@@ -305,17 +315,21 @@ async function batch(req) {
   const done = [];
   const settle = [];
   for (let i = 0; i < calls.length; i++) done.push(new Promise((r) => settle.push(r)));
+  const gate = req.schedule ? newGate(req.schedule, calls.length) : null;
   const answers = await Promise.all(
     calls.map(async (c, i) => {
       if (c.after !== undefined && c.after !== null && (c.after < 0 || c.after >= calls.length || c.after === i)) {
         settle[i]();
         return { res: 'other', msg: `driver: after ${c.after}: not another call of the batch`, t0: 0, t1: 0 };
       }
-      const a = await batchCall(c, i, done);
+      const ctx = { gate, call: i, op: c.op, type: c.type ?? '', lazy: !!c.lazy, runId: runs.get(c.run) };
+      const a = gate ? await runInCall(ctx, () => batchCall(c, i, done)) : await batchCall(c, i, done);
+      if (gate) finishCall(ctx);
       settle[i]();
       return a;
     }),
   );
+  if (gate) closeGate(gate);
   const readback = [];
   for (const rb of req.readback ?? []) {
     const runId = runs.get(rb.run);
@@ -331,7 +345,7 @@ async function batch(req) {
     }
     readback.push({ run, steps, log, t0, t1: clock() });
   }
-  return { answers, readback };
+  return gate ? { answers, readback, broken: gate.broken } : { answers, readback };
 }
 
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });

@@ -66,7 +66,7 @@ func (s *Store) Fingerprint() string {
 // Fingerprint is a canonical text of the call's progress and what its reads
 // saw (see Store.Fingerprint).
 func (t *Txn) Fingerprint() string {
-	return fmt.Sprintf("%d/%d/%v/%v/%v/%d/%d|%+v|%+v", t.Owner, t.pc, t.done, t.res, t.retry, t.pos, t.created, t.snap, t.stepSnap)
+	return fmt.Sprintf("%d/%d/%v/%v/%v/%d/%d/%d|%+v|%+v", t.Owner, t.pc, t.done, t.res, t.retry, t.pos, t.created, t.minted, t.snap, t.stepSnap)
 }
 
 // fnv64 is FNV-1a over 64-bit words: a cheap state hash for memo tables.
@@ -119,7 +119,7 @@ func (s *Store) HashRun(id RunID) uint64 {
 // Hash hashes the call's progress and what its reads saw (see HashRun).
 func (t *Txn) Hash() uint64 {
 	h := fnv64(14695981039346656037)
-	for _, x := range []int64{int64(t.Owner), int64(t.pc), b2i(t.done), int64(t.res), int64(t.retry), int64(t.pos), int64(t.created),
+	for _, x := range []int64{int64(t.Owner), int64(t.pc), b2i(t.done), int64(t.res), int64(t.retry), int64(t.pos), int64(t.created), int64(t.minted),
 		int64(t.snap.Status), int64(t.snap.StartedAt), int64(t.stepSnap.Status), int64(t.stepSnap.Attempt), int64(t.stepSnap.RetryAfter), b2i(t.stepSnap.Exists)} {
 		h.add(x)
 	}

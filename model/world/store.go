@@ -77,6 +77,16 @@ func (r *runRow) commitAt(now sim.Time, pos int32, ev Event) {
 	r.reserved--
 }
 
+// abandon gives up the reserved position pos, which will never be committed
+// (the write was refused after its id was minted): the log keeps a hole
+// there, unless no position was taken after it.
+func (r *runRow) abandon(pos int32) {
+	r.reserved--
+	if pos == r.nextPos-1 {
+		r.nextPos--
+	}
+}
+
 // Reserving reports whether a write holds a log position of the run it has
 // not committed yet: until it does, the log may still grow in its middle.
 func (s *Store) Reserving(id RunID) bool { return s.Has(id) && s.runs[id].reserved > 0 }

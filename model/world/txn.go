@@ -85,7 +85,39 @@ type Txn struct {
 	snap     RunView
 	stepSnap Step
 	created  int32 // world-postgres lazy start: the step_created's position
+	minted   int32 // world-postgres: the position its event's id took
 	atom     Atomicity
+}
+
+// Phase is where the call is: the adapter's step it takes next (0 before
+// its first). The conformance checks map phases to the real adapter's own
+// operations to force an interleaving on the real World.
+func (t *Txn) Phase() uint8 { return t.pc }
+
+// Pending lists the log positions the call holds and has not committed
+// yet, with the event each will hold, and whether each may still be given up
+// (a step_created whose INSERT can meet the events table's unique index):
+// what the run's log will read once the call is done.
+func (t *Txn) Pending() []PendingEntry {
+	if t.done || t.atom != AtomicPostgres {
+		return nil
+	}
+	ev := t.Ev
+	switch {
+	case t.pc == pgInsert:
+		return []PendingEntry{{Pos: t.minted, Type: ev.Type, Step: ev.Step, Optional: ev.Type == EvStepCreated}}
+	case ev.Lazy && t.pc == pgTxUpdate:
+		return []PendingEntry{{Pos: t.created, Type: EvStepCreated, Step: ev.Step}}
+	}
+	return nil
+}
+
+// PendingEntry is a log position a call holds: see Txn.Pending.
+type PendingEntry struct {
+	Pos      int32
+	Type     EventType
+	Step     StepID
+	Optional bool
 }
 
 // Done reports whether the call has answered.
@@ -383,6 +415,7 @@ const (
 	pgUpdate            // the UPDATE of the row (guarded, but for run_started)
 	pgReselect          // the guarded UPDATE matched nothing: SELECT the row to say why
 	pgInsert            // the event's INSERT
+	pgMint              // the event's id minted: the JS that goes on after the statement before the INSERT
 	pgTxBegin           // step_started's transaction: the lazy row and step_created
 	pgTxUpdate          // ... its guarded UPDATE (matched: step_started, the commit)
 	pgTxReselect        // ... the SELECT after an UPDATE that matched nothing
@@ -445,7 +478,7 @@ func (s *Store) stepPostgresStep(t *Txn, now sim.Time) bool {
 			r.growSteps(int(ev.Step) + 1)
 			r.steps[ev.Step] = Step{Exists: true, Status: StepPending}
 		}
-		t.pc = pgInsert
+		t.mint(r)
 		return true
 	case pgUpdate: // step_completed, step_failed, step_retrying
 		st, ok := r.stepRow(ev.Step)
@@ -459,7 +492,7 @@ func (s *Store) stepPostgresStep(t *Txn, now sim.Time) bool {
 		} else {
 			row.Status = stepTerminal(ev.Type)
 		}
-		t.pc = pgInsert
+		t.mint(r)
 		return true
 	case pgReselect:
 		// A row created, or taken out of a terminal state, since the
@@ -468,15 +501,21 @@ func (s *Store) stepPostgresStep(t *Txn, now sim.Time) bool {
 		if res, ok := refuseStepWrite(r, ev.Step); ok {
 			return t.finish(res, 0, -1)
 		}
+		t.mint(r)
+		return true
+	case pgMint:
+		t.minted = r.reserve()
 		t.pc = pgInsert
 		return true
 	case pgInsert:
 		if ev.Type == EvStepCreated && r.loggedCreate(ev.Step) {
 			// The events table's unique index on (run, correlation id,
-			// step_created).
+			// step_created): the minted id goes unused.
+			r.abandon(t.minted)
 			return t.finish(EntityConflict, 0, -1)
 		}
-		return t.finish(OK, 0, r.append(now, ev))
+		r.commitAt(now, t.minted, ev)
+		return t.finish(OK, 0, t.minted)
 	case pgTxBegin:
 		if ev.Lazy {
 			// The INSERT of the step row (a second insert of the key waits
@@ -525,6 +564,13 @@ func (s *Store) stepPostgresStep(t *Txn, now sim.Time) bool {
 	}
 }
 
+// mint moves the call to where world-postgres mints its event's id: the
+// id (a monotonic ULID, which is what the log is ordered by) is minted when
+// the INSERT is built, in the JavaScript that goes on once the statement
+// before it has answered, which can be after other calls' statements ran;
+// the event is seen once the INSERT has run (pgMint, then pgInsert).
+func (t *Txn) mint(r *runRow) { t.pc = pgMint }
+
 // refuseStepWrite is what a write of a step answers when the step is missing
 // (NotFound) or already terminal (EntityConflict); ok is false when it may
 // go on.
@@ -552,7 +598,7 @@ func (s *Store) stepPostgresRun(t *Txn, now sim.Time) bool {
 		}
 		t.pc = pgUpdate
 		if t.Ev.Type == EvAttrSet {
-			t.pc = pgInsert
+			t.mint(r)
 		}
 		return true
 	case pgUpdate:
@@ -562,7 +608,7 @@ func (s *Store) stepPostgresRun(t *Txn, now sim.Time) bool {
 			r.view.Status = RunRunning
 			r.view.StartedAt = now
 			r.record(now, RunRunning)
-			t.pc = pgInsert
+			t.mint(r)
 			return true
 		}
 		if r.view.Status.Terminal() {
@@ -582,7 +628,7 @@ func (s *Store) stepPostgresRun(t *Txn, now sim.Time) bool {
 			r.fields |= hasCompletedAt
 		}
 		r.record(now, term)
-		t.pc = pgInsert
+		t.mint(r)
 		return true
 	case pgReselect:
 		// A run_started in between took the row out of its terminal state:
@@ -590,10 +636,15 @@ func (s *Store) stepPostgresRun(t *Txn, now sim.Time) bool {
 		if r.view.Status.Terminal() {
 			return t.finish(EntityConflict, 0, -1)
 		}
+		t.mint(r)
+		return true
+	case pgMint:
+		t.minted = r.reserve()
 		t.pc = pgInsert
 		return true
 	}
-	pos := r.append(now, t.Ev)
+	pos := t.minted
+	r.commitAt(now, pos, t.Ev)
 	switch {
 	case t.Ev.Type == EvRunStarted:
 		r.startedPos = pos
@@ -640,18 +691,18 @@ func (t *Txn) MaxSteps() int {
 	case AtomicPostgres:
 		switch ev.Type {
 		case EvRunStarted, EvStepCreated:
-			return 3
-		case EvRunCompleted, EvRunFailed, EvRunCancelled, EvStepCompleted, EvStepFailed:
 			return 4
+		case EvRunCompleted, EvRunFailed, EvRunCancelled, EvStepCompleted, EvStepFailed:
+			return 5
 		case EvStepStarted:
 			if ev.Lazy {
 				return 4
 			}
 			return 5
 		case EvStepRetrying:
-			return 5
+			return 6
 		}
-		return 2
+		return 3
 	}
 	return 1
 }
@@ -691,7 +742,7 @@ func (t *Txn) Possible() Results {
 		return allResults
 	case AtomicPostgres:
 		switch {
-		case ev.Type == EvRunStarted, t.pc == pgInsert && ev.Type != EvStepCreated:
+		case ev.Type == EvRunStarted, (t.pc == pgInsert || t.pc == pgMint) && ev.Type != EvStepCreated:
 			return resultsOf(OK)
 		case !ev.Type.IsStepEvent(), ev.Type == EvStepCreated:
 			return resultsOf(OK, EntityConflict)
