@@ -315,7 +315,7 @@ type explainer struct {
 	log     []string // the real log after the batch, normalised
 	answers []string // the real answers, as OutcomeKey words
 	results []world.Result
-	before  [][]int // before[j]: calls answered before j was invoked
+	before  [][]int        // before[j]: calls answered before j was invoked
 	seen    map[uint64]int // nodes searched, with the departures they were allowed
 	visits  int
 	cut     bool // a branch was left for want of departures
