@@ -1,0 +1,174 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// modelResult is what the model says a batch ends as, in one interleaving,
+// dressed as a real result: every call in flight over the same interval.
+func modelResult(t *testing.T, w World, h History, steps []Step) []BatchResult {
+	t.Helper()
+	s := newModelStore(w, h.Runs)
+	var out []BatchResult
+	for bi, b := range h.Batches {
+		n := start(s, b.Calls)
+		order := steps
+		if bi < len(h.Batches)-1 {
+			order = nil
+			for i := range b.Calls {
+				for k := 0; k < 8; k++ {
+					order = append(order, Step{Call: i})
+				}
+			}
+		}
+		for _, st := range order {
+			if !n.done[st.Call] && n.ready(b.Calls, st.Call) {
+				n.advance(b.Calls, st.Call)
+			}
+		}
+		for i := range b.Calls {
+			for k := 0; !n.done[i] && k < 8; k++ {
+				n.advance(b.Calls, i)
+			}
+		}
+		base := int64(bi) * 1000
+		res := BatchResult{Readbacks: readbacks(n.s, h.Steps())}
+		for i := range b.Calls {
+			r := n.replies[i]
+			r.T0, r.T1 = base+1, base+100
+			res.Replies = append(res.Replies, r)
+		}
+		for i := range res.Readbacks {
+			res.Readbacks[i].T0, res.Readbacks[i].T1 = base+200, base+300
+		}
+		out = append(out, res)
+		s = n.s
+	}
+	return out
+}
+
+// Every known race is an outcome the model's split calls produce on each
+// World it names, and none that model/world taken one call at a time
+// produces: porcupine finds it not linearizable.
+func TestRacesAreModelOutcomesNoSequentialOrderGives(t *testing.T) {
+	races, err := ReadRaces("testdata/races.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range races {
+		for _, w := range Worlds {
+			if !r.On(w) {
+				continue
+			}
+			h, err := r.Forced(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := newModelStore(w, 1)
+			for _, c := range r.Setup {
+				s.Apply(modelNow, eventOn(c.Call, 0))
+			}
+			var steps []Step
+			for _, wit := range Witnesses(w, s, r.Batch, h.Steps(), 0) {
+				if wit.Outcome == r.Outcome {
+					steps = wit.Steps
+				}
+			}
+			res := modelResult(t, w, h, steps)
+			last := res[len(res)-1]
+			if got := OutcomeKey(r.Batch, last.Replies, last.Readbacks); got != r.Outcome {
+				t.Fatalf("%s on %s: replaying the witness ends %s, want %s", r.Name, w.Name, got, r.Outcome)
+			}
+			if lin := CheckLinearizable(w, h, res, linTimeout); lin.Result != porcupine.Illegal {
+				t.Errorf("%s on %s: porcupine says %s: a sequential order explains it, it is no race", r.Name, w.Name, lin.Result)
+			}
+			if v, _, _ := Explains(w, h, res); v != Explained {
+				t.Errorf("%s on %s: %v", r.Name, w.Name, v)
+			}
+		}
+	}
+}
+
+// Explains answers what the real adapters could do and refuses what they
+// could not: two run_completed of one run both accepted, with two terminal
+// events logged, is world-local (no lock across the check and the write),
+// never world-postgres (a guarded UPDATE).
+func TestExplainsFollowsEachAdaptersAtomicity(t *testing.T) {
+	h := History{Runs: 1, Batches: []Batch{
+		{Calls: []ConcCall{ev("run_started", 0, false)}},
+		{Calls: []ConcCall{ev("run_completed", 0, false), ev("run_completed", 0, false)}},
+	}}
+	mk := func(res ...string) []BatchResult {
+		rb := func(log ...string) []Readback { return []Readback{{Run: "x", Log: log, T0: 10, T1: 11}} }
+		first := BatchResult{Replies: []Reply{{Res: "ok", T0: 1, T1: 2}}, Readbacks: rb("run_created", "run_started")}
+		first.Readbacks[0].Run = "running"
+		second := BatchResult{Replies: []Reply{{Res: res[0], T0: 20, T1: 30}, {Res: res[1], T0: 21, T1: 29}}, Readbacks: rb(res[2:]...)}
+		second.Readbacks[0].Run, second.Readbacks[0].T0, second.Readbacks[0].T1 = "completed", 40, 41
+		return []BatchResult{first, second}
+	}
+	twice := mk("ok", "ok", "run_created", "run_started", "run_completed", "run_completed")
+	once := mk("ok", "entity_conflict", "run_created", "run_started", "run_completed")
+	for _, c := range []struct {
+		world string
+		res   []BatchResult
+		want  Verdict
+	}{
+		{"wl-fixed", twice, Explained}, {"wl-fixed", once, Explained},
+		{"wpg-pre", twice, NotExplained}, {"wpg-pre", once, Explained},
+	} {
+		w, _ := WorldByName(c.world)
+		if v, _, _ := Explains(w, h, c.res); v != c.want {
+			t.Errorf("%s, %s: %v, want %v", c.world, c.res[1].Replies[1].Res, v, c.want)
+		}
+	}
+	// A call answered before another was invoked takes every step first:
+	// then the second completion must be refused, on world-local too.
+	seq := mk("ok", "ok", "run_created", "run_started", "run_completed", "run_completed")
+	seq[1].Replies[0].T1, seq[1].Replies[1].T0 = 21, 25
+	w, _ := WorldByName("wl-fixed")
+	if v, _, _ := Explains(w, h, seq); v != NotExplained {
+		t.Errorf("one after the other, both accepted: %v, want %v", v, NotExplained)
+	}
+}
+
+// A forced schedule counts only steps that are the adapter's own I/O: a
+// step_completed takes no run read, though its Txn passes that phase.
+func TestScheduleDropsStepsWithoutIO(t *testing.T) {
+	w, _ := WorldByName("wl-fixed")
+	calls := []ConcCall{ev("step_completed", 0, false), ev("run_completed", 0, false)}
+	got := Schedule(w, calls, []Step{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {1, 2}})
+	want := [][2]int{{1, 0}, {0, 0}, {1, 1}, {1, 2}}
+	if len(got) != len(want) {
+		t.Fatalf("schedule %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("schedule %v, want %v", got, want)
+		}
+	}
+}
+
+func TestReadConcurrentFileNamesWhatIsWrong(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{`{"histories": []}`, "no histories"},
+		{`{"histories": [{"runs": 0, "batches": [{"calls": [{"op": "get_run", "run": 0}]}]}]}`, "runs 0"},
+		{`{"histories": [{"runs": 1, "batches": []}]}`, "no batches"},
+		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "get_run", "run": 3}]}]}]}`, "run 3"},
+		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "event", "run": 0, "type": "step_begun"}]}]}]}`, `event type "step_begun"`},
+		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "get_run", "run": 0, "delay_us": -1}]}]}]}`, "delay_us -1"},
+		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "read_all", "run": 0}]}]}]}`, `op "read_all"`},
+		{`{"histories": [], "colour": 1}`, `unknown field "colour"`},
+	}
+	for _, c := range cases {
+		_, err := ReadConcurrentFile(writeFile(t, c.body))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.body, err, c.want)
+		}
+	}
+	if FileKind(writeFile(t, `{"histories": []}`)) != "histories" || FileKind(writeFile(t, `{"sequences": []}`)) != "sequences" {
+		t.Error("FileKind tells the two formats apart")
+	}
+}

@@ -1,0 +1,45 @@
+package conformance
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestExplainsOffline (SIMLAB_OFFLINE=FILE -args -world W) re-checks real
+// histories saved in a concurrent sequence file (its "seen" results, as a
+// failing TestConcurrent writes them) against the model alone, without a
+// real World: for working on the model of a World (SIMLAB_BUDGET=N widens
+// the search).
+func TestExplainsOffline(t *testing.T) {
+	path := os.Getenv("SIMLAB_OFFLINE")
+	if path == "" {
+		t.Skip("SIMLAB_OFFLINE=FILE")
+	}
+	w, err := WorldByName(*worldFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := strconv.Atoi(os.Getenv("SIMLAB_BUDGET")); n > 0 {
+		SearchBudget = n
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f ConcurrentFile
+	if err := json.NewDecoder(strings.NewReader(string(b))).Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	for _, fh := range f.Histories {
+		if len(fh.Seen) != len(fh.Batches) {
+			t.Fatalf("%s: %d batches, %d seen results", fh.Name, len(fh.Batches), len(fh.Seen))
+		}
+		if v, bi, br := Explains(w, fh.History, fh.Seen); v != Explained {
+			t.Errorf("%s: %v at batch %d, run %d:\n%s", fh.Name, v, bi, br, HistoryTable(fh.History, fh.Seen, nil))
+		}
+	}
+}
+
