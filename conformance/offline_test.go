@@ -42,4 +42,3 @@ func TestExplainsOffline(t *testing.T) {
 		}
 	}
 }
-
