@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -28,6 +29,11 @@ type SweepConfig struct {
 	// are independent; the report is merged in seed order, so it does not
 	// depend on Each.
 	Each func(n int, do func(i int))
+	// Known, if set, says a violation of prop at seed is a known finding
+	// (a baseline's): it is counted, but the first counterexample of each
+	// property is its first violation that is not known, so the story a
+	// check prints is the new one's.
+	Known func(prop string, seed uint64) bool
 }
 
 // seedResult is what one seed contributes to a Report.
@@ -67,11 +73,19 @@ type Report struct {
 	// Missing lists the outcomes this scenario declares must happen at
 	// least once in a sweep ("sometimes" assertions) that never did.
 	Missing []string `json:"coverage_missing"`
+	// ViolatingSeeds lists, per violated property, the seeds that violate
+	// it (seeds grammar: 1..8,42), what a baseline records.
+	ViolatingSeeds map[string]string `json:"violating_seeds,omitempty"`
+	// Baseline is the verdict against known findings (check --baseline).
+	Baseline *BaselineVerdict `json:"baseline,omitempty"`
 }
 
 // Failed reports whether any property was violated or a declared outcome
 // never happened.
 func (r *Report) Failed() bool {
+	if r.Baseline != nil {
+		return len(r.Baseline.New) > 0 || len(r.Missing) > 0
+	}
 	for _, n := range r.Violations {
 		if n > 0 {
 			return true
@@ -97,6 +111,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			}
 		}
 	}
+	violating := map[string][]uint64{}
 	results := make([]seedResult, min(sweepChunk, len(cfg.Seeds)))
 	for lo := 0; lo < len(cfg.Seeds); lo += sweepChunk {
 		chunk := cfg.Seeds[lo:min(lo+sweepChunk, len(cfg.Seeds))]
@@ -128,8 +143,9 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				if !violated[v.Property] {
 					violated[v.Property] = true
 					rep.Violations[v.Property]++
+					violating[v.Property] = append(violating[v.Property], seed)
 				}
-				if rep.First[v.Property] != nil {
+				if rep.First[v.Property] != nil || cfg.Known != nil && cfg.Known(v.Property, seed) {
 					continue
 				}
 				f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
@@ -152,7 +168,22 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	}
 	rep.Declared = Declared(&sc)
 	rep.Missing = missing(rep.Declared, rep.Coverage)
+	rep.ViolatingSeeds = formatSeedLists(violating)
 	return rep, nil
+}
+
+// formatSeedLists writes each property's seeds in the seeds grammar; nil
+// when there are none, so a clean report prints no field.
+func formatSeedLists(m map[string][]uint64) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, list := range m {
+		slices.Sort(list)
+		out[k] = seeds.Format(list)
+	}
+	return out
 }
 
 // missing lists the declared outcomes the coverage never saw, in declared
@@ -181,6 +212,7 @@ func MergeReports(parts []*Report) (*Report, error) {
 	base := parts[0]
 	out := &Report{Scenario: base.Scenario, Variants: append([]string{}, base.Variants...), Violations: map[string]int{},
 		First: map[string]*First{}, Coverage: map[string]int{}, Declared: slices.Clone(base.Declared)}
+	merged := map[string][]uint64{}
 	for i, p := range parts {
 		if p.Scenario != base.Scenario || !slices.Equal(p.Variants, base.Variants) {
 			return nil, fmt.Errorf("merge: report %d checks scenario %s with variants %v, report 0 scenario %s with %v: not shards of one check",
@@ -196,6 +228,13 @@ func MergeReports(parts []*Report) (*Report, error) {
 		for k, n := range p.Coverage {
 			out.Coverage[k] += n
 		}
+		for k, list := range p.ViolatingSeeds {
+			got, err := seeds.Parse(list, 0)
+			if err != nil {
+				return nil, fmt.Errorf("merge: report %d: violating_seeds[%s] = %w", i, k, err)
+			}
+			merged[k] = append(merged[k], got...)
+		}
 		for k, f := range p.First {
 			if f == nil {
 				continue
@@ -206,6 +245,7 @@ func MergeReports(parts []*Report) (*Report, error) {
 		}
 	}
 	out.Missing = missing(out.Declared, out.Coverage)
+	out.ViolatingSeeds = formatSeedLists(merged)
 	return out, nil
 }
 

@@ -40,10 +40,13 @@ func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 	return sh.Select(list), nil
 }
 
+// seedsText writes seeds in the grammar --seed-range reads.
+func seedsText(list []uint64) string { return seeds.Format(list) }
+
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
 	var seeds, jobs int
-	var seedRange, shard, schedules string
+	var seedRange, shard, schedules, baseline, writeBaseline string
 	var asJSON bool
 	var tf judgeFlags
 	cmd := &cobra.Command{
@@ -83,6 +86,24 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
 				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
+			var known *properties.Baseline
+			if baseline != "" {
+				if writeBaseline != "" {
+					return badInput(fmt.Errorf("--baseline and --write-baseline: give one (write the baseline, then check against it)"))
+				}
+				if known, err = properties.LoadBaseline(baseline); err != nil {
+					return badInput(err)
+				}
+				cfg.Known = known.Knower(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants)
+			}
+			var writing *properties.Baseline
+			if writeBaseline != "" {
+				if writing, err = properties.LoadBaselineOrEmpty(writeBaseline); err != nil {
+					return badInput(err)
+				}
+				// Known findings need no minimized schedule.
+				cfg.ScheduleDir = ""
+			}
 			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
 				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}
@@ -90,7 +111,33 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err != nil {
 				return err
 			}
+			if known != nil {
+				if err := known.Judge(baseline, sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
+			if writing != nil {
+				if err := writing.Record(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
+					return err
+				}
+				if err := writing.Save(writeBaseline); err != nil {
+					return badInput(err)
+				}
+				n := 0
+				for _, s := range rep.ViolatingSeeds {
+					if s != "" {
+						n++
+					}
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "simlab: wrote %d known findings of %s on seeds %s to %s\n",
+					n, properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), seedsText(list), writeBaseline)
+				if asJSON {
+					return writeJSON(out, rep)
+				}
+				printReport(out, rep)
+				return nil
+			}
 			if asJSON {
 				if err := writeJSON(out, rep); err != nil {
 					return err
@@ -111,6 +158,8 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
 	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "judge violations against the known findings in FILE: exit 0 when every one is known, 1 naming the new (property, seeds); notes a known finding that no longer happens")
+	cmd.Flags().StringVar(&writeBaseline, "write-baseline", "", "record this check's violations as the known findings of its scenario, --set knobs and variants in FILE (made or updated; other entries kept), and exit 0")
 	tf.register(cmd)
 	return cmd
 }
@@ -136,6 +185,16 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		if n > 0 {
 			verdict = fmt.Sprintf("VIOLATED in %d of %d runs", n, rep.Seeds)
 		}
+		if b := rep.Baseline; b != nil && n > 0 {
+			switch {
+			case b.New[name] == "":
+				verdict += " (all known)"
+			case b.Known[name] > 0:
+				verdict += fmt.Sprintf(" (%d known, NEW on seeds %s)", b.Known[name], b.New[name])
+			default:
+				verdict += fmt.Sprintf(" (NEW on seeds %s)", b.New[name])
+			}
+		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
 	}
 	tw.Flush()
@@ -144,7 +203,14 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		if f == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\nfirst counterexample (seed %d):\n%s\nreplay: %s\n", f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+		label := "first counterexample"
+		if rep.Baseline != nil {
+			label = "first new counterexample"
+		}
+		fmt.Fprintf(w, "\n%s (seed %d):\n%s\nreplay: %s\n", label, f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+	}
+	if b := rep.Baseline; b != nil {
+		printBaseline(w, rep)
 	}
 	var cov []string
 	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
@@ -153,6 +219,34 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 	fmt.Fprintf(w, "\ncoverage: %s\n", strings.Join(cov, " "))
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
+	}
+}
+
+// printBaseline says what the baseline made of the check: the new findings
+// by (scenario, property, seeds), the known ones with their reasons, and
+// notes (a known finding that no longer happens).
+func printBaseline(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
+	b := rep.Baseline
+	fmt.Fprintf(w, "\nbaseline %s", b.File)
+	if b.Entry != "" {
+		fmt.Fprintf(w, " (entry %s)", b.Entry)
+	}
+	fmt.Fprintln(w, ":")
+	for _, name := range properties.Names() {
+		if s := b.New[name]; s != "" {
+			fmt.Fprintf(w, "  NEW    %s  %s  seeds %s\n", rep.Scenario, name, s)
+		}
+	}
+	for _, name := range properties.Names() {
+		if n := b.Known[name]; n > 0 {
+			fmt.Fprintf(w, "  known  %s  %s  %d seeds: %s\n", rep.Scenario, name, n, b.Reasons[name])
+		}
+	}
+	for _, n := range b.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if len(b.New) == 0 {
+		fmt.Fprintln(w, "  every violation is a known finding")
 	}
 }
 
