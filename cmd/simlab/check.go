@@ -5,12 +5,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
 )
@@ -47,7 +49,8 @@ func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
 	var seeds, jobs int
 	var seedRange, shard, schedules, baseline, writeBaseline string
-	var asJSON bool
+	var asJSON, diff bool
+	var baseSets, baseVariants []string
 	var tf judgeFlags
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -83,6 +86,13 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			} else if err := os.MkdirAll(schedules, 0o755); err != nil {
 				// A directory the user named is checked before anything runs.
 				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
+			}
+			if diff || len(baseSets) > 0 || len(baseVariants) > 0 {
+				if baseline != "" || writeBaseline != "" {
+					return badInput(fmt.Errorf("--diff compares a change with its base seed by seed: --baseline and --write-baseline do not apply"))
+				}
+				return checkDiff(cmd, sc, sf.spec, model.Spec{Scenario: sf.spec.Scenario, Sets: baseSets, Variants: baseVariants},
+					list, schedules, jobs, asJSON)
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
 				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
@@ -160,8 +170,86 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "judge violations against the known findings in FILE: exit 0 when every one is known, 1 naming the new (property, seeds); notes a known finding that no longer happens")
 	cmd.Flags().StringVar(&writeBaseline, "write-baseline", "", "record this check's violations as the known findings of its scenario, --set knobs and variants in FILE (made or updated; other entries kept), and exit 0")
+	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
+	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")
+	cmd.Flags().StringArrayVar(&baseVariants, "base-variant", nil, "with --diff (implied): a variant of the base configuration (repeatable)")
 	tf.register(cmd)
 	return cmd
+}
+
+// checkDiff is check --diff: the change against its base, seed by seed.
+func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec model.Spec, list []uint64, schedules string, jobs int, asJSON bool) error {
+	base, err := baseSpec.Load()
+	if err != nil {
+		return badInput(fmt.Errorf("the base configuration: %w", err))
+	}
+	if reflect.DeepEqual(change, base) {
+		return badInput(fmt.Errorf("--diff: the change and the base are the same configuration (%s): give the change as --variant/--set, or the base as --base-variant/--base-set",
+			properties.EntryName(changeSpec.Scenario, changeSpec.Sets, changeSpec.Variants)))
+	}
+	cfg := properties.DiffConfig{Change: change, Base: base, Seeds: list, Props: properties.All(),
+		ChangeSpec: changeSpec, BaseSpec: baseSpec, ScheduleDir: schedules, Each: parallel(jobs)}
+	if bar := progress(cmd.ErrOrStderr(), "checking seeds with and without the change"); bar != nil {
+		cfg.Progress = func(done int) { bar(done, len(list)) }
+	}
+	rep, err := properties.DiffSweep(cfg)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if err := writeJSON(out, rep); err != nil {
+			return err
+		}
+	} else {
+		printDiffReport(out, rep)
+	}
+	if rep.Failed() {
+		return &exitError{code: 1, err: fmt.Errorf("the change breaks a property its base holds")}
+	}
+	return nil
+}
+
+func printDiffReport(w interface{ Write([]byte) (int, error) }, rep *properties.DiffReport) {
+	fmt.Fprintf(w, "change %s · base %s · %d seeds, each with and without the change\n\n", rep.Change, rep.Base, rep.Seeds)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROPERTY\tWITH THE CHANGE\tFIXED\tFAILS IN BOTH")
+	for _, name := range properties.Names() {
+		verdict := "no difference"
+		if n := rep.New[name]; n > 0 {
+			verdict = fmt.Sprintf("NEW: fails on %d seeds the base holds (%s)", n, rep.NewSeeds[name])
+		}
+		fixed := "-"
+		if n := rep.Fixed[name]; n > 0 {
+			fixed = fmt.Sprintf("%d (%s)", n, rep.FixedSeeds[name])
+		}
+		both := "-"
+		if n := rep.Both[name]; n > 0 {
+			both = fmt.Sprint(n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, verdict, fixed, both)
+	}
+	tw.Flush()
+	for _, name := range properties.Names() {
+		f := rep.First[name]
+		if f == nil {
+			continue
+		}
+		kept := "the shrunk schedule fails with the change and holds without it"
+		if !f.Kept {
+			kept = "no shrunk schedule kept the difference: the seed's own run is saved"
+		}
+		fmt.Fprintf(w, "\nfirst seed the change breaks (seed %d; %s):\n%s\nreplay: %s\nbase:   %s\n",
+			f.Seed, kept, strings.Join(f.Story, "\n"), f.Replay, f.BaseReplay)
+	}
+	var cov []string
+	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
+		cov = append(cov, fmt.Sprintf("%s=%d", k, rep.Coverage[k]))
+	}
+	fmt.Fprintf(w, "\ncoverage with the change: %s\n", strings.Join(cov, " "))
+	if len(rep.Missing) > 0 {
+		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
+	}
 }
 
 // defaultScheduleDir is where check saves schedules unless --schedules says
@@ -286,6 +374,20 @@ func newReplayCommand() *cobra.Command {
 				verdict = "violated"
 			}
 			changed := s.HistoryHash != "" && got != s.HistoryHash
+			// A differential counterexample also replays without the change.
+			baseVerdict := ""
+			if s.Base != nil {
+				bres, err := s.ReplayBase()
+				if err != nil {
+					return badInput(err)
+				}
+				baseVerdict = "holds"
+				for _, v := range properties.Check(bres.History, properties.All()) {
+					if s.Property == "" || v.Property == s.Property {
+						baseVerdict = "violated"
+					}
+				}
+			}
 			if asJSON {
 				if err := writeJSON(out, struct {
 					HistoryHash  string                 `json:"history_hash"`
@@ -295,7 +397,8 @@ func newReplayCommand() *cobra.Command {
 					Verdict      string                 `json:"verdict"`
 					ModelChanged bool                   `json:"model_changed"`
 					Violations   []properties.Violation `json:"violations"`
-				}{got, s.HistoryHash, rep.Mismatches, s.Property, verdict, changed, all}); err != nil {
+					BaseVerdict  string                 `json:"base_verdict,omitempty"`
+				}{got, s.HistoryHash, rep.Mismatches, s.Property, verdict, changed, all, baseVerdict}); err != nil {
 					return err
 				}
 			} else {
@@ -306,6 +409,9 @@ func newReplayCommand() *cobra.Command {
 				}
 				for _, v := range all {
 					fmt.Fprintln(out, strings.Join(properties.Story(v), "\n"))
+				}
+				if baseVerdict != "" {
+					fmt.Fprintf(out, "with the change: %s %s; without it (the base): %s %s\n", name, verdict, name, baseVerdict)
 				}
 			}
 			if verdict == "violated" {
