@@ -87,7 +87,7 @@ type diffSeed struct {
 // DiffSweep runs the differential check.
 func DiffSweep(cfg DiffConfig) (*DiffReport, error) {
 	rep := &DiffReport{Scenario: cfg.Change.Name, Change: EntryName(cfg.ChangeSpec.Scenario, cfg.ChangeSpec.Sets, cfg.ChangeSpec.Variants),
-		Base: EntryName(cfg.BaseSpec.Scenario, cfg.BaseSpec.Sets, cfg.BaseSpec.Variants),
+		Base:     EntryName(cfg.BaseSpec.Scenario, cfg.BaseSpec.Sets, cfg.BaseSpec.Variants),
 		Variants: append([]string{}, cfg.Change.Variants...), BaseVariants: append([]string{}, cfg.Base.Variants...),
 		New: map[string]int{}, Fixed: map[string]int{}, Both: map[string]int{}, First: map[string]*DiffFirst{},
 		Coverage: map[string]int{}}
