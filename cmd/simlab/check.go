@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/report"
 )
 
 // parseSeeds turns --seeds, --seed-range and --shard into the seeds this
@@ -50,6 +53,7 @@ func newCheckCommand() *cobra.Command {
 	var seeds, jobs int
 	var seedRange, shard, schedules, baseline, writeBaseline string
 	var asJSON, diff bool
+	var junitFile, reportFile string
 	var baseSets, baseVariants []string
 	var tf judgeFlags
 	cmd := &cobra.Command{
@@ -92,7 +96,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					return badInput(fmt.Errorf("--diff compares a change with its base seed by seed: --baseline and --write-baseline do not apply"))
 				}
 				return checkDiff(cmd, sc, sf.spec, model.Spec{Scenario: sf.spec.Scenario, Sets: baseSets, Variants: baseVariants},
-					list, schedules, jobs, asJSON)
+					list, schedules, jobs, asJSON, ciFiles{junitFile, reportFile})
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
 				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
@@ -127,6 +131,9 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				}
 			}
 			out := cmd.OutOrStdout()
+			if err := (ciFiles{junitFile, reportFile}).write(report.FromReport(properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), rep)); err != nil {
+				return err
+			}
 			if writing != nil {
 				if err := writing.Record(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
 					return err
@@ -170,6 +177,8 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "judge violations against the known findings in FILE: exit 0 when every one is known, 1 naming the new (property, seeds); notes a known finding that no longer happens")
 	cmd.Flags().StringVar(&writeBaseline, "write-baseline", "", "record this check's violations as the known findings of its scenario, --set knobs and variants in FILE (made or updated; other entries kept), and exit 0")
+	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the verdicts as JUnit XML to FILE: a testcase per scenario × property, a failure carrying the story, the replay command and the schedule file")
+	cmd.Flags().StringVar(&reportFile, "report", "", "also write one self-contained HTML page to FILE.html: per violated property the story, a waterfall of the shrunk counterexample on virtual time and the replay command")
 	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
 	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")
 	cmd.Flags().StringArrayVar(&baseVariants, "base-variant", nil, "with --diff (implied): a variant of the base configuration (repeatable)")
@@ -177,8 +186,31 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	return cmd
 }
 
+// ciFiles are the files a CI reads besides the exit code.
+type ciFiles struct{ junit, html string }
+
+func (f ciFiles) write(c report.Check) error {
+	write := func(path string, do func(w io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		var b bytes.Buffer
+		if err := do(&b); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return badInput(fmt.Errorf("cannot write %w", userPathError(path, err)))
+		}
+		return nil
+	}
+	if err := write(f.junit, func(w io.Writer) error { return report.JUnit(w, c) }); err != nil {
+		return err
+	}
+	return write(f.html, func(w io.Writer) error { return report.HTML(w, report.NewPage(c)) })
+}
+
 // checkDiff is check --diff: the change against its base, seed by seed.
-func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec model.Spec, list []uint64, schedules string, jobs int, asJSON bool) error {
+func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec model.Spec, list []uint64, schedules string, jobs int, asJSON bool, ci ciFiles) error {
 	base, err := baseSpec.Load()
 	if err != nil {
 		return badInput(fmt.Errorf("the base configuration: %w", err))
@@ -194,6 +226,9 @@ func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec m
 	}
 	rep, err := properties.DiffSweep(cfg)
 	if err != nil {
+		return err
+	}
+	if err := ci.write(report.FromDiff(rep.Change+" against "+rep.Base, rep)); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
