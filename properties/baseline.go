@@ -92,6 +92,7 @@ var knownReasons = map[string]string{
 	"liveness":                  "a fetch-free consumer loops on a run that ended before its step was created, on world-local's uncapped queue (README Findings: on the real store order...; docs/MODEL.md finding 9)",
 	"recovery-in-band":          "a step whose run ended before its step_created landed cannot be created in-band any more (docs/MODEL.md finding 9)",
 	"run-context-matches-run":   "a stale lazy read stamps a runContext without startedAt on the next fan-out (docs/MODEL.md finding 4, issue 13)",
+	"bounded-work-after-end":    "a last completer's stale pending lazy read of a run that already ended replays it: a third piece of work after the end (docs/MODEL.md finding 11)",
 }
 
 // KnownReason is the reason a baseline records for prop's violations.
