@@ -281,7 +281,7 @@ var failingHistories = map[string]func(t *testing.T){
 	"liveness": func(t *testing.T) {
 		holdsOn(t, "liveness", history(t, "golden-t2", 1))
 		h, _ := stuckHistory(t)
-		violates(t, "liveness", h, "was acked", "last refused: ")
+		violates(t, "liveness", h, "was acked without a terminal event", "last refused: ")
 	},
 	"unique-step-created": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
@@ -506,7 +506,23 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 		fate string
 		edit func(h *model.History, msg int32)
 	}{
-		{"was acked (delivery", func(*model.History, int32) {}},
+		{"died with its consumer (d1) and was redelivered: d3 attempt 2 claimed the step and was acked without a terminal event", func(*model.History, int32) {}},
+		// After the crash, the story follows the message to its fate.
+		{"died with its consumer (d1) and was redelivered: d3 attempt 2 was skipped (its claim met entity_conflict) and acked", func(h *model.History, msg int32) {
+			for i := range h.Calls {
+				if c := &h.Calls[i]; c.Caller.Delivery == 3 && c.Event == world.EvStepStarted {
+					c.Result = world.EntityConflict
+				}
+			}
+		}},
+		{"died with its consumer (d1) and was never delivered again; then it was retired at the delivery cap", func(h *model.History, msg int32) {
+			for i := range h.Deliveries {
+				if h.Deliveries[i].Msg == msg && h.Deliveries[i].Disposition != model.DispCrash {
+					h.Deliveries[i].Msg = -1
+				}
+			}
+			h.Retired = append(h.Retired, msg)
+		}},
 		{"retired at the delivery cap", func(h *model.History, msg int32) { h.Retired = append(h.Retired, msg) }},
 		{"published and never delivered", func(h *model.History, msg int32) {
 			for i := range h.Deliveries {
@@ -552,4 +568,31 @@ func firstFailingBody(t *testing.T) *model.History {
 	}
 	t.Fatal("no step failed for good with every body throwing")
 	return nil
+}
+
+// A continued fan-out is never reported as not continued: golden-t2 with
+// only the run's end refused finished its fan-out and was continued by the
+// last completer's replay, whose run_completed the World refused; the
+// story says so, and the completer's line says it replayed. With
+// atomic-fan-in the completer learns it is last from the World, not from a
+// listing, and is still seen continuing.
+func TestLivenessStoryNamesTheContinuation(t *testing.T) {
+	for _, variants := range [][]string{nil, {"atomic-fan-in"}} {
+		h := history(t, "golden-t2", 1, variants...)
+		holdsOn(t, "liveness", h)
+		i := callWith(t, h, func(c *model.Call) bool { return c.Event == world.EvRunCompleted })
+		h.Calls[i].Result = world.EntityConflict
+		var kept []model.Accepted
+		for _, a := range h.Accepted {
+			if a.Call != i {
+				kept = append(kept, a)
+			}
+		}
+		h.Accepted = kept
+		violates(t, "liveness", h, "was continued by d3 (its replay's last write run_completed answered entity_conflict), yet the run never ended", "delivery ends: ack, after its replay")
+		p, _ := ByName("liveness")
+		if story := strings.Join(Story(Check(h, []Property{p})[0]), "\n"); strings.Contains(story, "never continued") || strings.Contains(story, "no replay") {
+			t.Errorf("%v: the story denies the continuation:\n%s", variants, story)
+		}
+	}
 }

@@ -142,12 +142,14 @@ func (o *observed) replayLoad(d int32) int32 {
 	return -1
 }
 
-// continued says the delivery replayed the workflow after finding its
-// fan-out finished: it continued the fan-out.
+// continued says the step delivery replayed the workflow (loaded the whole
+// run's log) after its step: it continued the fan-out, however it learned
+// the fan-out was finished (a listing, or the atomic World's answer).
 func (o *observed) continued(d int32) bool {
-	l := o.lastCompleterList(d)
-	r := o.replayLoad(d)
-	return l >= 0 && r > l
+	if o.h.Deliveries[d].Kind != model.MsgStep {
+		return false
+	}
+	return o.replayLoad(d) >= 0
 }
 
 // crashedTree says delivery d, or the invocation an inline step ran in,
