@@ -89,7 +89,7 @@ type BaselineVerdict struct {
 var knownReasons = map[string]string{
 	"one-lazy-fetch-per-fanout": "concurrent last completers: the list-then-decide check is not atomic (README Findings: one lazy read per fan-out, or many?; docs/MODEL.md findings 1 and 10)",
 	"run-fails-for-a-reason":    "a last completer's lazy read of a stale pending row replays without startedAt and fails the run, as core beta.52 does (README Findings: the review fix's stale-pending fall-through; docs/MODEL.md finding 4)",
-	"liveness":                  "a fetch-free consumer loops on a run that ended before its step was created, on world-local's uncapped queue (README Findings: on the real store order...; docs/MODEL.md finding 9)",
+	"liveness":                  "runs stuck for documented causes: a fetch-free consumer looping on a run that ended before its step was created on world-local (README Findings; docs/MODEL.md finding 9), the legacy prologue dropping steps on stale reads (finding 2), a replay dying between non-resilient creates and publishes (finding 13)",
 	"recovery-in-band":          "a step whose run ended before its step_created landed cannot be created in-band any more (docs/MODEL.md finding 9)",
 	"run-context-matches-run":   "a stale lazy read stamps a runContext without startedAt on the next fan-out (docs/MODEL.md finding 4, issue 13)",
 	"bounded-work-after-end":    "a last completer's stale pending lazy read of a run that already ended replays it: a third piece of work after the end (docs/MODEL.md finding 11)",

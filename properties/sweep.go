@@ -2,9 +2,11 @@ package properties
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
@@ -34,11 +36,16 @@ type SweepConfig struct {
 	// property is its first violation that is not known, so the story a
 	// check prints is the new one's.
 	Known func(prop string, seed uint64) bool
+	// UntilStable, if positive, stops the sweep once every declared outcome
+	// has happened and the coverage (outcomes, and for swarm its features
+	// and their pairs) has not grown for that many seeds; Seeds bounds it.
+	UntilStable int
 }
 
 // seedResult is what one seed contributes to a Report.
 type seedResult struct {
 	coverage   map[string]int
+	swarm      []string
 	violations []Violation
 	err        error
 }
@@ -78,6 +85,13 @@ type Report struct {
 	ViolatingSeeds map[string]string `json:"violating_seeds,omitempty"`
 	// Baseline is the verdict against known findings (check --baseline).
 	Baseline *BaselineVerdict `json:"baseline,omitempty"`
+	// SwarmCoverage is what a swarm scenario's seeds reached.
+	SwarmCoverage *SwarmCoverage `json:"swarm_coverage,omitempty"`
+	// StoppedBy says what ended a check --until-stable: "stable" (every
+	// declared outcome happened and coverage stopped growing) or "seeds"
+	// (the seed list ran out first), with the detail in StoppedReason.
+	StoppedBy     string `json:"stopped_by,omitempty"`
+	StoppedReason string `json:"stopped_reason,omitempty"`
 }
 
 // Failed reports whether any property was violated or a declared outcome
@@ -112,8 +126,14 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 		}
 	}
 	violating := map[string][]uint64{}
+	if sc.Swarm {
+		rep.SwarmCoverage = newSwarmCoverage()
+	}
+	declared := Declared(&sc)
+	seen := map[string]bool{}
+	lastGrowth, stopped := 0, false
 	results := make([]seedResult, min(sweepChunk, len(cfg.Seeds)))
-	for lo := 0; lo < len(cfg.Seeds); lo += sweepChunk {
+	for lo := 0; lo < len(cfg.Seeds) && !stopped; lo += sweepChunk {
 		chunk := cfg.Seeds[lo:min(lo+sweepChunk, len(cfg.Seeds))]
 		each(len(chunk), func(i int) {
 			s := sc // each goroutine simulates its own copy
@@ -124,7 +144,9 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			}
 			cov := map[string]int{}
 			countCoverage(cov, res)
-			results[i] = seedResult{coverage: cov, violations: Check(res.History, cfg.Props)}
+			h := res.History
+			results[i] = seedResult{coverage: cov, violations: Check(h, cfg.Props),
+				swarm: SwarmFeaturesOf(h.Swarm, deploymentConfigs(h), h)}
 		})
 		for i, seed := range chunk {
 			r := results[i]
@@ -160,11 +182,43 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				}
 				rep.First[v.Property] = f
 			}
+			if rep.SwarmCoverage != nil && r.swarm != nil {
+				rep.SwarmCoverage.add(r.swarm)
+			}
 			rep.Seeds++
 			if cfg.Progress != nil {
 				cfg.Progress(lo + i + 1)
 			}
+			if cfg.UntilStable > 0 {
+				grew := false
+				for _, k := range append(slices.Sorted(maps.Keys(r.coverage)), swarmKeys(r.swarm)...) {
+					if !seen[k] {
+						seen[k], grew = true, true
+					}
+				}
+				if grew {
+					lastGrowth = rep.Seeds
+				}
+				if missing(declared, rep.Coverage) == nil && rep.Seeds-lastGrowth >= cfg.UntilStable {
+					rep.StoppedBy = "stable"
+					rep.StoppedReason = fmt.Sprintf("stopped after seed %d (%d seeds): every declared outcome has happened and the coverage (%d outcomes, features and pairs) has not grown for %d seeds, since seed %d",
+						seed, rep.Seeds, len(seen), cfg.UntilStable, cfg.Seeds[max(lastGrowth-1, 0)])
+					stopped = true
+					break
+				}
+			}
 		}
+	}
+	if cfg.UntilStable > 0 && !stopped {
+		rep.StoppedBy = "seeds"
+		why := fmt.Sprintf("the coverage last grew at seed %d, %d seeds before the end", cfg.Seeds[max(lastGrowth-1, 0)], rep.Seeds-lastGrowth)
+		if m := missing(declared, rep.Coverage); m != nil {
+			why = "declared outcomes never happened: " + strings.Join(m, ", ")
+		}
+		rep.StoppedReason = fmt.Sprintf("the %d seeds ran out before the coverage was stable (%s)", rep.Seeds, why)
+	}
+	if rep.SwarmCoverage != nil {
+		rep.SwarmCoverage.finish()
 	}
 	rep.Declared = Declared(&sc)
 	rep.Missing = missing(rep.Declared, rep.Coverage)
@@ -246,6 +300,11 @@ func MergeReports(parts []*Report) (*Report, error) {
 	}
 	out.Missing = missing(out.Declared, out.Coverage)
 	out.ViolatingSeeds = formatSeedLists(merged)
+	var sw []*SwarmCoverage
+	for _, p := range parts {
+		sw = append(sw, p.SwarmCoverage)
+	}
+	out.SwarmCoverage = mergeSwarmCoverage(sw)
 	return out, nil
 }
 

@@ -135,6 +135,13 @@ func allBut(names ...string) []Property {
 func finds(t *testing.T, fam search.Family, variants []string, prop string, prepare func(*model.Scenario)) {
 	t.Helper()
 	checks, shrink := budget()
+	if fam.Name == "swarm" && !*long {
+		// A swarm case switches every feature and fault site on or off
+		// (about half each), so a bug that needs several of them at once
+		// takes more cases to meet: five times the short budget (still
+		// a few seconds; swarm cases are small).
+		checks *= 5
+	}
 	kv := map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.shrinktime": shrink.String(), "rapid.nofailfile": "true"}
 	if !*long && flag.Lookup("rapid.seed").Value.String() == "0" {
 		// A fixed search seed keeps CI's verdict stable; the long search

@@ -45,12 +45,15 @@ func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 	return sh.Select(list), nil
 }
 
+// untilStableSeeds bounds a check --until-stable given no --seeds.
+const untilStableSeeds = 100000
+
 // seedsText writes seeds in the grammar --seed-range reads.
 func seedsText(list []uint64) string { return seeds.Format(list) }
 
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
-	var seeds, jobs int
+	var seeds, jobs, untilStable int
 	var seedRange, shard, schedules, baseline, writeBaseline string
 	var asJSON, diff bool
 	var junitFile, reportFile string
@@ -74,6 +77,12 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			sc, err := sf.load()
 			if err != nil {
 				return err
+			}
+			if untilStable < 0 {
+				return badInput(fmt.Errorf("--until-stable = %d: want a number of seeds, at least 1", untilStable))
+			}
+			if untilStable > 0 && !cmd.Flags().Changed("seeds") && seedRange == "" {
+				seeds = untilStableSeeds // --until-stable decides when to stop
 			}
 			list, err := parseSeeds(seeds, seedRange, shard)
 			if err != nil {
@@ -99,7 +108,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					list, schedules, jobs, asJSON, ciFiles{junitFile, reportFile})
 			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
+				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs), UntilStable: untilStable}
 			var known *properties.Baseline
 			if baseline != "" {
 				if writeBaseline != "" {
@@ -179,6 +188,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().StringVar(&writeBaseline, "write-baseline", "", "record this check's violations as the known findings of its scenario, --set knobs and variants in FILE (made or updated; other entries kept), and exit 0")
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the verdicts as JUnit XML to FILE: a testcase per scenario × property, a failure carrying the story, the replay command and the schedule file")
 	cmd.Flags().StringVar(&reportFile, "report", "", "also write one self-contained HTML page to FILE.html: per violated property the story, a waterfall of the shrunk counterexample on virtual time and the replay command")
+	cmd.Flags().IntVar(&untilStable, "until-stable", 0, "stop once every declared outcome has happened and the coverage (outcomes; for swarm its features and their pairs) has not grown for N seeds, and say which signal stopped it; --seeds or --seed-range bounds it (default 100000 seeds)")
 	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
 	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")
 	cmd.Flags().StringArrayVar(&baseVariants, "base-variant", nil, "with --diff (implied): a variant of the base configuration (repeatable)")
@@ -334,6 +344,22 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 	}
 	if b := rep.Baseline; b != nil {
 		printBaseline(w, rep)
+	}
+	if sw := rep.SwarmCoverage; sw != nil {
+		reached := 0
+		for _, n := range sw.Features {
+			if n > 0 {
+				reached++
+			}
+		}
+		fmt.Fprintf(w, "\nswarm coverage: %d features and %d pairs of features reached in %d seeds", reached, len(sw.Combinations), sw.Seeds)
+		if len(sw.Unreached) > 0 {
+			fmt.Fprintf(w, "; never reached: %s", strings.Join(sw.Unreached, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if rep.StoppedBy != "" {
+		fmt.Fprintf(w, "\nuntil-stable: %s: %s\n", rep.StoppedBy, rep.StoppedReason)
 	}
 	var cov []string
 	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
