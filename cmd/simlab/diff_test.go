@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,8 +42,14 @@ func TestDiffCheckReportsOnlyTheChange(t *testing.T) {
 	if err := json.Unmarshal([]byte(plain), &prep); err != nil {
 		t.Fatal(err)
 	}
-	if f := rep.First["one-lazy-fetch-per-fanout"]; f != nil && f.Seed == prep.First["one-lazy-fetch-per-fanout"].Seed {
-		t.Errorf("the differential check's first one-lazy-fetch seed is the plain check's (%d), which fails without the change", f.Seed)
+	f, pf := rep.First["one-lazy-fetch-per-fanout"], prep.First["one-lazy-fetch-per-fanout"]
+	if f == nil || pf == nil {
+		t.Fatalf("no one-lazy-fetch-per-fanout counterexample to compare (diff %v, plain %v)", f, pf)
+	}
+	if f.Seed == pf.Seed || !strings.Contains(rep.NewSeeds["one-lazy-fetch-per-fanout"], fmt.Sprint(f.Seed)) ||
+		strings.Contains(","+rep.NewSeeds["one-lazy-fetch-per-fanout"]+",", fmt.Sprintf(",%d,", pf.Seed)) {
+		t.Errorf("the plain check's first one-lazy-fetch seed %d fails without the change too; the differential check's first is %d (new on %s)",
+			pf.Seed, f.Seed, rep.NewSeeds["one-lazy-fetch-per-fanout"])
 	}
 	for name, f := range rep.First {
 		if !f.Kept || f.ScheduleFile == "" {
