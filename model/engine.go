@@ -149,6 +149,7 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
 	e.h = &History{Seed: opts.Seed, Scenario: sc.Name, Variants: append([]string(nil), sc.Variants...), Profile: sc.World, Swarm: draw}
+	e.h.Declared = Declared{MaxRetries: int32(sc.Workflow.MaxRetries), FatalSteps: int32(sc.Workflow.FatalSteps), WorkAfterEnd: int32(sc.Budget.WorkAfterEnd)}
 	e.setupDeployments()
 	e.client.plan()
 	if sc.Faults.Until > 0 {

@@ -335,6 +335,14 @@ type Deployment struct {
 	Consumer Version
 }
 
+// Declared is what a scenario declares that properties judge by: the
+// workflow's retry policy and fatal steps, and the work-after-end budget.
+type Declared struct {
+	MaxRetries   int32 // retries of a failing step before step_failed
+	FatalSteps   int32 // the last that many steps of each fan-out fail fatally
+	WorkAfterEnd int32 // Budget.WorkAfterEnd
+}
+
 // History is everything that happened in one simulated run of a scenario.
 // Properties, traces and the TUI read it; nothing mutates it after the run.
 type History struct {
@@ -364,6 +372,9 @@ type History struct {
 	// Retired lists the messages the queue dropped at its delivery cap
 	// (a dead letter, as the queue reports it), in order.
 	Retired []int32
+	// Declared is what the scenario declares of the workflow code and the
+	// budget, which an observer knows as the code's author does.
+	Declared Declared
 	// FaultSites reports the kernel's fault sites.
 	FaultSites []sim.SiteReport
 	Hash       uint64

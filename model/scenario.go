@@ -36,6 +36,7 @@ type Scenario struct {
 	Rollout     Rollout            `json:"rollout" yaml:"rollout"`
 	Faults      FaultConfig        `json:"faults" yaml:"faults"`
 	Limits      RunLimits          `json:"limits" yaml:"limits"`
+	Budget      Budget             `json:"budget" yaml:"budget"`
 	Variants    []string           `json:"variants" yaml:"variants"`
 	// Swarm draws, per run, the world, version mix, fault sites, fault
 	// window, fan-out shapes, inline count, runs and cancels (model/swarm.go);
@@ -134,6 +135,16 @@ var faultSites = []faultSite{
 	{"cancel", "client.cancel", func(f *FaultConfig) *float64 { return &f.Cancel }, func(e *engine) *sim.Site { return &e.siteCancel }},
 }
 
+// Budget is the work the scenario allows that nobody can use, checked by
+// the property bounded-work-after-end.
+type Budget struct {
+	// WorkAfterEnd: reads, listings, replays and step bodies one actor (a
+	// delivery) may begin after its run's end was accepted. The default, 2,
+	// is a fan-in listing and a lazy read: how a fetch-free last completer
+	// learns the end.
+	WorkAfterEnd int `json:"work_after_end" yaml:"work_after_end"`
+}
+
 // RunLimits bound a simulation.
 type RunLimits struct {
 	MaxEvents int64         `json:"max_events" yaml:"max_events"`
@@ -160,6 +171,7 @@ func DefaultScenario() Scenario {
 		},
 		Deployments: []DeploymentConfig{{Name: "dpl-a", Producer: "v2", Consumer: "v2", Share: 1}},
 		Limits:      RunLimits{MaxEvents: 10_000_000, MaxTime: time.Hour},
+		Budget:      Budget{WorkAfterEnd: 2},
 	}
 }
 
@@ -259,6 +271,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Limits.MaxEvents < 0 {
 		return fmt.Errorf("limits.max_events = %d: must not be negative", s.Limits.MaxEvents)
+	}
+	if s.Budget.WorkAfterEnd < 0 {
+		return fmt.Errorf("budget.work_after_end = %d: must not be negative", s.Budget.WorkAfterEnd)
 	}
 	if s.Limits.MaxTime < 0 {
 		return fmt.Errorf("limits.max_time = %v: must not be negative", s.Limits.MaxTime)

@@ -38,3 +38,42 @@ func benchCheck(b *testing.B, sc model.Scenario) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 }
+
+// BenchmarkCheckFaults and BenchmarkDiffCheckFaults measure what a
+// differential check costs per seed against a plain one: `simlab check
+// --scenario faults --variant pre-fix-fence` with and without --diff
+// (go test ./properties -run '^$' -bench 'CheckFaults' -benchtime 200x).
+// Neither saves schedules, so both time the seeds alone.
+func BenchmarkCheckFaults(b *testing.B) {
+	sc, err := model.Spec{Scenario: "faults", Variants: []string{"pre-fix-fence"}}.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCheck(b, sc)
+}
+
+func BenchmarkDiffCheckFaults(b *testing.B) {
+	change, err := model.Spec{Scenario: "faults", Variants: []string{"pre-fix-fence"}}.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := model.Spec{Scenario: "faults"}.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	seeds := make([]uint64, b.N)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	rep, err := DiffSweep(DiffConfig{Change: change, Base: base, Seeds: seeds, Props: All()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if rep.Seeds != b.N {
+		b.Fatalf("checked %d seeds, want %d", rep.Seeds, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+}

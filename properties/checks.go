@@ -6,6 +6,7 @@ import (
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // This file holds the properties' functions. Each reads the History only.
@@ -131,7 +132,12 @@ func oneLazyFetchPerFanout(o *observed) []Violation {
 	for f := range first {
 		first[f] = -1
 	}
-	contCrashed := make([]bool, len(h.Fanouts))
+	// crashedAt is, per fan-out, when its first continuer that died did:
+	// a consumer's lazy read after that is the retry the crash forced.
+	crashedAt := make([]sim.Time, len(h.Fanouts))
+	for f := range crashedAt {
+		crashedAt[f] = -1
+	}
 	contFetchFree := make([]bool, len(h.Fanouts))
 	for i := range h.Deliveries {
 		d := int32(i)
@@ -155,7 +161,11 @@ func oneLazyFetchPerFanout(o *observed) []Violation {
 			if first[f] < 0 || o.h.Calls[o.replayLoad(d)].Start < o.h.Calls[o.replayLoad(first[f])].Start {
 				first[f] = d
 			}
-			contCrashed[f] = contCrashed[f] || o.crashedTree(d)
+			if o.crashedTree(d) {
+				if at := o.deathOf(d); crashedAt[f] < 0 || at < crashedAt[f] {
+					crashedAt[f] = at
+				}
+			}
 			contFetchFree[f] = contFetchFree[f] || o.fetchFree(d)
 		}
 	}
@@ -168,7 +178,9 @@ func oneLazyFetchPerFanout(o *observed) []Violation {
 		switch {
 		case n > 1:
 			msg = fmt.Sprintf("fan-out %d made %d lazy runs.get: %d deliveries saw its pending set empty", fo.Index, n, len(lists[f]))
-		case byOrchestrator && n > 0 && !contCrashed[f]:
+		case byOrchestrator && unexcused(h, lazy[f], crashedAt[f]) > 0:
+			// The exemption covers only the reads a dead continuer forced:
+			// those begun after it died.
 			msg = fmt.Sprintf("fan-out %d was continued by an inline step (which holds the run), yet a consumer also made a lazy runs.get", fo.Index)
 		case first[f] >= 0 && !byOrchestrator && anyLazy[f] == 0 && contFetchFree[f]:
 			msg = fmt.Sprintf("fan-out %d was continued by a fetch-free consumer without its lazy runs.get", fo.Index)
@@ -185,6 +197,18 @@ func oneLazyFetchPerFanout(o *observed) []Violation {
 		out = append(out, v)
 	}
 	return out
+}
+
+// unexcused counts the reads that began before the fan-out's first
+// continuer died (all of them when none died).
+func unexcused(h *model.History, reads []int32, diedAt sim.Time) int {
+	n := 0
+	for _, r := range reads {
+		if diedAt < 0 || h.Calls[r].Start < diedAt {
+			n++
+		}
+	}
+	return n
 }
 
 func noPrologueFetchWithRunContext(o *observed) []Violation {
@@ -328,7 +352,11 @@ func runContextMatchesRun(o *observed) []Violation {
 	return out
 }
 
-func reroutePreservesMessage(h *model.History) []Violation {
+// reroutePreservesMessage checks what a re-routed message carries (the
+// original's payload, its retry counter one more) and where it is sent:
+// the deployment the run is pinned to, as run_created answered it.
+func reroutePreservesMessage(obs *observed) []Violation {
+	h := obs.h
 	pubs := publishOf(h)
 	var out []Violation
 	for i := range h.Messages {
@@ -340,6 +368,13 @@ func reroutePreservesMessage(h *model.History) []Violation {
 		o := &h.Messages[m.Origin]
 		same := m.Kind == o.Kind && m.Run == o.Run && m.Step == o.Step && m.Fanout == o.Fanout &&
 			m.HasInput == o.HasInput && m.HasCtx == o.HasCtx && m.Ctx == o.Ctx && m.Reroutes == o.Reroutes+1
+		if pinned := obs.created[m.Run].DeploymentID; same && m.Target != pinned {
+			out = append(out, Violation{Run: m.Run,
+				Message: fmt.Sprintf("re-routed message %d is sent to %s; the run is pinned to %s",
+					m.ID, h.Deployments[m.Target].Name, h.Deployments[pinned].Name),
+				Evidence: []Evidence{publishEvidence(h, pubs[o.ID], o), publishEvidence(h, p, m)}})
+			continue
+		}
 		if same {
 			continue
 		}

@@ -51,6 +51,35 @@ func firstFailing(t *testing.T, prop, scenario string, n uint64, variants ...str
 	return nil
 }
 
+// firstWith returns the first seed's history of scenario in [1, n] that ok
+// accepts.
+func firstWith(t *testing.T, scenario string, n uint64, ok func(*model.History) bool) *model.History {
+	t.Helper()
+	for seed := uint64(1); seed <= n; seed++ {
+		if h := history(t, scenario, seed); ok(h) {
+			return h
+		}
+	}
+	t.Fatalf("no seed in 1..%d of %s has what the test needs", n, scenario)
+	return nil
+}
+
+// workAfterEnd lists the reads and listings delivery d began after its
+// run's end.
+func workAfterEnd(o *observed, d int32) []int32 {
+	t := o.terminal[o.h.Deliveries[d].Run]
+	if t == nil {
+		return nil
+	}
+	var out []int32
+	for _, j := range o.calls[d] {
+		if c := &o.h.Calls[j]; c.Start >= o.h.Calls[t.Call].End && (c.Op == model.OpRunsGet || c.Op == model.OpEventsList) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 func holdsOn(t *testing.T, prop string, h *model.History) {
 	t.Helper()
 	p, _ := ByName(prop)
@@ -173,6 +202,69 @@ var failingHistories = map[string]func(t *testing.T){
 		d := deliveryWith(t, h, func(i int32, _ *model.Delivery) bool { return o.lazyRead(i) >= 0 })
 		cloneDelivery(h, d) // a second last completer, with its own lazy read
 		violates(t, "one-lazy-fetch-per-fanout", h, "made 2 lazy runs.get", "runs.get → running")
+		// With atomic-fan-in the World, not a listing, tells a completer it
+		// is last: its lazy read counts all the same.
+		h = history(t, "golden-t2", 1, "atomic-fan-in")
+		holdsOn(t, "one-lazy-fetch-per-fanout", h)
+		o = observe(h)
+		d = deliveryWith(t, h, func(i int32, _ *model.Delivery) bool { return o.lazyRead(i) >= 0 })
+		if o.lastCompleterList(d) >= 0 {
+			t.Fatal("an atomic-fan-in completer listed its fan-out: the case tests nothing")
+		}
+		cloneDelivery(h, d)
+		violates(t, "one-lazy-fetch-per-fanout", h, "made 2 lazy runs.get", "runs.get → running")
+	},
+	"bounded-work-after-end": func(t *testing.T) {
+		// golden-t5: after the cancel, a redelivery claims (refused), lists
+		// and reads: within the budget of 2.
+		h := history(t, "golden-t5", 1)
+		holdsOn(t, "bounded-work-after-end", h)
+		// The same delivery reads the run once more: 3 > 2.
+		o := observe(h)
+		d := deliveryWith(t, h, func(i int32, _ *model.Delivery) bool { return o.lazyRead(i) >= 0 && len(workAfterEnd(o, i)) == 2 })
+		extra := h.Calls[o.lazyRead(d)]
+		extra.Start, extra.End = extra.End+1, extra.End+2
+		h.Calls = append(h.Calls, extra)
+		violates(t, "bounded-work-after-end", h, "began 3 reads, listings, replays and bodies after the run's run_cancelled was accepted; the budget is 2", "(begun after the end)")
+		// A declared budget of 1 makes the shipped history a violation.
+		h = recorded(t, model.Spec{Scenario: "golden-t5", Sets: []string{"budget.work_after_end=1"}}, 1)
+		violates(t, "bounded-work-after-end", h, "the budget is 1", "runs.get → cancelled (begun after the end)")
+		// A body begun after the end is work too (pre-fix-fence).
+		h = history(t, "golden-t5", 1, "pre-fix-fence")
+		violates(t, "bounded-work-after-end", h, "began 3", "body of fanout0.branch0 begins after the end")
+	},
+	"step-fails-for-a-reason": func(t *testing.T) {
+		// Every body throws: retries run out, step_failed is explained.
+		h := firstFailingBody(t)
+		holdsOn(t, "step-fails-for-a-reason", h)
+		// golden-t2's completion recorded as a failure: its body ran at
+		// attempt 1 of 3 retries, and the step is not fatal.
+		h = history(t, "golden-t2", 1)
+		holdsOn(t, "step-fails-for-a-reason", h)
+		for i := range h.Accepted {
+			if a := &h.Accepted[i]; a.Type == world.EvStepCompleted {
+				a.Type = world.EvStepFailed
+				h.Calls[a.Call].Event = world.EvStepFailed
+				break
+			}
+		}
+		violates(t, "step-fails-for-a-reason", h, "retries were not spent", "step_failed")
+		// A fatal step needs no retries.
+		h = recorded(t, model.Spec{Scenario: "fanout", Sets: []string{"workflow.fatal_steps=1", "workflow.fanouts=2"}}, 1)
+		holdsOn(t, "step-fails-for-a-reason", h)
+		// A step_failed by a delivery that never ran the body.
+		h = firstFailingBody(t)
+		for i := range h.Accepted {
+			if a := &h.Accepted[i]; a.Type == world.EvStepFailed {
+				for d := range h.Deliveries {
+					if h.Deliveries[d].Run == a.Run && h.Deliveries[d].Kind == model.MsgWorkflow {
+						h.Calls[a.Call].Caller.Delivery = int32(d)
+					}
+				}
+				break
+			}
+		}
+		violates(t, "step-fails-for-a-reason", h, "without having run the step's body", "step_failed")
 	},
 	"no-prologue-fetch-with-run-context": func(t *testing.T) {
 		h := history(t, "golden-t2", 1, "legacy-producers")
@@ -189,7 +281,7 @@ var failingHistories = map[string]func(t *testing.T){
 	"liveness": func(t *testing.T) {
 		holdsOn(t, "liveness", history(t, "golden-t2", 1))
 		h, _ := stuckHistory(t)
-		violates(t, "liveness", h, "was acked", "last refused: ")
+		violates(t, "liveness", h, "was acked without a terminal event", "last refused: ")
 	},
 	"unique-step-created": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
@@ -223,6 +315,25 @@ var failingHistories = map[string]func(t *testing.T){
 		holdsOn(t, "reroute-preserves-message", history(t, "skew-rollout", 1))
 		h := firstFailing(t, "reroute-preserves-message", "skew-rollout", 20, "reroute-drops-input")
 		violates(t, "reroute-preserves-message", h, "stepInput true→false", "deployment_reroute")
+		// Where it goes as well as what it carries: a faithful copy sent to
+		// a deployment the run is not pinned to.
+		h = firstWith(t, "skew-rollout", 20, func(h *model.History) bool {
+			for _, p := range h.Publishes {
+				if p.Site == model.SiteReroute && p.Msg >= 0 {
+					return true
+				}
+			}
+			return false
+		})
+		holdsOn(t, "reroute-preserves-message", h)
+		for _, p := range h.Publishes {
+			if p.Site == model.SiteReroute && p.Msg >= 0 {
+				m := &h.Messages[p.Msg]
+				m.Target = int32(len(h.Deployments)-1) - m.Target
+				break
+			}
+		}
+		violates(t, "reroute-preserves-message", h, "the run is pinned to", "deployment_reroute")
 	},
 	"pinned-deployment": func(t *testing.T) {
 		h := history(t, "skew-rollout", 1)
@@ -263,7 +374,23 @@ var failingHistories = map[string]func(t *testing.T){
 		// has no startedAt. The replay DOMAIN §7 describes completes it.
 		h := history(t, "golden-t3", 1, "replay-on-stale-pending")
 		holdsOn(t, "run-fails-for-a-reason", h)
-		violates(t, "run-fails-for-a-reason", history(t, "golden-t3", 1), "no step failed for good", "runs.get → pending (stale)")
+		violates(t, "run-fails-for-a-reason", history(t, "golden-t3", 1), "held no step_failed", "runs.get → pending (stale)")
+		// The exemption covers only the write it explains: a step of the
+		// run that failed for good after the stale replay loaded its log
+		// does not excuse that replay's run_failed (the rule used to excuse
+		// a whole run for any failed step in it).
+		h = history(t, "golden-t3", 1)
+		for _, a := range h.Accepted {
+			if a.Type == world.EvRunFailed {
+				late := h.Calls[a.Call]
+				late.Event, late.Step, late.Start, late.End = world.EvStepFailed, h.Fanouts[0].FirstStep, late.End+1, late.End+2
+				h.Calls = append(h.Calls, late)
+				a.Type, a.Step, a.Call, a.Pos = world.EvStepFailed, late.Step, int32(len(h.Calls)-1), a.Pos+1
+				h.Accepted = append(h.Accepted, a)
+				break
+			}
+		}
+		violates(t, "run-fails-for-a-reason", h, "the log delivery d3 loaded held no step_failed", "events.create run_failed → ok")
 		// An edit: a run failed by a step gives its reason; take it away.
 		h = firstFailingBody(t)
 		holdsOn(t, "run-fails-for-a-reason", h)
@@ -272,7 +399,7 @@ var failingHistories = map[string]func(t *testing.T){
 				h.Accepted[i].Type = world.EvStepCompleted
 			}
 		}
-		violates(t, "run-fails-for-a-reason", h, "no step failed for good", "run_failed")
+		violates(t, "run-fails-for-a-reason", h, "held no step_failed", "run_failed")
 	},
 	"recovery-in-band": func(t *testing.T) {
 		// On world-local a claim cannot overtake its step's step_created
@@ -385,7 +512,23 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 		fate string
 		edit func(h *model.History, msg int32)
 	}{
-		{"was acked (delivery", func(*model.History, int32) {}},
+		{"died with its consumer (d1) and was redelivered: d3 attempt 2 claimed the step and was acked without a terminal event", func(*model.History, int32) {}},
+		// After the crash, the story follows the message to its fate.
+		{"died with its consumer (d1) and was redelivered: d3 attempt 2 was skipped (its claim met entity_conflict) and acked", func(h *model.History, msg int32) {
+			for i := range h.Calls {
+				if c := &h.Calls[i]; c.Caller.Delivery == 3 && c.Event == world.EvStepStarted {
+					c.Result = world.EntityConflict
+				}
+			}
+		}},
+		{"died with its consumer (d1) and was never delivered again; then it was retired at the delivery cap", func(h *model.History, msg int32) {
+			for i := range h.Deliveries {
+				if h.Deliveries[i].Msg == msg && h.Deliveries[i].Disposition != model.DispCrash {
+					h.Deliveries[i].Msg = -1
+				}
+			}
+			h.Retired = append(h.Retired, msg)
+		}},
 		{"retired at the delivery cap", func(h *model.History, msg int32) { h.Retired = append(h.Retired, msg) }},
 		{"published and never delivered", func(h *model.History, msg int32) {
 			for i := range h.Deliveries {
@@ -431,4 +574,31 @@ func firstFailingBody(t *testing.T) *model.History {
 	}
 	t.Fatal("no step failed for good with every body throwing")
 	return nil
+}
+
+// A continued fan-out is never reported as not continued: golden-t2 with
+// only the run's end refused finished its fan-out and was continued by the
+// last completer's replay, whose run_completed the World refused; the
+// story says so, and the completer's line says it replayed. With
+// atomic-fan-in the completer learns it is last from the World, not from a
+// listing, and is still seen continuing.
+func TestLivenessStoryNamesTheContinuation(t *testing.T) {
+	for _, variants := range [][]string{nil, {"atomic-fan-in"}} {
+		h := history(t, "golden-t2", 1, variants...)
+		holdsOn(t, "liveness", h)
+		i := callWith(t, h, func(c *model.Call) bool { return c.Event == world.EvRunCompleted })
+		h.Calls[i].Result = world.EntityConflict
+		var kept []model.Accepted
+		for _, a := range h.Accepted {
+			if a.Call != i {
+				kept = append(kept, a)
+			}
+		}
+		h.Accepted = kept
+		violates(t, "liveness", h, "was continued by d3 (its replay's last write run_completed answered entity_conflict), yet the run never ended", "delivery ends: ack, after its replay")
+		p, _ := ByName("liveness")
+		if story := strings.Join(Story(Check(h, []Property{p})[0]), "\n"); strings.Contains(story, "never continued") || strings.Contains(story, "no replay") {
+			t.Errorf("%v: the story denies the continuation:\n%s", variants, story)
+		}
+	}
 }

@@ -12,52 +12,102 @@ import (
 // deployment.
 const maxReroutes = 3
 
-// runFailsForAReason: a run_failed is accepted only for a reason the
-// workflow or the protocol gives, each visible to an observer: one of the
-// run's steps failed for good (an accepted step_failed), a message of the
-// run ran out of deployment re-routes (it carries the limit's retry count),
-// or the queue retired one of its messages at the delivery cap. Anything
-// else is a run the engine failed on its own, such as a replay that could
-// not start from the row it read.
-func runFailsForAReason(h *model.History) []Violation {
-	stepFailed := make([]bool, len(h.Runs))
-	rerouted := make([]bool, len(h.Runs))
-	retired := make([]bool, len(h.Runs))
-	for i := range h.Accepted {
-		if a := &h.Accepted[i]; a.Type == world.EvStepFailed {
-			stepFailed[a.Run] = true
-		}
-	}
-	for i := range h.Messages {
-		if m := &h.Messages[i]; m.Reroutes >= maxReroutes {
-			rerouted[m.Run] = true
-		}
-	}
-	for _, m := range h.Retired {
-		retired[h.Messages[m].Run] = true
-	}
+// runFailsForAReason: every accepted run_failed names the write that failed
+// the run and that write's cause, each visible to an observer, and the
+// cause must be the write's own, not any fact elsewhere in the run:
+//   - the World wrote it when the queue retired one of the run's messages
+//     at the delivery cap (the message's last delivery ended before);
+//   - the deployment guard wrote it for a message that had run out of
+//     re-routes (it carries the limit's retry count) and met the wrong
+//     deployment again;
+//   - a replay wrote it after the log it loaded held an accepted step_failed
+//     of the run (a step failed for good).
+//
+// Anything else is a run the engine failed on its own, such as a replay
+// that could not start from the stale row it read.
+func runFailsForAReason(o *observed) []Violation {
+	h := o.h
 	var out []Violation
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
-		if a.Type != world.EvRunFailed || stepFailed[a.Run] || rerouted[a.Run] || retired[a.Run] {
+		if a.Type != world.EvRunFailed {
 			continue
 		}
-		v := Violation{Run: a.Run,
-			Message:  "the run failed although no step failed for good, no message ran out of re-routes and none was retired",
-			Evidence: []Evidence{acceptedEvidence(h, a)}}
+		c := &h.Calls[a.Call]
+		cause, ev := o.failCause(a)
+		if cause != "" {
+			continue
+		}
+		v := Violation{Run: a.Run, Message: "the run failed although the write that failed it had no cause: " + ev.reason,
+			Evidence: append([]Evidence{acceptedEvidence(h, a)}, ev.evidence...)}
 		// The reads the failing actor made before its write say what it
 		// acted on (for example a stale pending row, which has no startedAt).
-		failer := h.Calls[a.Call].Caller.Delivery
-		for j := range h.Calls {
-			c := &h.Calls[j]
-			if c.Op == model.OpRunsGet && c.Caller.Delivery == failer && failer >= 0 && c.End <= h.Calls[a.Call].Start {
-				v.Evidence = append(v.Evidence, callEvidence(h, c))
+		if d := c.Caller.Delivery; d >= 0 {
+			for _, j := range o.calls[d] {
+				if r := &h.Calls[j]; r.Op == model.OpRunsGet && r.End <= c.Start {
+					v.Evidence = append(v.Evidence, callEvidence(h, r))
+				}
 			}
-		}
-		if len(v.Evidence) == 1 {
-			v.Evidence = append(v.Evidence, Evidence{At: a.At, Text: fmt.Sprintf("no accepted step_failed in %s's log", model.RunName(a.Run))})
 		}
 		out = append(out, v)
 	}
 	return out
+}
+
+type failEvidence struct {
+	reason   string
+	evidence []Evidence
+}
+
+// failCause names the cause of an accepted run_failed, or "" with why not.
+func (o *observed) failCause(a *model.Accepted) (string, failEvidence) {
+	h := o.h
+	c := &h.Calls[a.Call]
+	if c.Caller.Kind == model.CallerWorld {
+		for _, m := range h.Retired {
+			if h.Messages[m].Run != a.Run {
+				continue
+			}
+			last := int32(-1)
+			for j := range h.Deliveries {
+				if h.Deliveries[j].Msg == m {
+					last = int32(j)
+				}
+			}
+			if last < 0 || h.Deliveries[last].End <= c.Start {
+				return fmt.Sprintf("message %d retired at the delivery cap", m), failEvidence{}
+			}
+		}
+		return "", failEvidence{reason: "the World failed it, but none of the run's messages had been retired at the delivery cap"}
+	}
+	d := c.Caller.Delivery
+	if d < 0 {
+		return "", failEvidence{reason: fmt.Sprintf("%s wrote it", c.Caller.Kind)}
+	}
+	del := &h.Deliveries[d]
+	if del.Msg >= 0 {
+		if m := &h.Messages[del.Msg]; m.Reroutes >= maxReroutes && del.Deployment != o.created[a.Run].DeploymentID {
+			return fmt.Sprintf("message %d ran out of deployment re-routes", m.ID), failEvidence{}
+		}
+	}
+	// A replay's cause is in the log it loaded: the newest listing of the
+	// whole run the actor made before the write.
+	list := int32(-1)
+	for _, j := range o.calls[d] {
+		if l := &h.Calls[j]; l.Op == model.OpEventsList && l.Fanout < 0 && l.End <= c.Start {
+			list = j
+		}
+	}
+	if list < 0 {
+		return "", failEvidence{reason: fmt.Sprintf("delivery d%d wrote it without a re-route limit or a log to act on", d)}
+	}
+	l := &h.Calls[list]
+	for j := range h.Accepted {
+		f := &h.Accepted[j]
+		if f.Run == a.Run && f.Type == world.EvStepFailed && h.Calls[f.Call].End <= l.Served {
+			return "step " + stepLabel(h, f.Run, f.Step) + " failed for good", failEvidence{}
+		}
+	}
+	return "", failEvidence{reason: fmt.Sprintf("the log delivery d%d loaded held no step_failed", d),
+		evidence: []Evidence{{At: l.End, Text: callText(h, l) + ": the log holds no step_failed"}}}
 }

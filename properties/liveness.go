@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
@@ -84,6 +85,13 @@ func (o *observed) stuck(r world.RunID) Violation {
 			break
 		}
 		if done == int(fo.Branches) {
+			if by := o.continuers(f); len(by) > 0 {
+				// Continued, yet the run did not end: say by whom and what
+				// became of each continuation.
+				v.Message += fmt.Sprintf("; fan-out %d finished all %d steps and was continued by %s, yet the run never ended", fo.Index, fo.Branches, o.continuationFates(by))
+				v.Evidence = append(v.Evidence, o.continuationStory(f)...)
+				continue
+			}
 			v.Message += fmt.Sprintf("; fan-out %d finished all %d steps and was never continued", fo.Index, fo.Branches)
 			v.Evidence = append(v.Evidence, o.continuationStory(f)...)
 			continue
@@ -140,11 +148,6 @@ func (o *observed) stepCause(r world.RunID, step world.StepID, inline bool) (str
 	case last < 0:
 		return "its message was never published", ev
 	}
-	for _, m := range h.Retired {
-		if m == last {
-			return fmt.Sprintf("its last message %d was retired at the delivery cap", last), ev
-		}
-	}
 	var lastDel int32 = -1
 	for i := range h.Deliveries {
 		if h.Deliveries[i].Msg == last {
@@ -152,9 +155,31 @@ func (o *observed) stepCause(r world.RunID, step world.StepID, inline bool) (str
 		}
 	}
 	if lastDel < 0 {
+		for _, m := range h.Retired {
+			if m == last {
+				return fmt.Sprintf("its last message %d was retired at the delivery cap", last), ev
+			}
+		}
 		return fmt.Sprintf("its last message %d was published and never delivered", last), ev
 	}
 	d := &h.Deliveries[lastDel]
+	if journey, crashed := o.messageJourney(last); crashed {
+		// After a crash, follow the message to its fate: every delivery of
+		// it after the first that died, and how the last one ended.
+		for _, i := range o.calls[lastDel] {
+			if c := &h.Calls[i]; c.Op != model.OpEventsCreate || c.Step != step {
+				ev = append(ev, callEvidence(h, c))
+			}
+		}
+		ev = append(ev, Evidence{At: d.End, Text: actor(h, model.Caller{Kind: callerKind(h, lastDel), Delivery: lastDel}) +
+			": last delivery of the step's last message ends: " + d.Disposition.String()})
+		return fmt.Sprintf("its last message %d %s", last, journey), ev
+	}
+	for _, m := range h.Retired {
+		if m == last {
+			return fmt.Sprintf("its last message %d was retired at the delivery cap", last), ev
+		}
+	}
 	for _, i := range o.calls[lastDel] {
 		if c := &h.Calls[i]; c.Op != model.OpEventsCreate || c.Step != step {
 			ev = append(ev, callEvidence(h, c)) // what the last delivery read before it let go
@@ -180,17 +205,130 @@ func (o *observed) continuationStory(f int32) []Evidence {
 		if h.Deliveries[i].Fanout != f {
 			continue
 		}
-		if l := o.lastCompleterList(int32(i)); l >= 0 {
-			ev = append(ev, callEvidence(h, &h.Calls[l]))
+		if l := o.lastCompleterList(int32(i)); l >= 0 || o.continued(int32(i)) {
+			if l >= 0 {
+				ev = append(ev, callEvidence(h, &h.Calls[l]))
+			}
 			if r := o.lazyRead(int32(i)); r >= 0 {
 				ev = append(ev, callEvidence(h, &h.Calls[r]))
 			}
+			replay := ", no replay"
+			if o.continued(int32(i)) {
+				replay = ", after its replay"
+				for _, j := range o.calls[i] {
+					if c := &h.Calls[j]; j >= o.replayLoad(int32(i)) {
+						ev = append(ev, callEvidence(h, c))
+					}
+				}
+			}
 			ev = append(ev, Evidence{At: h.Deliveries[i].End, Text: actor(h, model.Caller{Kind: callerKind(h, int32(i)), Delivery: int32(i)}) +
-				": delivery ends: " + h.Deliveries[i].Disposition.String() + ", no replay"})
+				": delivery ends: " + h.Deliveries[i].Disposition.String() + replay})
 		}
 	}
 	if len(ev) == 0 {
 		ev = append(ev, Evidence{At: h.End, Text: "no delivery saw the fan-out's pending set empty"})
 	}
 	return ev
+}
+
+// continuers lists the step deliveries that replayed the workflow after
+// fan-out f (they continued it).
+func (o *observed) continuers(f int32) []int32 {
+	var out []int32
+	for i := range o.h.Deliveries {
+		if o.h.Deliveries[i].Fanout == f && o.continued(int32(i)) {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// continuationFates says, per continuer, how its replay ended: the answer
+// to its last write, or that it died.
+func (o *observed) continuationFates(by []int32) string {
+	h := o.h
+	var parts []string
+	for _, d := range by {
+		fate := "its replay wrote nothing"
+		for _, j := range o.calls[d] {
+			if c := &h.Calls[j]; j > o.replayLoad(d) && c.Op == model.OpEventsCreate {
+				fate = fmt.Sprintf("its replay's last write %s answered %s", c.Event, c.Result)
+			}
+		}
+		if o.crashedTree(d) {
+			fate += ", then it died"
+		}
+		parts = append(parts, fmt.Sprintf("d%d (%s)", d, fate))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// messageJourney narrates message m's deliveries from its first crash on,
+// and its fate: redelivered (each later delivery, its claim's answer and
+// how it ended), retired at the delivery cap, a re-publish absorbed by an
+// idempotency key, acked by a skipped delivery. crashed is false when no
+// delivery of m died.
+func (o *observed) messageJourney(m int32) (string, bool) {
+	h := o.h
+	var dels []int32
+	for i := range h.Deliveries {
+		if h.Deliveries[i].Msg == m {
+			dels = append(dels, int32(i))
+		}
+	}
+	first := -1
+	for k, d := range dels {
+		if h.Deliveries[d].Disposition == model.DispCrash {
+			first = k
+			break
+		}
+	}
+	if first < 0 {
+		return "", false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "died with its consumer (d%d)", dels[first])
+	later := dels[first+1:]
+	if len(later) == 0 {
+		b.WriteString(" and was never delivered again")
+	}
+	for k, d := range later {
+		del := &h.Deliveries[d]
+		if k == 0 {
+			b.WriteString(" and was redelivered: ")
+		} else {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "d%d attempt %d", d, del.Attempt)
+		claim := ""
+		for _, j := range o.calls[d] {
+			if c := &h.Calls[j]; c.Op == model.OpEventsCreate && c.Event == world.EvStepStarted {
+				claim = c.Result.String()
+			}
+		}
+		switch {
+		case claim == world.EntityConflict.String() && del.Disposition == model.DispAck:
+			b.WriteString(" was skipped (its claim met entity_conflict) and acked")
+		case claim == world.OK.String() && del.Disposition == model.DispAck:
+			b.WriteString(" claimed the step and was acked without a terminal event")
+		case claim != "":
+			fmt.Fprintf(&b, " claimed (%s) and ended %s", claim, del.Disposition)
+		default:
+			fmt.Fprintf(&b, " ended %s before a claim", del.Disposition)
+		}
+	}
+	for _, r := range h.Retired {
+		if r == m {
+			b.WriteString("; then it was retired at the delivery cap")
+		}
+	}
+	msg := &h.Messages[m]
+	for i := range h.Publishes {
+		p := &h.Publishes[i]
+		if p.Deduped && p.Run == msg.Run && p.Step == msg.Step && len(dels) > 0 && p.At >= h.Deliveries[dels[first]].End {
+			fmt.Fprintf(&b, "; a re-publish of it (%s) was absorbed by its idempotency key", p.Site)
+			break
+		}
+	}
+	return b.String(), true
 }

@@ -15,18 +15,34 @@ import (
 // fails. It returns the smallest scenario found, its exact choices and its
 // history.
 func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Scenario, []sim.Choice, *model.History) {
-	if sc.Swarm {
-		// Materialize the swarm's draw: the drawn scenario, and the choices
-		// after the draw, replay the same run, and its knobs can shrink.
-		rep := sim.NewReplayer(choices)
-		drawn, _ := model.DrawSwarm(sc, rep)
-		drawn.Name = sc.Name
-		sc, choices = drawn, choices[min(rep.Used(), len(choices)):]
+	sc, choices = materializeSwarm(sc, choices)
+	msc, mc, h, _ := minimizeWhile(sc, choices, func(_ model.Scenario, _ []sim.Choice, h *model.History) bool {
+		return len(prop.Check(h)) > 0
+	})
+	return msc, mc, h
+}
+
+// materializeSwarm turns a swarm scenario and its choices into the drawn
+// scenario and the choices after the draw: they replay the same run, and
+// the drawn scenario's knobs can shrink.
+func materializeSwarm(sc model.Scenario, choices []sim.Choice) (model.Scenario, []sim.Choice) {
+	if !sc.Swarm {
+		return sc, choices
 	}
+	rep := sim.NewReplayer(choices)
+	drawn, _ := model.DrawSwarm(sc, rep)
+	drawn.Name = sc.Name
+	return drawn, choices[min(rep.Used(), len(choices)):]
+}
+
+// minimizeWhile shrinks (sc, choices) while keep holds of the candidate
+// scenario, the choices its run consumed and its history. ok says keep held
+// of the result; when it held of nothing tried, the input comes back.
+func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scenario, []sim.Choice, *model.History) bool) (model.Scenario, []sim.Choice, *model.History, bool) {
 	attempt := func(cand model.Scenario, c sim.Chooser) ([]sim.Choice, *model.History, bool) {
 		rec := &sim.Recorder{Inner: c}
 		res, err := model.Run(&cand, rec, model.Options{Record: true})
-		if err != nil || len(prop.Check(res.History)) == 0 {
+		if err != nil || !keep(cand, rec.Choices, res.History) {
 			return nil, nil, false
 		}
 		return rec.Choices, res.History, true
@@ -49,9 +65,15 @@ func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Sce
 	}
 	bestChoices, bestHist, ok := attempt(sc, sim.NewReplayer(choices))
 	if !ok {
-		// Not reproducible as given: leave it alone.
-		res, _ := model.Run(&sc, sim.NewReplayer(choices), model.Options{Record: true})
-		return sc, choices, res.History
+		// Not reproducible as given: a few fresh schedules of the same
+		// scenario, else leave it alone.
+		for seed := uint64(0); seed < minimizeSeeds && !ok; seed++ {
+			bestChoices, bestHist, ok = attempt(sc, sim.NewPCG(seed))
+		}
+		if !ok {
+			res, _ := model.Run(&sc, sim.NewReplayer(choices), model.Options{Record: true})
+			return sc, choices, res.History, false
+		}
 	}
 	choices = bestChoices
 	for changed := true; changed; {
@@ -85,7 +107,7 @@ func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Sce
 			}
 		}
 	}
-	return sc, choices, bestHist
+	return sc, choices, bestHist, true
 }
 
 // maxChoicePass bounds the choice-by-choice pass to small schedules, where

@@ -3,6 +3,7 @@ package properties
 import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // This file derives, from what an observer of the real system could record,
@@ -112,18 +113,18 @@ func (o *observed) lastCompleterList(d int32) int32 {
 	return -1
 }
 
-// lazyRead returns the runs.get a queued step delivery made after its
-// listing said the fan-out was finished: the fan-out's lazy read, or -1.
+// lazyRead returns the lazy runs.get of a queued step delivery: the first
+// runs.get it made that is not its prologue read, or -1. Every path that
+// tells a completer it is last counts (an events.list answering nothing
+// pending, a skipped claim's listing, the atomic World's answer to its
+// write): the read comes after the delivery's claim whatever taught it.
 func (o *observed) lazyRead(d int32) int32 {
 	if !o.queuedStep(d) {
 		return -1
 	}
-	l := o.lastCompleterList(d)
-	if l < 0 {
-		return -1
-	}
+	pro := o.prologueRead(d)
 	for _, i := range o.calls[d] {
-		if c := &o.h.Calls[i]; i > l && c.Op == model.OpRunsGet {
+		if c := &o.h.Calls[i]; i != pro && c.Op == model.OpRunsGet {
 			return i
 		}
 	}
@@ -141,12 +142,14 @@ func (o *observed) replayLoad(d int32) int32 {
 	return -1
 }
 
-// continued says the delivery replayed the workflow after finding its
-// fan-out finished: it continued the fan-out.
+// continued says the step delivery replayed the workflow (loaded the whole
+// run's log) after its step: it continued the fan-out, however it learned
+// the fan-out was finished (a listing, or the atomic World's answer).
 func (o *observed) continued(d int32) bool {
-	l := o.lastCompleterList(d)
-	r := o.replayLoad(d)
-	return l >= 0 && r > l
+	if o.h.Deliveries[d].Kind != model.MsgStep {
+		return false
+	}
+	return o.replayLoad(d) >= 0
 }
 
 // crashedTree says delivery d, or the invocation an inline step ran in,
@@ -163,6 +166,19 @@ func (o *observed) crashedTree(d int32) bool {
 		d = del.Parent
 	}
 	return false
+}
+
+// deathOf is when delivery d's tree died: the end of the delivery that
+// crashed (d, or the invocation it ran in).
+func (o *observed) deathOf(d int32) sim.Time {
+	for d >= 0 {
+		del := &o.h.Deliveries[d]
+		if del.Disposition == model.DispCrash || del.Msg >= 0 {
+			return del.End
+		}
+		d = del.Parent
+	}
+	return -1
 }
 
 // heldRow is the run row the producer held when it published p: the newest

@@ -57,11 +57,13 @@ var all = []Property{
 	plain("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
 	plain("attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount),
 	onObserved("run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun),
-	plain("run-fails-for-a-reason", "a run fails only when a step failed for good, a message ran out of deployment re-routes or was retired at the delivery cap", runFailsForAReason),
-	plain("reroute-preserves-message", "a re-routed message equals the original but for its retry counter and routing", reroutePreservesMessage),
+	onObserved("run-fails-for-a-reason", "a run fails only by a write whose own cause an observer sees: a step failed for good in the log it loaded, a message out of deployment re-routes, or one retired at the delivery cap", runFailsForAReason),
+	onObserved("reroute-preserves-message", "a re-routed message equals the original but for its retry counter, and is sent to the run's deployment", reroutePreservesMessage),
 	onObserved("pinned-deployment", "a run's steps and replays execute only on the deployment the run is pinned to", pinnedDeployment),
 	onObserved("producer-stamps-run-context", "every step message a v2 producer publishes, at every dispatch site, carries the runContext of the run row it read", producerStampsRunContext),
 	onObserved("no-work-after-visible-end", "an actor told the run ended (by a read, a log or a refused write) writes, runs and publishes nothing more", noWorkAfterVisibleEnd),
+	onObserved("bounded-work-after-end", "an actor begins at most budget.work_after_end reads, listings, replays and step bodies after its run's end was accepted (default 2)", boundedWorkAfterEnd),
+	onObserved("step-fails-for-a-reason", "a step recorded failed shows a cause an observer sees: its body failed with its retries spent or fatally, or its message was retired", stepFailsForAReason),
 	onObserved("recovery-in-band", "a queued step whose step_created never landed is created within the delivery that finds it missing", recoveryInBand),
 }
 

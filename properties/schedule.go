@@ -20,6 +20,11 @@ type Schedule struct {
 	HistoryHash string         `json:"history_hash"`
 	Scenario    model.Scenario `json:"scenario"`
 	Choices     []sim.Choice   `json:"choices"`
+	// Base, for a differential check's counterexample, is the scenario
+	// without the change: the same choices replayed on it hold the
+	// property (BaseHistoryHash is that run's hash when saved).
+	Base            *model.Scenario `json:"base,omitempty"`
+	BaseHistoryHash string          `json:"base_history_hash,omitempty"`
 }
 
 // SaveSchedule writes s as indented JSON.
@@ -51,6 +56,11 @@ func LoadSchedule(path string) (Schedule, error) {
 	if err := s.Scenario.Validate(); err != nil {
 		return s, fmt.Errorf("schedule %s: scenario: %w", path, err)
 	}
+	if s.Base != nil {
+		if err := s.Base.Validate(); err != nil {
+			return s, fmt.Errorf("schedule %s: base: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
@@ -60,6 +70,17 @@ func (s Schedule) Replay() (*model.Result, *sim.Replayer, error) {
 	sc := s.Scenario
 	res, err := model.Run(&sc, rep, model.Options{Record: true, Seed: s.Seed})
 	return res, rep, err
+}
+
+// ReplayBase runs the schedule's base scenario (a differential
+// counterexample's "without the change") on the same recorded choices.
+func (s Schedule) ReplayBase() (*model.Result, error) {
+	if s.Base == nil {
+		return nil, fmt.Errorf("the schedule has no base scenario")
+	}
+	sc := *s.Base
+	res, err := model.Run(&sc, sim.NewReplayer(s.Choices), model.Options{Record: true, Seed: s.Seed})
+	return res, err
 }
 
 // Record runs sc with chooser c, keeping every choice, so the run can be

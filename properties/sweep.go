@@ -2,11 +2,14 @@ package properties
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -28,11 +31,21 @@ type SweepConfig struct {
 	// are independent; the report is merged in seed order, so it does not
 	// depend on Each.
 	Each func(n int, do func(i int))
+	// Known, if set, says a violation of prop at seed is a known finding
+	// (a baseline's): it is counted, but the first counterexample of each
+	// property is its first violation that is not known, so the story a
+	// check prints is the new one's.
+	Known func(prop string, seed uint64) bool
+	// UntilStable, if positive, stops the sweep once every declared outcome
+	// has happened and the coverage (outcomes, and for swarm its features
+	// and their pairs) has not grown for that many seeds; Seeds bounds it.
+	UntilStable int
 }
 
 // seedResult is what one seed contributes to a Report.
 type seedResult struct {
 	coverage   map[string]int
+	swarm      []string
 	violations []Violation
 	err        error
 }
@@ -67,11 +80,26 @@ type Report struct {
 	// Missing lists the outcomes this scenario declares must happen at
 	// least once in a sweep ("sometimes" assertions) that never did.
 	Missing []string `json:"coverage_missing"`
+	// ViolatingSeeds lists, per violated property, the seeds that violate
+	// it (seeds grammar: 1..8,42), what a baseline records.
+	ViolatingSeeds map[string]string `json:"violating_seeds,omitempty"`
+	// Baseline is the verdict against known findings (check --baseline).
+	Baseline *BaselineVerdict `json:"baseline,omitempty"`
+	// SwarmCoverage is what a swarm scenario's seeds reached.
+	SwarmCoverage *SwarmCoverage `json:"swarm_coverage,omitempty"`
+	// StoppedBy says what ended a check --until-stable: "stable" (every
+	// declared outcome happened and coverage stopped growing) or "seeds"
+	// (the seed list ran out first), with the detail in StoppedReason.
+	StoppedBy     string `json:"stopped_by,omitempty"`
+	StoppedReason string `json:"stopped_reason,omitempty"`
 }
 
 // Failed reports whether any property was violated or a declared outcome
 // never happened.
 func (r *Report) Failed() bool {
+	if r.Baseline != nil {
+		return len(r.Baseline.New) > 0 || len(r.Missing) > 0
+	}
 	for _, n := range r.Violations {
 		if n > 0 {
 			return true
@@ -97,8 +125,15 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			}
 		}
 	}
+	violating := map[string][]uint64{}
+	if sc.Swarm {
+		rep.SwarmCoverage = newSwarmCoverage()
+	}
+	declared := Declared(&sc)
+	seen := map[string]bool{}
+	lastGrowth, stopped := 0, false
 	results := make([]seedResult, min(sweepChunk, len(cfg.Seeds)))
-	for lo := 0; lo < len(cfg.Seeds); lo += sweepChunk {
+	for lo := 0; lo < len(cfg.Seeds) && !stopped; lo += sweepChunk {
 		chunk := cfg.Seeds[lo:min(lo+sweepChunk, len(cfg.Seeds))]
 		each(len(chunk), func(i int) {
 			s := sc // each goroutine simulates its own copy
@@ -109,7 +144,9 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			}
 			cov := map[string]int{}
 			countCoverage(cov, res)
-			results[i] = seedResult{coverage: cov, violations: Check(res.History, cfg.Props)}
+			h := res.History
+			results[i] = seedResult{coverage: cov, violations: Check(h, cfg.Props),
+				swarm: SwarmFeaturesOf(h.Swarm, deploymentConfigs(h), h)}
 		})
 		for i, seed := range chunk {
 			r := results[i]
@@ -128,8 +165,9 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				if !violated[v.Property] {
 					violated[v.Property] = true
 					rep.Violations[v.Property]++
+					violating[v.Property] = append(violating[v.Property], seed)
 				}
-				if rep.First[v.Property] != nil {
+				if rep.First[v.Property] != nil || cfg.Known != nil && cfg.Known(v.Property, seed) {
 					continue
 				}
 				f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
@@ -144,15 +182,62 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				}
 				rep.First[v.Property] = f
 			}
+			if rep.SwarmCoverage != nil && r.swarm != nil {
+				rep.SwarmCoverage.add(r.swarm)
+			}
 			rep.Seeds++
 			if cfg.Progress != nil {
 				cfg.Progress(lo + i + 1)
 			}
+			if cfg.UntilStable > 0 {
+				grew := false
+				for _, k := range append(slices.Sorted(maps.Keys(r.coverage)), swarmKeys(r.swarm)...) {
+					if !seen[k] {
+						seen[k], grew = true, true
+					}
+				}
+				if grew {
+					lastGrowth = rep.Seeds
+				}
+				if missing(declared, rep.Coverage) == nil && rep.Seeds-lastGrowth >= cfg.UntilStable {
+					rep.StoppedBy = "stable"
+					rep.StoppedReason = fmt.Sprintf("stopped after seed %d (%d seeds): every declared outcome has happened and the coverage (%d outcomes, features and pairs) has not grown for %d seeds, since seed %d",
+						seed, rep.Seeds, len(seen), cfg.UntilStable, cfg.Seeds[max(lastGrowth-1, 0)])
+					stopped = true
+					break
+				}
+			}
 		}
+	}
+	if cfg.UntilStable > 0 && !stopped {
+		rep.StoppedBy = "seeds"
+		why := fmt.Sprintf("the coverage last grew at seed %d, %d seeds before the end", cfg.Seeds[max(lastGrowth-1, 0)], rep.Seeds-lastGrowth)
+		if m := missing(declared, rep.Coverage); m != nil {
+			why = "declared outcomes never happened: " + strings.Join(m, ", ")
+		}
+		rep.StoppedReason = fmt.Sprintf("the %d seeds ran out before the coverage was stable (%s)", rep.Seeds, why)
+	}
+	if rep.SwarmCoverage != nil {
+		rep.SwarmCoverage.finish()
 	}
 	rep.Declared = Declared(&sc)
 	rep.Missing = missing(rep.Declared, rep.Coverage)
+	rep.ViolatingSeeds = formatSeedLists(violating)
 	return rep, nil
+}
+
+// formatSeedLists writes each property's seeds in the seeds grammar; nil
+// when there are none, so a clean report prints no field.
+func formatSeedLists(m map[string][]uint64) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, list := range m {
+		slices.Sort(list)
+		out[k] = seeds.Format(list)
+	}
+	return out
 }
 
 // missing lists the declared outcomes the coverage never saw, in declared
@@ -181,6 +266,7 @@ func MergeReports(parts []*Report) (*Report, error) {
 	base := parts[0]
 	out := &Report{Scenario: base.Scenario, Variants: append([]string{}, base.Variants...), Violations: map[string]int{},
 		First: map[string]*First{}, Coverage: map[string]int{}, Declared: slices.Clone(base.Declared)}
+	merged := map[string][]uint64{}
 	for i, p := range parts {
 		if p.Scenario != base.Scenario || !slices.Equal(p.Variants, base.Variants) {
 			return nil, fmt.Errorf("merge: report %d checks scenario %s with variants %v, report 0 scenario %s with %v: not shards of one check",
@@ -196,6 +282,13 @@ func MergeReports(parts []*Report) (*Report, error) {
 		for k, n := range p.Coverage {
 			out.Coverage[k] += n
 		}
+		for k, list := range p.ViolatingSeeds {
+			got, err := seeds.Parse(list, 0)
+			if err != nil {
+				return nil, fmt.Errorf("merge: report %d: violating_seeds[%s] = %w", i, k, err)
+			}
+			merged[k] = append(merged[k], got...)
+		}
 		for k, f := range p.First {
 			if f == nil {
 				continue
@@ -206,6 +299,12 @@ func MergeReports(parts []*Report) (*Report, error) {
 		}
 	}
 	out.Missing = missing(out.Declared, out.Coverage)
+	out.ViolatingSeeds = formatSeedLists(merged)
+	var sw []*SwarmCoverage
+	for _, p := range parts {
+		sw = append(sw, p.SwarmCoverage)
+	}
+	out.SwarmCoverage = mergeSwarmCoverage(sw)
 	return out, nil
 }
 

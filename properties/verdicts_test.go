@@ -135,6 +135,13 @@ func allBut(names ...string) []Property {
 func finds(t *testing.T, fam search.Family, variants []string, prop string, prepare func(*model.Scenario)) {
 	t.Helper()
 	checks, shrink := budget()
+	if fam.Name == "swarm" && !*long {
+		// A swarm case switches every feature and fault site on or off
+		// (about half each), so a bug that needs several of them at once
+		// takes more cases to meet: five times the short budget (still
+		// a few seconds; swarm cases are small).
+		checks *= 5
+	}
 	kv := map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.shrinktime": shrink.String(), "rapid.nofailfile": "true"}
 	if !*long && flag.Lookup("rapid.seed").Value.String() == "0" {
 		// A fixed search seed keeps CI's verdict stable; the long search
@@ -216,11 +223,14 @@ func TestShippedHoldsTheRest(t *testing.T) {
 	// follows the real Worlds' order of checks:
 	// TestShippedFetchFreeConsumerLoopsOnEndedRun.
 	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd))
-	holds(t, fanoutFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
+	// bounded-work-after-end: a stale pending lazy read of a run that has
+	// ended sends its completer into a replay after the end
+	// (TestShippedStaleLazyReadReplaysAnEndedRun).
+	holds(t, fanoutFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band", "bounded-work-after-end"), nil)
 	// With v1 consumers still deployed, liveness holds only without stale
 	// reads: see TestShippedLegacyPrologueLosesStepsOnStaleReads.
 	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd))
-	holds(t, skewFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
+	holds(t, skewFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), nil)
 }
 
 func noStaleReads(sc *model.Scenario) { sc.Faults.StaleRead = 0 }
@@ -320,12 +330,14 @@ func TestPreFixFenceFindsStartOnTerminal(t *testing.T) {
 }
 
 func TestPreFixFenceHoldsTheRest(t *testing.T) {
+	// bounded-work-after-end: a body begun after the end is work after it,
+	// and a stale lazy read of an ended run replays it (finding 11).
 	// Liveness and recovery-in-band only when every step is created before
 	// its run can end: TestShippedFetchFreeConsumerLoopsOnEndedRun.
 	// run-fails-for-a-reason: stale lazy reads fail runs
 	// (TestShippedFindsRunFailedByAStaleLazyRead).
-	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("run-fails-for-a-reason", "no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), stepsCreatedBeforeEnd)
-	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("run-fails-for-a-reason", "no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("bounded-work-after-end", "run-fails-for-a-reason", "no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run"), stepsCreatedBeforeEnd)
+	holds(t, fanoutFamily, []string{"pre-fix-fence"}, allBut("bounded-work-after-end", "run-fails-for-a-reason", "no-start-on-terminal", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band"), nil)
 }
 
 // withStaleReads is the strict gate's row condition: reads may be stale by
@@ -460,5 +472,36 @@ func TestStaleLazyReadStampsARunContextWithoutStartedAt(t *testing.T) {
 func TestSwarmShippedHoldsTheRest(t *testing.T) {
 	// recovery-in-band: a claim on an ended run whose step never landed
 	// cannot create it on the real Worlds (TestShippedFetchFreeConsumerLoopsOnEndedRun).
-	holds(t, swarmFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band"), nil)
+	// bounded-work-after-end: a stale lazy read of an ended run replays it
+	// (TestShippedStaleLazyReadReplaysAnEndedRun).
+	holds(t, swarmFamily, nil, allBut("run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), nil)
+}
+
+// A fetch-free last completer whose lazy read answers a stale pending row
+// of a run that has already ended (cancelled, or failed) takes the row for
+// a live run and replays: the replay's log load is a third piece of work
+// after the end (after the fan-in listing and the lazy read), and the
+// replay then sees the terminal log and stops. Counted by the new property
+// bounded-work-after-end (issue 19); docs/MODEL.md finding 11.
+func TestShippedStaleLazyReadReplaysAnEndedRun(t *testing.T) {
+	p, _ := ByName("bounded-work-after-end")
+	// golden-t4: the run is cancelled before the lazy read, which sees it
+	// and stops: two pieces of work after the end.
+	if vs := Check(history(t, "golden-t4", 1), []Property{p}); len(vs) > 0 {
+		t.Fatalf("golden-t4 as declared: %s", strings.Join(Story(vs[0]), "\n"))
+	}
+	// The same lazy read answered a running row 2 s old: the completer
+	// replays the cancelled run.
+	h := recorded(t, model.Spec{Scenario: "golden-t4", Sets: []string{"faults.stale_read=1", "store.stale_lag=2s"}}, 1)
+	vs := Check(h, []Property{p})
+	if len(vs) == 0 {
+		t.Fatal("a stale lazy read of a cancelled run: bounded-work-after-end holds")
+	}
+	story := strings.Join(Story(vs[0]), "\n")
+	for _, want := range []string{"began 3 reads, listings, replays and bodies after the run's run_cancelled", "runs.get → running (stale) (begun after the end)",
+		"events.list (begun after the end)"} {
+		if !strings.Contains(story, want) {
+			t.Errorf("story lacks %q:\n%s", want, story)
+		}
+	}
 }

@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/report"
 )
 
 // parseSeeds turns --seeds, --seed-range and --shard into the seeds this
@@ -40,11 +45,19 @@ func parseSeeds(count int, rng, shard string) ([]uint64, error) {
 	return sh.Select(list), nil
 }
 
+// untilStableSeeds bounds a check --until-stable given no --seeds.
+const untilStableSeeds = 100000
+
+// seedsText writes seeds in the grammar --seed-range reads.
+func seedsText(list []uint64) string { return seeds.Format(list) }
+
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
-	var seeds, jobs int
-	var seedRange, shard, schedules string
-	var asJSON bool
+	var seeds, jobs, untilStable int
+	var seedRange, shard, schedules, baseline, writeBaseline string
+	var asJSON, diff bool
+	var junitFile, reportFile string
+	var baseSets, baseVariants []string
 	var tf judgeFlags
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -65,6 +78,12 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err != nil {
 				return err
 			}
+			if untilStable < 0 {
+				return badInput(fmt.Errorf("--until-stable = %d: want a number of seeds, at least 1", untilStable))
+			}
+			if untilStable > 0 && !cmd.Flags().Changed("seeds") && seedRange == "" {
+				seeds = untilStableSeeds // --until-stable decides when to stop
+			}
 			list, err := parseSeeds(seeds, seedRange, shard)
 			if err != nil {
 				return badInput(err)
@@ -81,8 +100,33 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				// A directory the user named is checked before anything runs.
 				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
 			}
+			if diff || len(baseSets) > 0 || len(baseVariants) > 0 {
+				if baseline != "" || writeBaseline != "" {
+					return badInput(fmt.Errorf("--diff compares a change with its base seed by seed: --baseline and --write-baseline do not apply"))
+				}
+				return checkDiff(cmd, sc, sf.spec, model.Spec{Scenario: sf.spec.Scenario, Sets: baseSets, Variants: baseVariants},
+					list, schedules, jobs, asJSON, ciFiles{junitFile, reportFile})
+			}
 			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
+				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs), UntilStable: untilStable}
+			var known *properties.Baseline
+			if baseline != "" {
+				if writeBaseline != "" {
+					return badInput(fmt.Errorf("--baseline and --write-baseline: give one (write the baseline, then check against it)"))
+				}
+				if known, err = properties.LoadBaseline(baseline); err != nil {
+					return badInput(err)
+				}
+				cfg.Known = known.Knower(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants)
+			}
+			var writing *properties.Baseline
+			if writeBaseline != "" {
+				if writing, err = properties.LoadBaselineOrEmpty(writeBaseline); err != nil {
+					return badInput(err)
+				}
+				// Known findings need no minimized schedule.
+				cfg.ScheduleDir = ""
+			}
 			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
 				cfg.Progress = func(done int) { bar(done, len(list)) }
 			}
@@ -90,7 +134,36 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err != nil {
 				return err
 			}
+			if known != nil {
+				if err := known.Judge(baseline, sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
+			if err := (ciFiles{junitFile, reportFile}).write(report.FromReport(properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), rep)); err != nil {
+				return err
+			}
+			if writing != nil {
+				if err := writing.Record(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
+					return err
+				}
+				if err := writing.Save(writeBaseline); err != nil {
+					return badInput(err)
+				}
+				n := 0
+				for _, s := range rep.ViolatingSeeds {
+					if s != "" {
+						n++
+					}
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "simlab: wrote %d known findings of %s on seeds %s to %s\n",
+					n, properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), seedsText(list), writeBaseline)
+				if asJSON {
+					return writeJSON(out, rep)
+				}
+				printReport(out, rep)
+				return nil
+			}
 			if asJSON {
 				if err := writeJSON(out, rep); err != nil {
 					return err
@@ -111,8 +184,117 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
 	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "judge violations against the known findings in FILE: exit 0 when every one is known, 1 naming the new (property, seeds); notes a known finding that no longer happens")
+	cmd.Flags().StringVar(&writeBaseline, "write-baseline", "", "record this check's violations as the known findings of its scenario, --set knobs and variants in FILE (made or updated; other entries kept), and exit 0")
+	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the verdicts as JUnit XML to FILE: a testcase per scenario × property, a failure carrying the story, the replay command and the schedule file")
+	cmd.Flags().StringVar(&reportFile, "report", "", "also write one self-contained HTML page to FILE.html: per violated property the story, a waterfall of the shrunk counterexample on virtual time and the replay command")
+	cmd.Flags().IntVar(&untilStable, "until-stable", 0, "stop once every declared outcome has happened and the coverage (outcomes; for swarm its features and their pairs) has not grown for N seeds, and say which signal stopped it; --seeds or --seed-range bounds it (default 100000 seeds)")
+	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
+	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")
+	cmd.Flags().StringArrayVar(&baseVariants, "base-variant", nil, "with --diff (implied): a variant of the base configuration (repeatable)")
 	tf.register(cmd)
 	return cmd
+}
+
+// ciFiles are the files a CI reads besides the exit code.
+type ciFiles struct{ junit, html string }
+
+func (f ciFiles) write(c report.Check) error {
+	write := func(path string, do func(w io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		var b bytes.Buffer
+		if err := do(&b); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return badInput(fmt.Errorf("cannot write %w", userPathError(path, err)))
+		}
+		return nil
+	}
+	if err := write(f.junit, func(w io.Writer) error { return report.JUnit(w, c) }); err != nil {
+		return err
+	}
+	return write(f.html, func(w io.Writer) error { return report.HTML(w, report.NewPage(c)) })
+}
+
+// checkDiff is check --diff: the change against its base, seed by seed.
+func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec model.Spec, list []uint64, schedules string, jobs int, asJSON bool, ci ciFiles) error {
+	base, err := baseSpec.Load()
+	if err != nil {
+		return badInput(fmt.Errorf("the base configuration: %w", err))
+	}
+	if reflect.DeepEqual(change, base) {
+		return badInput(fmt.Errorf("--diff: the change and the base are the same configuration (%s): give the change as --variant/--set, or the base as --base-variant/--base-set",
+			properties.EntryName(changeSpec.Scenario, changeSpec.Sets, changeSpec.Variants)))
+	}
+	cfg := properties.DiffConfig{Change: change, Base: base, Seeds: list, Props: properties.All(),
+		ChangeSpec: changeSpec, BaseSpec: baseSpec, ScheduleDir: schedules, Each: parallel(jobs)}
+	if bar := progress(cmd.ErrOrStderr(), "checking seeds with and without the change"); bar != nil {
+		cfg.Progress = func(done int) { bar(done, len(list)) }
+	}
+	rep, err := properties.DiffSweep(cfg)
+	if err != nil {
+		return err
+	}
+	if err := ci.write(report.FromDiff(rep.Change+" against "+rep.Base, rep)); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if err := writeJSON(out, rep); err != nil {
+			return err
+		}
+	} else {
+		printDiffReport(out, rep)
+	}
+	if rep.Failed() {
+		return &exitError{code: 1, err: fmt.Errorf("the change breaks a property its base holds")}
+	}
+	return nil
+}
+
+func printDiffReport(w interface{ Write([]byte) (int, error) }, rep *properties.DiffReport) {
+	fmt.Fprintf(w, "change %s · base %s · %d seeds, each with and without the change\n\n", rep.Change, rep.Base, rep.Seeds)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROPERTY\tWITH THE CHANGE\tFIXED\tFAILS IN BOTH")
+	for _, name := range properties.Names() {
+		verdict := "no difference"
+		if n := rep.New[name]; n > 0 {
+			verdict = fmt.Sprintf("NEW: fails on %d seeds the base holds (%s)", n, rep.NewSeeds[name])
+		}
+		fixed := "-"
+		if n := rep.Fixed[name]; n > 0 {
+			fixed = fmt.Sprintf("%d (%s)", n, rep.FixedSeeds[name])
+		}
+		both := "-"
+		if n := rep.Both[name]; n > 0 {
+			both = fmt.Sprint(n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, verdict, fixed, both)
+	}
+	tw.Flush()
+	for _, name := range properties.Names() {
+		f := rep.First[name]
+		if f == nil {
+			continue
+		}
+		kept := "the shrunk schedule fails with the change and holds without it"
+		if !f.Kept {
+			kept = "no shrunk schedule kept the difference: the seed's own run is saved"
+		}
+		fmt.Fprintf(w, "\nfirst seed the change breaks (seed %d; %s):\n%s\nreplay: %s\nbase:   %s\n",
+			f.Seed, kept, strings.Join(f.Story, "\n"), f.Replay, f.BaseReplay)
+	}
+	var cov []string
+	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
+		cov = append(cov, fmt.Sprintf("%s=%d", k, rep.Coverage[k]))
+	}
+	fmt.Fprintf(w, "\ncoverage with the change: %s\n", strings.Join(cov, " "))
+	if len(rep.Missing) > 0 {
+		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
+	}
 }
 
 // defaultScheduleDir is where check saves schedules unless --schedules says
@@ -136,6 +318,16 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		if n > 0 {
 			verdict = fmt.Sprintf("VIOLATED in %d of %d runs", n, rep.Seeds)
 		}
+		if b := rep.Baseline; b != nil && n > 0 {
+			switch {
+			case b.New[name] == "":
+				verdict += " (all known)"
+			case b.Known[name] > 0:
+				verdict += fmt.Sprintf(" (%d known, NEW on seeds %s)", b.Known[name], b.New[name])
+			default:
+				verdict += fmt.Sprintf(" (NEW on seeds %s)", b.New[name])
+			}
+		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
 	}
 	tw.Flush()
@@ -144,7 +336,30 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 		if f == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\nfirst counterexample (seed %d):\n%s\nreplay: %s\n", f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+		label := "first counterexample"
+		if rep.Baseline != nil {
+			label = "first new counterexample"
+		}
+		fmt.Fprintf(w, "\n%s (seed %d):\n%s\nreplay: %s\n", label, f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+	}
+	if b := rep.Baseline; b != nil {
+		printBaseline(w, rep)
+	}
+	if sw := rep.SwarmCoverage; sw != nil {
+		reached := 0
+		for _, n := range sw.Features {
+			if n > 0 {
+				reached++
+			}
+		}
+		fmt.Fprintf(w, "\nswarm coverage: %d features and %d pairs of features reached in %d seeds", reached, len(sw.Combinations), sw.Seeds)
+		if len(sw.Unreached) > 0 {
+			fmt.Fprintf(w, "; never reached: %s", strings.Join(sw.Unreached, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if rep.StoppedBy != "" {
+		fmt.Fprintf(w, "\nuntil-stable: %s: %s\n", rep.StoppedBy, rep.StoppedReason)
 	}
 	var cov []string
 	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
@@ -153,6 +368,34 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 	fmt.Fprintf(w, "\ncoverage: %s\n", strings.Join(cov, " "))
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
+	}
+}
+
+// printBaseline says what the baseline made of the check: the new findings
+// by (scenario, property, seeds), the known ones with their reasons, and
+// notes (a known finding that no longer happens).
+func printBaseline(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
+	b := rep.Baseline
+	fmt.Fprintf(w, "\nbaseline %s", b.File)
+	if b.Entry != "" {
+		fmt.Fprintf(w, " (entry %s)", b.Entry)
+	}
+	fmt.Fprintln(w, ":")
+	for _, name := range properties.Names() {
+		if s := b.New[name]; s != "" {
+			fmt.Fprintf(w, "  NEW    %s  %s  seeds %s\n", rep.Scenario, name, s)
+		}
+	}
+	for _, name := range properties.Names() {
+		if n := b.Known[name]; n > 0 {
+			fmt.Fprintf(w, "  known  %s  %s  %d seeds: %s\n", rep.Scenario, name, n, b.Reasons[name])
+		}
+	}
+	for _, n := range b.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if len(b.New) == 0 {
+		fmt.Fprintln(w, "  every violation is a known finding")
 	}
 }
 
@@ -192,6 +435,20 @@ func newReplayCommand() *cobra.Command {
 				verdict = "violated"
 			}
 			changed := s.HistoryHash != "" && got != s.HistoryHash
+			// A differential counterexample also replays without the change.
+			baseVerdict := ""
+			if s.Base != nil {
+				bres, err := s.ReplayBase()
+				if err != nil {
+					return badInput(err)
+				}
+				baseVerdict = "holds"
+				for _, v := range properties.Check(bres.History, properties.All()) {
+					if s.Property == "" || v.Property == s.Property {
+						baseVerdict = "violated"
+					}
+				}
+			}
 			if asJSON {
 				if err := writeJSON(out, struct {
 					HistoryHash  string                 `json:"history_hash"`
@@ -201,7 +458,8 @@ func newReplayCommand() *cobra.Command {
 					Verdict      string                 `json:"verdict"`
 					ModelChanged bool                   `json:"model_changed"`
 					Violations   []properties.Violation `json:"violations"`
-				}{got, s.HistoryHash, rep.Mismatches, s.Property, verdict, changed, all}); err != nil {
+					BaseVerdict  string                 `json:"base_verdict,omitempty"`
+				}{got, s.HistoryHash, rep.Mismatches, s.Property, verdict, changed, all, baseVerdict}); err != nil {
 					return err
 				}
 			} else {
@@ -212,6 +470,9 @@ func newReplayCommand() *cobra.Command {
 				}
 				for _, v := range all {
 					fmt.Fprintln(out, strings.Join(properties.Story(v), "\n"))
+				}
+				if baseVerdict != "" {
+					fmt.Fprintf(out, "with the change: %s %s; without it (the base): %s %s\n", name, verdict, name, baseVerdict)
 				}
 			}
 			if verdict == "violated" {
