@@ -17,6 +17,13 @@ import (
 type fanRT struct {
 	created  int32 // step_created accepted
 	finished int32 // step_completed or step_failed accepted
+	// pending counts the steps whose step_created is logged and whose end
+	// is not: what events.list shows as pending. On a World whose calls
+	// are not atomic a step can end before its step_created is in the log
+	// (world-postgres: the step row is there before the event); such a
+	// step was never pending. logged marks, per branch, what is logged.
+	pending int32
+	logged  []uint8 // per branch: loggedCreated | loggedFinished
 	failed   int32
 	lastSeen int32 // how many completers saw an empty pending set
 	lazy     int32
@@ -120,8 +127,33 @@ func (lc *lastCompleter) continueFanout(p int32) {
 // from events.list: created − (completed ∪ failed). Steps whose step_created
 // has not landed are invisible to it.
 func (lc *lastCompleter) pendingEmpty(fan int32) bool {
+	return lc.fans[fan].pending == 0
+}
+
+const (
+	loggedCreated uint8 = 1 << iota
+	loggedFinished
+)
+
+// note records that branch b of fan-out fan logged what (loggedCreated or
+// loggedFinished) and keeps the pending count.
+func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 	f := &lc.fans[fan]
-	return f.created == f.finished
+	b := int(step - lc.h.Fanouts[fan].FirstStep)
+	if f.logged == nil {
+		f.logged = make([]uint8, lc.h.Fanouts[fan].Branches)
+	}
+	if b < 0 || b >= len(f.logged) || f.logged[b]&what != 0 {
+		return
+	}
+	had := f.logged[b]
+	f.logged[b] |= what
+	switch {
+	case what == loggedCreated && had&loggedFinished == 0:
+		f.pending++
+	case what == loggedFinished && had&loggedCreated != 0:
+		f.pending--
+	}
 }
 
 // prologueRead counts a legacy prologue read of one of fan-out fan's
@@ -149,8 +181,10 @@ func (lc *lastCompleter) written(c *Call) {
 	switch c.Event {
 	case world.EvStepCreated:
 		f.created++
+		lc.note(c.Fanout, c.Step, loggedCreated)
 	case world.EvStepCompleted, world.EvStepFailed:
 		f.finished++
+		lc.note(c.Fanout, c.Step, loggedFinished)
 		if c.Event == world.EvStepFailed {
 			f.failed++
 		}

@@ -46,6 +46,10 @@ func callText(h *model.History, c *model.Call) string {
 		}
 		what += " → " + c.Result.String()
 	case model.OpRunsGet:
+		if c.Unreadable {
+			what += " → threw: the row does not fit its status"
+			break
+		}
 		what += " → " + c.StatusRead.String()
 		if c.Stale {
 			what += " (stale)"
@@ -434,6 +438,31 @@ func recoveryInBand(o *observed) []Violation {
 			Message: fmt.Sprintf("delivery d%d found %s missing and ended (%s) without creating it", c.Caller.Delivery, stepLabel(h, c.Run, c.Step), d.Disposition),
 			Evidence: []Evidence{callEvidence(h, c),
 				{At: d.End, Text: actor(h, c.Caller) + ": delivery ends: " + d.Disposition.String()}}})
+	}
+	return out
+}
+
+// readableRunRow: every runs.get of a run gives its row back. A row whose
+// fields no longer fit its status (world-postgres: run_started's unguarded
+// UPDATE over an ended row keeps its completedAt) fails the World's own
+// schema, and every reader of it throws. The evidence is the failed read and
+// the run's accepted lifecycle writes, the race that left the row so.
+func readableRunRow(h *model.History) []Violation {
+	var out []Violation
+	seen := map[world.RunID]bool{}
+	for i := range h.Calls {
+		c := &h.Calls[i]
+		if c.Op != model.OpRunsGet || !c.Unreadable || seen[c.Run] {
+			continue
+		}
+		seen[c.Run] = true
+		ev := []Evidence{callEvidence(h, c)}
+		for j := range h.Accepted {
+			if a := &h.Accepted[j]; a.Run == c.Run && !a.Type.IsStepEvent() && a.Type != world.EvRunCreated {
+				ev = append(ev, Evidence{At: a.At, Text: fmt.Sprintf("%s: events.create %s → ok (log position %d)", actor(h, a.Caller), a.Type, a.Pos)})
+			}
+		}
+		out = append(out, Violation{Run: c.Run, Message: "runs.get could not read the run's row back: its fields do not fit its status", Evidence: ev})
 	}
 	return out
 }

@@ -295,6 +295,27 @@ var failingHistories = map[string]func(t *testing.T){
 		acceptTwice(h, world.EvStepCompleted)
 		violates(t, "single-terminal-event", h, "2 terminal events accepted", "step_completed")
 	},
+	"readable-run-row": func(t *testing.T) {
+		// world-postgres: a cancel racing the run's start leaves a running
+		// row with a completedAt (docs/MODEL.md).
+		var h *model.History
+		for seed := uint64(1); seed <= 40 && h == nil; seed++ {
+			g := recorded(t, model.Spec{Scenario: "fanout", Sets: []string{"world=world-postgres", "faults.cancel_at=10ms"}}, seed)
+			if p, _ := ByName("readable-run-row"); len(Check(g, []Property{p})) > 0 {
+				h = g
+			}
+		}
+		if h == nil {
+			t.Fatal("no seed in 1..40 of fanout on world-postgres, cancelled at 10ms, leaves an unreadable row")
+		}
+		violates(t, "readable-run-row", h, "could not read the run's row back", "threw")
+		// An edit: the shipped run's lazy read did not parse.
+		h = history(t, "golden-t2", 1)
+		holdsOn(t, "readable-run-row", h)
+		get := callWith(t, h, func(c *model.Call) bool { return c.Op == model.OpRunsGet })
+		h.Calls[get].Unreadable = true
+		violates(t, "readable-run-row", h, "could not read the run's row back", "threw")
+	},
 	"attempt-count": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
 		holdsOn(t, "attempt-count", h)
