@@ -22,8 +22,8 @@ type fanRT struct {
 	// are not atomic a step can end before its step_created is in the log
 	// (world-postgres: the step row is there before the event); such a
 	// step was never pending. logged marks, per branch, what is logged.
-	pending int32
-	logged  []uint8 // per branch: loggedCreated | loggedFinished
+	pending  int32
+	logged   []uint8 // per branch: loggedCreated | loggedFinished
 	failed   int32
 	lastSeen int32 // how many completers saw an empty pending set
 	lazy     int32
