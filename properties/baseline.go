@@ -88,10 +88,13 @@ type BaselineVerdict struct {
 // (TestKnownFindingsBaseline rejects an UNEXPLAINED reason).
 var knownReasons = map[string]string{
 	"one-lazy-fetch-per-fanout": "concurrent last completers: the list-then-decide check is not atomic (README Findings: one lazy read per fan-out, or many?; docs/MODEL.md findings 1 and 10)",
+	"no-start-on-terminal":      "the real Worlds are not atomic: a claim that read the run live writes after a cancel (or the World's run_failed) that landed meanwhile, and a run_started that read the run pending writes a cancelled run back to running (docs/MODEL.md findings 15, 16)",
+	"single-terminal-event":     "the real Worlds are not atomic: concurrent last completers both write run_completed on world-local, and a run written back to running ends a second time (docs/MODEL.md findings 15, 17)",
+	"readable-run-row":          "world-postgres: run_started's unguarded UPDATE over a cancelled row keeps its completedAt, a row runs.get cannot parse (docs/MODEL.md finding 18)",
 	"run-fails-for-a-reason":    "a last completer's lazy read of a stale pending row replays without startedAt and fails the run, as core beta.52 does (README Findings: the review fix's stale-pending fall-through; docs/MODEL.md finding 4)",
-	"liveness":                  "runs stuck for documented causes: a fetch-free consumer looping on a run that ended before its step was created on world-local (README Findings; docs/MODEL.md finding 9), the legacy prologue dropping steps on stale reads (finding 2), a replay dying between non-resilient creates and publishes (finding 13)",
+	"liveness":                  "runs stuck for documented causes: a fetch-free consumer looping on a run that ended before its step was created on world-local (README Findings; docs/MODEL.md finding 9), the legacy prologue dropping steps on stale reads (finding 2), a replay dying between non-resilient creates and publishes (finding 13), a step ending before its step_created is logged on world-postgres (finding 20)",
 	"recovery-in-band":          "a step whose run ended before its step_created landed cannot be created in-band any more (docs/MODEL.md finding 9)",
-	"run-context-matches-run":   "a stale lazy read stamps a runContext without startedAt on the next fan-out (docs/MODEL.md finding 4, issue 13)",
+	"run-context-matches-run":   "a stale lazy read stamps a runContext without startedAt on the next fan-out (docs/MODEL.md finding 4, issue 13); two invocations both start a pending run and its startedAt changes under the runContext stamped from the first (finding 19)",
 	"bounded-work-after-end":    "a last completer's stale pending lazy read of a run that already ended replays it: a third piece of work after the end (docs/MODEL.md finding 11)",
 }
 

@@ -289,8 +289,9 @@ func TestCheckSchedulesGoToTheUserCacheNamedByVariant(t *testing.T) {
 		t.Fatalf("a check that found nothing created %s", dir)
 	}
 	files := map[string]bool{}
-	for _, variant := range []string{"pre-fix-fence", "attempt-gated-recovery"} {
-		out, _, err := runCLI(t, "check", "--scenario", "golden-t5", "--variant", variant, "--seeds", "5")
+	for _, c := range []struct{ scenario, variant string }{{"golden-t5", "pre-fix-fence"}, {"faults", "attempt-gated-recovery"}} {
+		variant := c.variant
+		out, _, err := runCLI(t, "check", "--scenario", c.scenario, "--variant", variant, "--seeds", "5")
 		if exitCode(err) != 1 {
 			t.Fatalf("%s: exit %d (%v)\n%s", variant, exitCode(err), err, out)
 		}
@@ -300,8 +301,8 @@ func TestCheckSchedulesGoToTheUserCacheNamedByVariant(t *testing.T) {
 		}
 		for _, m := range saved {
 			path := m[1]
-			if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "golden-t5+"+variant+"-") {
-				t.Errorf("%s: schedule %s, want golden-t5+%s-PROPERTY-seedN.json in %s", variant, path, variant, dir)
+			if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), c.scenario+"+"+variant+"-") {
+				t.Errorf("%s: schedule %s, want %s+%s-PROPERTY-seedN.json in %s", variant, path, c.scenario, variant, dir)
 			}
 			if files[path] {
 				t.Errorf("%s: %s was written by another variant's check too", variant, path)
