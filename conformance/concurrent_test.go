@@ -266,8 +266,12 @@ func explained(t *testing.T, w World, d *Driver, hist History, what string) []Ba
 	if err := CheckLinearizable(w, small, smallRes, linTimeout).Visualize(html); err != nil {
 		t.Error(err)
 	}
-	t.Fatalf("%s on %s: %v at batch %d, run %d; shrunk from %d to %d calls (the shrunk history did so in %s of its trials):\n%s\nreplay: go test ./conformance/ -run Concurrent -args -world %s -sequences %s\nporcupine's timeline: %s",
-		what, w.Package, v, bi, run, hist.Calls(), small.Calls(), rate, HistoryTable(small, smallRes, nil), w.Name, file, html)
+	kept := "(the test's temporary directory goes with it: SIMLAB_CONFORMANCE_ARTIFACTS=DIR keeps the files; the file's contents follow)"
+	if os.Getenv("SIMLAB_CONFORMANCE_ARTIFACTS") != "" {
+		kept = ""
+	}
+	t.Fatalf("%s on %s: %v at batch %d, run %d; shrunk from %d to %d calls (the shrunk history did so in %s of its trials):\n%s\nreplay: go test ./conformance/ -run Concurrent -args -world %s -sequences %s\nporcupine's timeline: %s\n%s",
+		what, w.Package, v, bi, run, hist.Calls(), small.Calls(), rate, HistoryTable(small, smallRes, nil), w.Name, file, html, keptFile(kept, js))
 	return nil
 }
 
@@ -351,4 +355,13 @@ func undelayed(h History, bi, ci int) History {
 	calls[ci].DelayTicks, calls[ci].DelayUS, calls[ci].After = 0, 0, nil
 	out.Batches[bi] = Batch{Calls: calls}
 	return out
+}
+
+// keptFile is the note on a failure's files and, when they will not outlive
+// the test, the sequence file itself, so that a CI log alone can replay it.
+func keptFile(note string, js []byte) string {
+	if note == "" {
+		return ""
+	}
+	return note + "\n" + string(js)
 }

@@ -83,12 +83,24 @@ func (n *node) key(run int) uint64 {
 // order (the driver issues a batch's calls in their order, delayed ones
 // later), which is the order world-local's step locks are queued in.
 func start(s *world.Store, calls []ConcCall) *node {
+	return startInOrder(s, calls, func(i int) int64 { return arrival(calls[i]) })
+}
+
+// startAsInvoked begins a batch's Txns in the order the real World received
+// the calls (their invocation times): a hold-back only aims a call, and two
+// held back by 100µs and 200µs can still reach the World the other way
+// round (Node's timers fire in whole milliseconds).
+func startAsInvoked(s *world.Store, calls []ConcCall, replies []Reply) *node {
+	return startInOrder(s, calls, func(i int) int64 { return replies[i].T0 })
+}
+
+func startInOrder(s *world.Store, calls []ConcCall, when func(i int) int64) *node {
 	n := &node{s: s.Clone(), txns: make([]world.Txn, len(calls)), done: make([]bool, len(calls)), replies: make([]Reply, len(calls)), taken: make([]uint8, len(calls))}
 	order := make([]int, len(calls))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return arrival(calls[order[a]]) < arrival(calls[order[b]]) })
+	sort.SliceStable(order, func(a, b int) bool { return when(order[a]) < when(order[b]) })
 	for _, i := range order {
 		if c := calls[i]; c.Op == "event" {
 			n.txns[i] = n.s.Begin(eventOn(c.Call, world.RunID(c.Run)), int32(i))
@@ -281,7 +293,7 @@ func Explains(w World, h History, results []BatchResult) (v Verdict, batch, run 
 			e.prepare()
 			for left := 0; ; left++ {
 				e.seen, e.cut = map[uint64]int{}, false
-				e.search(start(state, calls), left)
+				e.search(startAsInvoked(state, calls, sub.Replies), left)
 				if e.found != nil || e.spent || !e.cut {
 					break
 				}
