@@ -35,20 +35,28 @@ func TestRaceCensus(t *testing.T) {
 				}
 				hist := r.History()
 				raced, exact := 0, 0
+				other := map[string]int{} // the other outcomes no order explains
 				for i := 0; i < trials; i++ {
 					res, err := h.driver().RunHistory(hist)
 					if err != nil {
 						t.Fatal(err)
 					}
+					last := res[len(res)-1]
+					o := OutcomeKey(r.Batch, last.Replies, last.Readbacks)
 					if CheckLinearizable(w, hist, res, 20*time.Second).Result == porcupine.Illegal {
 						raced++
+						if o != r.Outcome {
+							other[o]++
+						}
 					}
-					last := res[len(res)-1]
-					if OutcomeKey(r.Batch, last.Replies, last.Readbacks) == r.Outcome {
+					if o == r.Outcome {
 						exact++
 					}
 				}
 				fmt.Printf("census %s %-30s not linearizable %3d/%d, exactly the race's outcome %3d/%d\n", w.Name, r.Name, raced, trials, exact, trials)
+				for o, n := range other {
+					fmt.Printf("census %s %-30s   also not linearizable %3d/%d: %s\n", w.Name, r.Name, n, trials, o)
+				}
 			}
 		})
 	}
