@@ -73,7 +73,16 @@ func TestConcurrent(t *testing.T) {
 			began := time.Now()
 			if file != nil {
 				for i, fh := range file.Histories {
-					explained(t, w, h.driver(), fh.History, fmt.Sprintf("history %d (%s)", i, fh.Name))
+					what := fmt.Sprintf("history %d (%s)", i, fh.Name)
+					res := explained(t, w, h.driver(), fh.History, what)
+					for bi, br := range res {
+						if len(br.Broken) > 0 {
+							t.Errorf("%s, batch %d: the real World could not take the schedule's steps in its order: %v", what, bi, br.Broken)
+						}
+					}
+					if testing.Verbose() {
+						t.Logf("%s on %s:\n%s", what, w.Package, HistoryTable(fh.History, res, nil))
+					}
 				}
 				t.Logf("%s: %d histories from %s, every real outcome explained, in %v", w.Package, len(file.Histories), *sequencesFlag, time.Since(began).Round(time.Millisecond))
 				return
