@@ -102,21 +102,29 @@ func (o *orchestrator) replay(p int32) {
 	for _, fan := range o.h.Runs[d.Run].Fanouts {
 		f := &o.completer.fans[fan]
 		fo := &o.h.Fanouts[fan]
+		// A finished fan-out is judged first: core's replay resolves a step
+		// from its step_completed (or rejects it from its step_failed)
+		// whether or not the log shows its step_created yet (the step
+		// consumer, core dist/step.js), and on world-postgres a step can
+		// start and end while its step_created's event insert is still in
+		// flight (the row is inserted first).
 		switch {
+		case f.finished >= fo.Branches && f.failed > 0:
+			pr.state = psEnding
+			o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
+			return
+		case f.finished >= fo.Branches:
+			continue
 		case f.created < fo.Branches:
 			pr.suspendFan, pr.suspendNext = fan, 0
 			pr.state = psSuspending
 			o.suspendChunk(p)
 			return
-		case f.finished < fo.Branches:
+		default:
 			// Every step exists; the queued ones have messages. Only the
 			// inline ones may need this replay to run them.
 			pr.suspendFan = fan
 			o.startInline(p)
-			return
-		case f.failed > 0:
-			pr.state = psEnding
-			o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,8 +182,12 @@ func findsWithin(t *testing.T, fam search.Family, variants []string, prop string
 	if size.Branches > maxBranches || size.Faults > maxFaults {
 		t.Errorf("counterexample not small: %d branches and %d faults (want ≤ %d and ≤ %d)", size.Branches, size.Faults, maxBranches, maxFaults)
 	}
-	// The schedule file replays the same history without rapid.
+	// The schedule file replays the same history without rapid
+	// (SIMLAB_SCHEDULES=DIR keeps it, for simlab replay and the TUI).
 	path := t.TempDir() + "/schedule.json"
+	if dir := os.Getenv("SIMLAB_SCHEDULES"); dir != "" {
+		path = filepath.Join(dir, strings.NewReplacer("/", "-", "#", "").Replace(t.Name())+"-"+prop+".json")
+	}
 	if err := SaveSchedule(path, Schedule{Property: prop, HistoryHash: fmt.Sprintf("%016x", cx.h.Hash), Scenario: cx.sc, Choices: cx.choices}); err != nil {
 		t.Fatal(err)
 	}
@@ -571,15 +576,11 @@ func slowWorldLocal(sc *model.Scenario) {
 //   - two invocations starting one pending run: both run_started are
 //     written, the run's startedAt changes under the runContext stamped
 //     from the first (run-context-matches-run);
-//   - world-postgres, resilient dispatch: a step ends before its
-//     step_created is in the log, its completer sees no pending step and
-//     replays, the replay finds the step uncreated and does nothing more,
-//     and the run never ends (liveness).
 //
 // With none of what makes the cancel races (no cancels, no lost creates,
 // misdeliveries or caps, no stale reads) the rest holds, but for concurrent
 // last completers (and redeliveries after crashes) ending the run twice on
-// world-local and the resilient-dispatch finding on world-postgres.
+// world-local.
 func TestShippedOnTheRealWorldsAtomicity(t *testing.T) {
 	// Two last completers whose replays write run_completed at once need a
 	// fan-out wide enough for its completions to overlap: up to 6 branches.
@@ -592,9 +593,11 @@ func TestShippedOnTheRealWorldsAtomicity(t *testing.T) {
 	findsWithin(t, skewFamily, nil, "run-context-matches-run", both(noCancels, noStaleReads, onWorld("world-local"), func(sc *model.Scenario) {
 		sc.Faults.Crash, sc.Faults.Misdeliver = max(sc.Faults.Crash, 0.05), max(sc.Faults.Misdeliver, 0.3)
 	}), 4, 8)
-	finds(t, skewFamily, nil, "liveness", both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
 	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout", "single-terminal-event"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-local")))
 	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "single-terminal-event"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-local")))
-	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
-	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout", "liveness"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
+	// On world-postgres a step can start and end before its step_created
+	// is in the log (the row is inserted before the event): the run still
+	// ends, as core's replay resolves a step from its step_completed alone.
+	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
+	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
 }
