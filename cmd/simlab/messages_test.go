@@ -1,12 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/sim"
 )
 
 // goInternals are fragments of Go's own error texts that mean nothing to a
@@ -115,4 +121,56 @@ func TestScheduleAndMergeFileMessages(t *testing.T) {
 	expectMessage(t, []string{"replay", missing}, missing, "no such file", "simlab check prints the path")
 	expectMessage(t, []string{"merge", garbage}, garbage, "not JSON", "simlab check --json")
 	expectMessage(t, []string{"merge", missing}, missing)
+}
+
+// A schedule whose content simlab never writes (a property it does not
+// have, a choice outside its range, a field it does not know) is refused,
+// exit 2, naming what is wrong: replaying it would judge something other
+// than what the file says.
+func TestReplayRefusesACorruptedSchedule(t *testing.T) {
+	dir := t.TempDir()
+	sc, ok := model.Builtin("golden-t2")
+	if !ok {
+		t.Fatal("no golden-t2")
+	}
+	res, choices, err := properties.Record(&sc, sim.NewPCG(1), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := properties.Schedule{Property: "liveness", Seed: 1, HistoryHash: fmt.Sprintf("%016x", res.History.Hash), Scenario: sc, Choices: choices}
+	save := func(name string, s properties.Schedule, edit func(string) string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := properties.SaveSchedule(p, s); err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			b, _ := os.ReadFile(p)
+			if err := os.WriteFile(p, []byte(edit(string(b))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	// The good one replays, and the property holds: exit 0.
+	if _, _, err := runCLI(t, "replay", save("good.json", good, nil)); err != nil {
+		t.Fatalf("replay of an intact schedule: %v", err)
+	}
+	s := good
+	s.Property = "now holds"
+	expectMessage(t, []string{"replay", save("prop.json", s, nil)}, `property = "now holds"`, "unknown property", "liveness")
+	s = good
+	s.Choices = slices.Clone(good.Choices)
+	s.Choices[2] = sim.Choice{N: s.Choices[2].N, V: s.Choices[2].N + 5}
+	expectMessage(t, []string{"replay", save("range.json", s, nil)}, "choices[2]", fmt.Sprintf("v = %d", s.Choices[2].V), "outside [0, ")
+	s.Choices[2] = sim.Choice{N: 0, V: 0}
+	expectMessage(t, []string{"replay", save("zero.json", s, nil)}, "choices[2]", "n = 0")
+	s.Choices[2] = sim.Choice{N: 4, V: -1}
+	expectMessage(t, []string{"replay", save("neg.json", s, nil)}, "choices[2]", "v = -1")
+	expectMessage(t, []string{"replay", save("field.json", good, func(b string) string {
+		return strings.Replace(b, `"choices"`, `"choicez"`, 1)
+	})}, "choicez")
+	s = good
+	s.HistoryHash = "not a hash"
+	expectMessage(t, []string{"replay", save("hash.json", s, nil)}, "history_hash", "not a hash", "16 hex digits")
 }
