@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -14,7 +15,7 @@ func TestSweepFailsWhenADeclaredOutcomeNeverHappened(t *testing.T) {
 	sc := model.DefaultScenario()
 	sc.Faults.Crash = 0.5
 	sc.Faults.Until = 1 // on, but the fault phase ends before anything runs
-	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: []uint64{1, 2}, Props: All()})
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(2), Props: All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestSweepFailsWhenADeclaredOutcomeNeverHappened(t *testing.T) {
 		t.Fatalf("missing = %v, failed = %v, coverage %v, declared %v; want crash reported", rep.Missing, rep.Failed(), rep.Coverage, rep.Declared)
 	}
 	sc.Faults.Until = 0
-	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: []uint64{1, 2, 3, 4, 5, 6, 7, 8}, Props: All()})
+	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(8), Props: All()})
 	if err != nil {
 		t.Fatal(err)
 	}

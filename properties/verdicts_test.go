@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/properties/search"
 	"github.com/simlab/simlab/sim"
@@ -411,11 +412,7 @@ func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := make([]uint64, 200)
-	for i := range seeds {
-		seeds[i] = uint64(i + 1)
-	}
-	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: propsNamed("no-start-on-terminal")})
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(200), Props: propsNamed("no-start-on-terminal")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,29 +17,28 @@ import (
 	"github.com/simlab/simlab/properties"
 )
 
-// parseSeeds turns --seeds, --seed-range and --shard into the seeds this
-// process checks: the list split evenly by position, so n shards of one
-// sweep together check every seed exactly once.
-func parseSeeds(count int, rng, shard string) ([]uint64, error) {
-	if count < 1 && rng == "" {
-		return nil, fmt.Errorf("--seeds = %d: want at least 1", count)
-	}
-	list := []uint64{}
+// parseSeeds turns --seeds, --seed-range and --shard into the check's seeds
+// and the shard of them this process checks: the list split evenly by
+// position, so n shards of one check together check every seed exactly
+// once. The list is never expanded: a check streams its seeds.
+func parseSeeds(count int, rng, shard string) (seeds.List, seeds.Shard, error) {
+	var list seeds.List
 	if rng == "" {
-		for s := 1; s <= count; s++ {
-			list = append(list, uint64(s))
+		if count < 1 {
+			return list, seeds.Shard{}, fmt.Errorf("--seeds = %d: want at least 1", count)
 		}
+		list = seeds.Count(uint64(count))
 	} else {
 		var err error
-		if list, err = seeds.Parse(rng, 0); err != nil {
-			return nil, fmt.Errorf("--seed-range = %w", err)
+		if list, err = seeds.ParseList(rng); err != nil {
+			return list, seeds.Shard{}, fmt.Errorf("--seed-range = %w", err)
 		}
 	}
 	sh, err := seeds.ParseShard(shard)
 	if err != nil {
-		return nil, fmt.Errorf("--shard = %w", err)
+		return list, sh, fmt.Errorf("--shard = %w", err)
 	}
-	return sh.Select(list), nil
+	return list, sh, nil
 }
 
 func newCheckCommand() *cobra.Command {
@@ -65,26 +66,41 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err != nil {
 				return err
 			}
-			list, err := parseSeeds(seeds, seedRange, shard)
+			if seedRange != "" && cmd.Flags().Changed("seeds") {
+				return badInput(fmt.Errorf("--seeds %d and --seed-range %s both choose the seeds: give one", seeds, seedRange))
+			}
+			list, shardOf, err := parseSeeds(seeds, seedRange, shard)
 			if err != nil {
 				return badInput(err)
 			}
 			if err := checkJobs(jobs); err != nil {
 				return err
 			}
+			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Shard: shardOf, Props: properties.All(),
+				Spec: sf.spec, Each: parallel(jobs)}
 			if schedules == "" {
 				// Made when the first schedule is saved (properties.Sweep).
-				if schedules, err = defaultScheduleDir(); err != nil {
-					return badInput(err)
-				}
+				// Without a cache directory the check runs all the same:
+				// a counterexample is reported, only not saved.
+				cfg.ScheduleDir, cfg.ScheduleDirErr = defaultScheduleDir()
 			} else if err := os.MkdirAll(schedules, 0o755); err != nil {
 				// A directory the user named is checked before anything runs.
 				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
+			} else {
+				cfg.ScheduleDir = schedules
 			}
-			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs)}
-			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
-				cfg.Progress = func(done int) { bar(done, len(list)) }
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			cfg.Stop = func() bool { return ctx.Err() != nil }
+			total := shardOf.Len(list)
+			bar := progress(cmd.ErrOrStderr(), "checking seeds")
+			cfg.Progress = func(done int) {
+				if bar != nil {
+					bar(done, int(min(total, math.MaxInt32)))
+				}
+				if progressHook != nil {
+					progressHook(done)
+				}
 			}
 			rep, err := properties.Sweep(cfg)
 			if err != nil {
@@ -96,7 +112,11 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					return err
 				}
 			} else {
-				printReport(out, rep)
+				printReport(out, rep, total)
+			}
+			warnUnsavedSchedules(cmd.ErrOrStderr(), rep)
+			if rep.Partial {
+				return interruptError(interrupted(), fmt.Errorf("interrupted: %d of %d seeds checked; the report covers those only", rep.Seeds, total))
 			}
 			if rep.Failed() {
 				return &exitError{code: 1, err: fmt.Errorf("check failed")}
@@ -126,8 +146,29 @@ func defaultScheduleDir() (string, error) {
 	return filepath.Join(cache, "simlab", "schedules"), nil
 }
 
-func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
-	fmt.Fprintf(w, "scenario %s · variants %v · %d seeds\n\n", rep.Scenario, rep.Variants, rep.Seeds)
+// progressHook, when set (by a test), is told after each seed a check
+// checks (or cell a sweep runs) how many are done; in the product it is
+// nil. It may be called from several goroutines.
+var progressHook func(done int)
+
+// warnUnsavedSchedules says, on stderr, which counterexamples' schedules
+// could not be saved and why: the report already holds them, so nothing
+// is lost but the file.
+func warnUnsavedSchedules(w io.Writer, rep *properties.Report) {
+	for _, name := range properties.Names() {
+		if f := rep.First[name]; f != nil && f.ScheduleError != "" {
+			fmt.Fprintf(w, "simlab: warning: the minimized schedule of %s (seed %d) was not saved: %s; the seed replays it: %s\n",
+				name, f.Seed, f.ScheduleError, f.Replay)
+		}
+	}
+}
+
+func printReport(w io.Writer, rep *properties.Report, total uint64) {
+	fmt.Fprintf(w, "scenario %s · variants %v · %d seeds\n", rep.Scenario, rep.Variants, rep.Seeds)
+	if rep.Partial {
+		fmt.Fprintf(w, "PARTIAL: interrupted after %d of %d seeds; every verdict below is over those seeds only\n", rep.Seeds, total)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tVERDICT")
 	for _, name := range properties.Names() {
@@ -145,6 +186,9 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 			continue
 		}
 		fmt.Fprintf(w, "\nfirst counterexample (seed %d):\n%s\nreplay: %s\n", f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+		if f.ScheduleError != "" {
+			fmt.Fprintf(w, "schedule not saved: %s\n", f.ScheduleError)
+		}
 	}
 	var cov []string
 	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {

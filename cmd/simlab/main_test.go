@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,19 +168,19 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestShardsCoverEverySeedOnce(t *testing.T) {
-	all, _ := parseSeeds(0, "1..100", "")
+	all, _, _ := parseSeeds(0, "1..100", "")
 	seen := map[uint64]int{}
 	for i := 0; i < 3; i++ {
-		part, err := parseSeeds(0, "1..100", fmt.Sprintf("%d/3", i))
+		list, sh, err := parseSeeds(0, "1..100", fmt.Sprintf("%d/3", i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range part {
+		for s := range list.Seeds(sh) {
 			seen[s]++
 		}
 	}
-	if len(seen) != len(all) {
-		t.Fatalf("shards cover %d seeds, want %d", len(seen), len(all))
+	if uint64(len(seen)) != all.Len() {
+		t.Fatalf("shards cover %d seeds, want %d", len(seen), all.Len())
 	}
 	for s, n := range seen {
 		if n != 1 {
@@ -312,4 +313,57 @@ func TestCheckSchedulesGoToTheUserCacheNamedByVariant(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A violation is never lost for want of a place to save its schedule: with
+// no cache directory (HOME unset, or a file) or a schedules directory that
+// refuses the file, check prints the report all the same, warns that the
+// schedule was not saved and exits 1.
+func TestCheckReportsAViolationItCannotSave(t *testing.T) {
+	args := []string{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "2"}
+	expect := func(t *testing.T, extra ...string) {
+		t.Helper()
+		out, errOut, err := runCLI(t, append(slices.Clone(args), extra...)...)
+		if exitCode(err) != 1 {
+			t.Fatalf("exit %d (%v), want 1\n%s%s", exitCode(err), err, out, errOut)
+		}
+		if !strings.Contains(out, "no-start-on-terminal") || !strings.Contains(out, "VIOLATED") || !strings.Contains(out, "first counterexample (seed 1)") {
+			t.Fatalf("the report is not printed:\n%s", out)
+		}
+		if !strings.Contains(errOut, "warning: the minimized schedule of no-start-on-terminal (seed 1) was not saved") ||
+			!strings.Contains(errOut, "simlab run --scenario golden-t5 --seed 1") {
+			t.Fatalf("no warning naming the unsaved schedule and the replay command:\n%s", errOut)
+		}
+	}
+	t.Run("no HOME", func(t *testing.T) {
+		t.Setenv("HOME", "")
+		t.Setenv("XDG_CACHE_HOME", "")
+		expect(t)
+	})
+	t.Run("HOME is a file", func(t *testing.T) {
+		home := filepath.Join(t.TempDir(), "home")
+		if err := os.WriteFile(home, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CACHE_HOME", "")
+		expect(t)
+	})
+	t.Run("the file cannot be written", func(t *testing.T) {
+		dir := t.TempDir()
+		// A directory where the schedule file would go: no write can
+		// replace it, whoever runs the test (root ignores permissions).
+		name := "golden-t5+pre-fix-fence-no-start-on-terminal-seed1.json"
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, "--schedules", dir)
+		if os.Getuid() != 0 {
+			ro := t.TempDir()
+			if err := os.Chmod(ro, 0o555); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "--schedules", ro)
+		}
+	})
 }
