@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/simlab/simlab/internal/bounded"
 	"github.com/simlab/simlab/model/internal/strictyaml"
 )
 
@@ -120,7 +121,7 @@ func (s *Scenario) Set(assignment string) error {
 
 // LoadScenario resolves the --scenario argument: a built-in scenario's name,
 // or else a path (it contains a path separator or ends in .yaml, .yml or
-// .json) that is read with readFile (os.ReadFile if nil) and parsed.
+// .json) that is read with readFile (ReadScenarioFile if nil) and parsed.
 func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Scenario, error) {
 	if builtinScenario != nil {
 		if s, ok := builtinScenario(nameOrPath); ok {
@@ -132,7 +133,7 @@ func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Sce
 			nameOrPath, builtinNameList())
 	}
 	if readFile == nil {
-		readFile = os.ReadFile
+		readFile = ReadScenarioFile
 	}
 	data, err := readFile(nameOrPath)
 	if err != nil {
@@ -149,6 +150,15 @@ func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Sce
 		return Scenario{}, fmt.Errorf("scenario file %s: %w", nameOrPath, err)
 	}
 	return s, nil
+}
+
+// MaxScenarioBytes bounds a scenario file: a scenario is a small file, and
+// one of megabytes (or /dev/zero) is a mistake, not a scenario.
+const MaxScenarioBytes = 1 << 20
+
+// ReadScenarioFile reads a scenario file, at most MaxScenarioBytes of it.
+func ReadScenarioFile(path string) ([]byte, error) {
+	return bounded.ReadFile(path, MaxScenarioBytes, "a scenario file")
 }
 
 func looksLikeScenarioPath(s string) bool {

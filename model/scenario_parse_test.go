@@ -742,12 +742,12 @@ var scenarioDocMeanings = map[string]string{
 	"workflow.flaky_times":        "how many times each flaky step fails before it succeeds",
 	"faults.swarm":                "switch each fault site on for the whole run with probability 0.25 before its rate applies (FoundationDB BUGGIFY)",
 	"faults.cancel_within":        "cancellations (faults.cancel) happen at a time drawn in [0, cancel_within)",
-	"limits.max_events":           "the simulation stops after this many events; 0 means no limit",
+	"limits.max_events":           "the simulation stops after this many events: 1 to 10000000, a bound on the memory a run's recorded history takes (about 4 GB at the most)",
 	"limits.max_time":             "the simulation stops at this virtual time; 0 means no limit",
 	"variants":                    "protocol variants to switch on, by name (see `simlab variants`)",
 	"rollout.at":                  "runs started at or after this time start on `rollout.to`",
 	"rollout.to":                  "the deployment new runs move to (\"\": no rollout)",
-	"runs":                        "how many workflow runs are started",
+	"runs":                        "how many workflow runs are started: 1 to 100000, and at most 1000000 fan-outs in all (runs × the length of workflow.fanouts)",
 	"run_interval":                "time between run starts",
 }
 

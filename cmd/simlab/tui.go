@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,19 +30,31 @@ func tuiLogPath() string {
 	return filepath.Join(dir, "simlab", "tui.log")
 }
 
+// maxTUISeeds bounds the seeds a session simulates at once: each becomes
+// rows the TUI holds with every span.
+const maxTUISeeds = 10000
+
 // parseTUISeeds reads the repeatable --seed, each in the one seed grammar
-// (N, A..B or a list), at most 10000 seeds in all.
+// (N, A..B or a list), at most maxTUISeeds seeds in all.
 func parseTUISeeds(args []string) ([]uint64, error) {
 	if len(args) == 0 {
 		return append([]uint64(nil), tui.DefaultSeeds...), nil
 	}
-	var out []uint64
-	for _, a := range args {
-		list, err := seeds.Parse(a, 10000-len(out))
+	lists := make([]seeds.List, len(args))
+	var total uint64
+	for i, a := range args {
+		l, err := seeds.ParseList(a)
 		if err != nil {
 			return nil, fmt.Errorf("--seed %w; for example --seed 7 or --seed 1..8", err)
 		}
-		out = append(out, list...)
+		lists[i] = l
+		if total += l.Len(); total > maxTUISeeds || l.Len() > maxTUISeeds {
+			return nil, fmt.Errorf("--seed %s: at most %d seeds in all (the TUI simulates each); for example --seed 1..8", strings.Join(args, " --seed "), maxTUISeeds)
+		}
+	}
+	var out []uint64
+	for _, l := range lists {
+		out = slices.AppendSeq(out, l.Seeds(seeds.Shard{}))
 	}
 	return out, nil
 }
