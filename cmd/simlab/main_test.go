@@ -367,3 +367,31 @@ func TestCheckReportsAViolationItCannotSave(t *testing.T) {
 		}
 	})
 }
+
+// The README opens with the suite's command and .ci/run runs exactly it:
+// the two cannot drift (the -timeout that lets a fresh clone build Jaeger
+// under load, issue 22, lives in both or neither).
+func TestREADMETestCommandIsWhatCIRuns(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)^# simlab\n+```sh\n[^\n]*\n([^#\n]*?)\\s*#").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README does not open with a sh block whose second line is the test command")
+	}
+	cmd := strings.TrimSpace(string(m[1]))
+	var last string
+	for _, l := range strings.Split(strings.TrimSpace(string(ci)), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	if last != cmd || !strings.HasPrefix(cmd, "TZ=UTC go test ") || !strings.HasSuffix(cmd, " ./...") {
+		t.Fatalf(".ci/run ends with %q, the README's test command is %q: want the same `TZ=UTC go test ... ./...`", last, cmd)
+	}
+}
