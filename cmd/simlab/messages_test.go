@@ -48,6 +48,11 @@ func TestMessagesSayWhatToTypeInstead(t *testing.T) {
 	expectMessage(t, []string{"sweep", "--branches", "wide"}, "--branches", "16,64")
 	expectMessage(t, []string{"run", "--otlp-timeout", "5"}, "--otlp-timeout", "5s")
 	expectMessage(t, []string{"run", "--epoch", "yesterday"}, `--epoch "yesterday"`, "--epoch 2026-01-01T00:00:00Z", "--epoch now")
+	// An epoch OTLP cannot stamp is refused, not written as 0 or ignored.
+	expectMessage(t, []string{"run", "--epoch", "0001-01-01T00:00:00Z"}, `--epoch "0001-01-01T00:00:00Z"`, "before 1970")
+	expectMessage(t, []string{"run", "--epoch", "2300-01-01T00:00:00Z"}, `--epoch "2300-01-01T00:00:00Z"`, "2262-04-11T23:47:16.854775807Z")
+	expectMessage(t, []string{"run", "--epoch", "2262-04-11T23:47:16.83Z", "--trace-out", filepath.Join(t.TempDir(), "t.jsonl")},
+		"span simlab.run", "after 2262-04-11T23:47:16.854775807Z", "choose another --epoch")
 }
 
 // An OTLP endpoint that accepts the connection and never answers: the
