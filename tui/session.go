@@ -230,6 +230,10 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A span read twice (a file concatenated with itself) is one span.
+	if spans, _, err = traces.Dedup(spans); err != nil {
+		return nil, err
+	}
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("no spans in it: want OTLP JSON Lines, one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out FILE.jsonl writes")
 	}

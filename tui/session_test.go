@@ -225,3 +225,26 @@ func traceFile(t *testing.T, sc model.Scenario, seed uint64) (*model.Result, *by
 	}
 	return res, &buf
 }
+
+// A trace file with every line twice opens as the file once: each span is
+// shown once (traces.Dedup), not as a second child of its parent.
+func TestTraceFileWithDuplicatedSpansOpensOnce(t *testing.T) {
+	sc, _ := model.Builtin("golden-t2")
+	_, buf := traceFile(t, sc, 1)
+	var twice bytes.Buffer
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		twice.WriteString(l + l)
+	}
+	once, err := ReadTrace(bytes.NewReader(buf.Bytes()), "once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadTrace(&twice, "twice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(once) || len(got[0].Spans) != len(once[0].Spans) || got[0].Deliveries != once[0].Deliveries {
+		t.Fatalf("twice: %d runs, %d spans, %d deliveries; once: %d runs, %d spans, %d deliveries",
+			len(got), len(got[0].Spans), got[0].Deliveries, len(once), len(once[0].Spans), once[0].Deliveries)
+	}
+}

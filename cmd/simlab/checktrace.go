@@ -99,7 +99,14 @@ func checkTrace(cmd *cobra.Command, f *judgeFlags, asJSON bool) error {
 	if len(spans) == 0 {
 		return badInput(fmt.Errorf("%s: no spans to judge", source))
 	}
+	// A span read twice is one span: judged twice it would count as two
+	// step_created, two terminal events, one attempt too many.
+	spans, dups, err := traces.Dedup(spans)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", source, err))
+	}
 	rep := spancheck.Check(spans)
+	rep.Duplicates = dups
 	out := cmd.OutOrStdout()
 	if asJSON {
 		if err := writeJSON(out, rep); err != nil {
@@ -115,7 +122,11 @@ func checkTrace(cmd *cobra.Command, f *judgeFlags, asJSON bool) error {
 }
 
 func printTraceReport(w io.Writer, source string, rep *spancheck.Report) {
-	fmt.Fprintf(w, "spans of %s · %d spans · runs %s\n\n", source, rep.Spans, strings.Join(rep.Runs, ", "))
+	fmt.Fprintf(w, "spans of %s · %d spans · runs %s\n", source, rep.Spans, strings.Join(rep.Runs, ", "))
+	if rep.Duplicates > 0 {
+		fmt.Fprintf(w, "%d duplicated spans ignored (the same trace and span id, the same content, read again)\n", rep.Duplicates)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tVERDICT\tFROM SPANS")
 	for _, v := range rep.Verdicts {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -45,4 +49,62 @@ func TestCheckTrace(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)
 		}
 	}
+}
+
+// A file with every span twice (a collector's retry, a cat of two copies)
+// is judged as the file once: identical duplicates are dropped, counted and
+// said so; two different spans under one id are refused, naming the id.
+func TestCheckTraceDeduplicatesSpans(t *testing.T) {
+	dir := t.TempDir()
+	once := filepath.Join(dir, "once.jsonl")
+	if _, _, err := runCLI(t, "run", "--scenario", "golden-t2", "--trace-out", once); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l != "" {
+			lines = append(lines, l, l)
+		}
+	}
+	twice := filepath.Join(dir, "twice.jsonl")
+	if err := os.WriteFile(twice, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := runCLI(t, "check", "--trace", once, "--json")
+	if err != nil {
+		t.Fatalf("the file once: %v\n%s", err, want)
+	}
+	got, _, err := runCLI(t, "check", "--trace", twice, "--json")
+	if err != nil {
+		t.Fatalf("the file twice: exit %d (%v)\n%s", exitCode(err), err, got)
+	}
+	var a, b struct {
+		Spans      int `json:"spans"`
+		Duplicates int `json:"duplicate_spans"`
+		Verdicts   any `json:"verdicts"`
+	}
+	if json.Unmarshal([]byte(want), &a) != nil || json.Unmarshal([]byte(got), &b) != nil {
+		t.Fatalf("not JSON:\n%s\n%s", want, got)
+	}
+	if b.Spans != a.Spans || b.Duplicates != a.Spans || a.Duplicates != 0 || !reflect.DeepEqual(a.Verdicts, b.Verdicts) {
+		t.Fatalf("twice: %d spans, %d duplicates, verdicts %v; once: %d spans, verdicts %v", b.Spans, b.Duplicates, b.Verdicts, a.Spans, a.Verdicts)
+	}
+	text, _, _ := runCLI(t, "check", "--trace", twice)
+	if !strings.Contains(text, fmt.Sprintf("%d duplicated spans ignored", a.Spans)) {
+		t.Fatalf("the text report does not say duplicates were ignored:\n%s", text)
+	}
+	// The same ids with another name is not a duplicate: refused.
+	first := lines[0]
+	i := strings.Index(first, `"spans":[`)
+	i += strings.Index(first[i:], `"name":"`)
+	changed := first[:i] + `"name":"x` + first[i+len(`"name":"`):]
+	conflict := filepath.Join(dir, "conflict.jsonl")
+	if err := os.WriteFile(conflict, []byte(first+changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectMessage(t, []string{"check", "--trace", conflict}, "span", "twice with different content")
 }

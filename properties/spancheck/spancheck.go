@@ -30,9 +30,12 @@ type Verdict struct {
 
 // Report is `simlab check --trace`: a verdict per property.
 type Report struct {
-	Spans    int       `json:"spans"`
-	Runs     []string  `json:"runs"`
-	Verdicts []Verdict `json:"verdicts"`
+	Spans int `json:"spans"`
+	// Duplicates counts the spans read more than once (the same ids, the
+	// same content) and judged once (traces.Dedup).
+	Duplicates int       `json:"duplicate_spans"`
+	Runs       []string  `json:"runs"`
+	Verdicts   []Verdict `json:"verdicts"`
 }
 
 // Failed says a judged property was violated.
