@@ -24,7 +24,7 @@ type traceFlags struct {
 
 func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.otlp, "otlp", "", "export the run's spans over OTLP/HTTP to this endpoint, e.g. http://127.0.0.1:4318")
-	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read); - is stdout. A FIFO, device or symlink is written through, never replaced")
+	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read); - is stdout. A FIFO, device or symlink is written through, never replaced; a read-only file is refused")
 	cmd.Flags().StringVar(&f.epoch, "epoch", "", `wall-clock instant of virtual time 0: RFC 3339, or "now" so a backend's default search window finds the traces (default 2026-01-01T00:00:00Z)`)
 	cmd.Flags().IntVar(&f.maxSpans, "max-spans", 0, "keep at most this many spans per run, always keeping those that matter to a violation (0: all)")
 	cmd.Flags().DurationVar(&f.timeout, "otlp-timeout", traces.DefaultExportTimeout, "give up on the OTLP endpoint after this long per request")
