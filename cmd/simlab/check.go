@@ -116,7 +116,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			}
 			warnUnsavedSchedules(cmd.ErrOrStderr(), rep)
 			if rep.Partial {
-				return interruptError(interrupted(), fmt.Errorf("interrupted: %d of %d seeds checked; the report covers those only", rep.Seeds, total))
+				return interruptError(interrupted(), fmt.Sprintf("%d of %d seeds checked; the report covers those only", rep.Seeds, total))
 			}
 			if rep.Failed() {
 				return &exitError{code: 1, err: fmt.Errorf("check failed")}

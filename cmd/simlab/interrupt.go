@@ -20,7 +20,7 @@ func onInterrupt(parent context.Context) (ctx context.Context, got func() os.Sig
 	if parent == nil {
 		parent = context.Background()
 	}
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	var sig atomic.Value
@@ -31,7 +31,9 @@ func onInterrupt(parent context.Context) (ctx context.Context, got func() os.Sig
 		case s := <-ch:
 			sig.Store(s)
 			signal.Stop(ch)
-			cancel()
+			// The cause is what a context's user (the real engine's runner)
+			// can name: "interrupted (SIGINT)".
+			cancel(fmt.Errorf("interrupted (%v)", signalName(s)))
 		case <-ctx.Done():
 		}
 	}()
@@ -41,22 +43,30 @@ func onInterrupt(parent context.Context) (ctx context.Context, got func() os.Sig
 	}
 	release = func() {
 		signal.Stop(ch)
-		cancel()
+		cancel(nil)
 		<-done
 	}
 	return ctx, got, release
 }
 
-// interruptError is the error of a command stopped by a signal: exit
-// 128+n, as a shell reports a process the signal killed (130 for Ctrl-C),
-// though what was done is printed first.
-func interruptError(sig os.Signal, err error) error {
-	code := 130
+// interruptError is the error of a command stopped by a signal, after it
+// printed what it had done: "interrupted by SIGINT: " and what, exit 128+n
+// as a shell reports a process the signal killed (130 for Ctrl-C).
+func interruptError(sig os.Signal, what string) error {
+	code, by := 130, "interrupted"
 	if s, ok := sig.(syscall.Signal); ok {
-		code = 128 + int(s)
+		code, by = 128+int(s), "interrupted by "+signalName(s)
 	}
-	if sig != nil {
-		err = fmt.Errorf("%w (%v)", err, sig)
+	return &exitError{code: code, err: fmt.Errorf("%s: %s", by, what)}
+}
+
+// signalName is a signal as a shell user knows it: SIGINT, SIGTERM.
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
 	}
-	return &exitError{code: code, err: err}
+	return s.String()
 }

@@ -90,7 +90,7 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 				return err
 			}
 			if res.Partial {
-				return interruptError(interrupted(), fmt.Errorf("interrupted: the rows cover the cells that ran (SEEDS says how many per row)"))
+				return interruptError(interrupted(), "the rows cover the cells that ran (SEEDS says how many per row)")
 			}
 			return nil
 		},

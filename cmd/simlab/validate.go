@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -55,21 +52,41 @@ the real side cannot honour is refused, named, before anything runs.`,
 					return badInput(fmt.Errorf("--trace-dir: %w", err))
 				}
 			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
+			// Ctrl-C ends the context: the real engine's processes are
+			// killed (their process groups) and temp data removed on the
+			// way out, and what was measured is printed.
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
 			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
 			defer r.Close()
 			if len(o.Cores) > 0 || o.LegacyProducer {
+				if progressHook != nil {
+					progressHook(0) // a test's moment "while preparing"
+				}
 				if err := r.Prepare(ctx, !noInstall); err != nil {
+					if ctx.Err() != nil {
+						return interruptError(interrupted(), "stopped while preparing the real engine (installing its packages or compiling the workflow); nothing was measured")
+					}
 					return err
 				}
 			}
-			o.Progress = progress(cmd.ErrOrStderr(), "validating")
+			bar := progress(cmd.ErrOrStderr(), "validating")
+			o.Progress = func(done, total int) {
+				if bar != nil {
+					bar(done, total)
+				}
+				if progressHook != nil {
+					progressHook(done)
+				}
+			}
 			res, err := engine.Validate(ctx, r, sc, o)
 			if err != nil {
 				// Rows already measured are not lost.
 				if res != nil && len(res.Rows) > 0 {
 					printValidate(cmd.OutOrStdout(), res)
+				}
+				if ctx.Err() != nil {
+					return interruptError(interrupted(), fmt.Sprintf("%d rows measured before it (printed above): %v", rowsOf(res), err))
 				}
 				return err
 			}
@@ -123,11 +140,10 @@ func printValidate(w io.Writer, res *engine.Result) {
 	}
 }
 
-// signalContext ends on Ctrl-C, so the real engine's processes are killed
-// (their process groups) and temp data removed on the way out.
-func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	if parent == nil {
-		parent = context.Background()
+// rowsOf counts a partial result's rows.
+func rowsOf(res *engine.Result) int {
+	if res == nil {
+		return 0
 	}
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	return len(res.Rows)
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,4 +30,56 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 			t.Errorf("validate %v: got %v, want exit 2 naming %q", c.args, err, c.want)
 		}
 	}
+}
+
+// Ctrl-C on validate stops the real engine, prints what was measured, says
+// where it stopped (not "killed after 3m30s", the timeout's message) and
+// exits 130, while preparing the engine (it exited 255: the child's exit
+// code -1 became simlab's) as during a real run. It needs Node and the
+// engine's pinned packages, as go test ./conformance/engine does.
+func TestValidateInterrupted(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"),
+		"--branches", "4", "--repetitions", "1", "--seeds", "1"}
+	before := engineTempDirs(t)
+	t.Run("while preparing", func(t *testing.T) {
+		interruptAfter(t, 0)
+		out, _, err := runCLI(t, args...)
+		if exitCode(err) != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT: stopped while preparing the real engine") {
+			t.Fatalf("exit %d (%v), want 130 saying it stopped while preparing\n%s", exitCode(err), err, out)
+		}
+	})
+	t.Run("during a real run", func(t *testing.T) {
+		// After the first real run (core beta.52), the second begins.
+		interruptAfter(t, 1)
+		out, _, err := runCLI(t, args...)
+		if exitCode(err) != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT: 1 rows measured") ||
+			!strings.Contains(err.Error(), "stopped after") || strings.Contains(err.Error(), "killed after") {
+			t.Fatalf("exit %d (%v), want 130 saying the run was stopped, not killed by the timeout", exitCode(err), err)
+		}
+		if !strings.Contains(out, "5.0.0-beta.52") {
+			t.Fatalf("the row measured before the interrupt is not printed:\n%s", out)
+		}
+	})
+	if after := engineTempDirs(t); len(after) > len(before) {
+		t.Errorf("temp dirs left behind: %v (before: %v)", after, before)
+	}
+	// A child killed by a signal is simlab's exit 2, never the child's -1
+	// (255): only simlab's own *exitError chooses.
+	killed := exec.Command("sh", "-c", "kill -KILL $$").Run()
+	if got := exitStatus(fmt.Errorf("compiling: %w", killed)); got != 2 {
+		t.Errorf("exit status of a wrapped signal-killed child's error: %d, want 2", got)
+	}
+}
+
+// engineTempDirs lists the real engine runner's temp dirs in os.TempDir.
+func engineTempDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "simlab-engine-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
 }
