@@ -25,6 +25,9 @@ type mover interface{ move(delta int) }
 // scroller is a view whose columns h/l (←/→) scroll.
 type scroller interface{ scroll(delta int) }
 
+// pager is a view with a text pane d/u (PgDn/PgUp) scroll by half of it.
+type pager interface{ page(delta int) }
+
 // filterable is a view `/` filters.
 type filterable interface {
 	setFilter(filter)
@@ -269,6 +272,10 @@ func (a *App) do(act Action) {
 	case ActFold:
 		if tl, ok := v.(*timelineView); ok && !tl.toggleFold() {
 			a.say("nothing to fold here: the span has no children (or a filter is on)", false)
+		}
+	case ActPageDown, ActPageUp:
+		if p, ok := v.(pager); ok {
+			p.page(map[Action]int{ActPageDown: 1, ActPageUp: -1}[act])
 		}
 	case ActLeft, ActRight:
 		if sc, ok := v.(scroller); ok {

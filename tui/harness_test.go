@@ -68,7 +68,8 @@ func (h *harness) keys(seq string) {
 			name := seq[1:end]
 			seq = seq[end+1:]
 			k, ok := map[string]tcell.Key{"Enter": tcell.KeyEnter, "Esc": tcell.KeyEscape, "Down": tcell.KeyDown,
-				"Up": tcell.KeyUp, "Left": tcell.KeyLeft, "Right": tcell.KeyRight, "Tab": tcell.KeyTab, "Backspace": tcell.KeyBackspace2, "CtrlC": tcell.KeyCtrlC}[name]
+				"Up": tcell.KeyUp, "Left": tcell.KeyLeft, "Right": tcell.KeyRight, "Tab": tcell.KeyTab, "Backspace": tcell.KeyBackspace2, "CtrlC": tcell.KeyCtrlC,
+				"PgDn": tcell.KeyPgDn, "PgUp": tcell.KeyPgUp}[name]
 			if name == "Space" {
 				h.app.HandleKey(tcell.NewEventKey(tcell.KeyRune, ' ', tcell.ModNone))
 				continue

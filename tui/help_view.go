@@ -124,3 +124,10 @@ func (v *helpView) move(delta int) {
 	row, _ := v.GetScrollOffset()
 	v.ScrollTo(max(0, min(row+delta, strings.Count(v.GetText(false), "\n"))), 0)
 }
+
+func (v *helpView) page(delta int) {
+	_, _, _, height := v.GetInnerRect()
+	row, _ := v.GetScrollOffset()
+	last := max(0, v.GetWrappedLineCount()-height)
+	v.ScrollTo(min(max(0, row+delta*max(1, height/2)), last), 0)
+}

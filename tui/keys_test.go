@@ -565,3 +565,41 @@ func TestParseSeeds(t *testing.T) {
 		t.Errorf("parseSeeds(seedRange(%v)) = %v, %v", seeds, got, err)
 	}
 }
+
+// The verdict story scrolls: at 120×40 the stories of golden-t5's fence bug
+// run past the pane, and d (PgDn) brings the replay command into view, u
+// (PgUp) back to the story's start.
+func TestPropertiesStoryScrolls(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}, Seeds: []uint64{1}})
+	h.keys("p")
+	replay := "simlab run --scenario golden-t5 --seed 1 --variant pre-fix-fence"
+	first := h.draw()
+	if strings.Contains(first, replay) {
+		t.Fatalf("precondition: the story fits the pane, nothing to scroll:\n%s", first)
+	}
+	seen := false
+	for i := 0; i < 10 && !seen; i++ {
+		h.keys("d")
+		seen = strings.Contains(h.draw(), replay)
+	}
+	if !seen {
+		t.Fatalf("d never scrolled the replay command into view:\n%s", h.draw())
+	}
+	h.keys("<PgDn><PgDn><PgDn>")
+	if s := h.draw(); !strings.Contains(s, replay) {
+		t.Fatalf("scrolling past the end lost the story's last line:\n%s", s)
+	}
+	h.keys("u<PgUp>uuuuuuuu")
+	if got := h.draw(); got != first {
+		t.Fatalf("u did not scroll back to the story's start:\n%s", diffLines(first, got))
+	}
+	// The help, longer than 40 rows, pages the same way to its end.
+	h.keys("?")
+	if strings.Contains(h.draw(), "the state panel replays") {
+		t.Fatal("precondition: the help fits at 120×40")
+	}
+	h.keys("dddd")
+	if s := h.draw(); !strings.Contains(s, "the state panel replays") {
+		t.Fatalf("d did not page the help to its end:\n%s", s)
+	}
+}

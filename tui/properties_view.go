@@ -126,6 +126,16 @@ func (v *propertiesView) firstEvidence() (time.Duration, bool) {
 	return 0, false
 }
 
+// page scrolls the story by half its pane, within its lines: the table
+// keeps j/k, and a story longer than the pane (several violations) must
+// still show its end, the replay command.
+func (v *propertiesView) page(delta int) {
+	_, _, _, height := v.story.GetInnerRect()
+	row, _ := v.story.GetScrollOffset()
+	last := max(0, v.story.GetWrappedLineCount()-height)
+	v.story.ScrollTo(min(max(0, row+delta*max(1, height/2)), last), 0)
+}
+
 func (v *propertiesView) move(delta int) {
 	moveTable(v.table, delta)
 	v.showStory()
