@@ -31,6 +31,13 @@ const SchemaVersion = "2"
 // backend's default search window instead.
 var DefaultEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
+// MaxBuildSpans bounds the spans one Build makes: every one is held until
+// it is written or exported, and a run at the event limit could plan
+// millions. buildSpanLimit is it, lowered by a test.
+const MaxBuildSpans = 1_000_000
+
+var buildSpanLimit = MaxBuildSpans
+
 // Options shape Build's output.
 type Options struct {
 	// Epoch is the instant virtual time 0 is stamped as; zero means
@@ -105,6 +112,10 @@ func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
 	for r := range h.Runs {
 		plans[r] = keep(p.plan(int32(r)), opts.MaxSpans)
 		total += len(plans[r])
+	}
+	if total > buildSpanLimit {
+		return nil, fmt.Errorf("%d spans: more than the %d one export holds (a span takes about 5 KB until it is written); keep fewer with --max-spans, e.g. --max-spans %d",
+			total, buildSpanLimit, max(1, buildSpanLimit/max(1, len(h.Runs))))
 	}
 
 	e := newEmitter(h, epoch, total)

@@ -573,6 +573,22 @@ func TestBuildRefusesTimesOTLPCannotHold(t *testing.T) {
 	}
 }
 
+// Build holds every span it makes: past MaxBuildSpans it refuses, saying
+// how to keep fewer, and --max-spans (Options.MaxSpans) under the bound
+// builds.
+func TestBuildBoundsItsSpans(t *testing.T) {
+	old := buildSpanLimit
+	t.Cleanup(func() { buildSpanLimit = old })
+	buildSpanLimit = 60
+	h := history(t, "fanout", 1)
+	if _, err := Build(h, Options{}); err == nil || !strings.Contains(err.Error(), "more than the 60 one export holds") || !strings.Contains(err.Error(), "--max-spans 60") {
+		t.Fatalf("past the bound: %v", err)
+	}
+	if spans, err := Build(h, Options{MaxSpans: 50}); err != nil || len(spans) > 60 {
+		t.Fatalf("--max-spans 50: %d spans, %v", len(spans), err)
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	sc, _ := model.Builtin("golden-t2")
 	r, err := model.Run(&sc, sim.NewPCG(1), model.Options{Seed: 1})

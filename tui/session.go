@@ -145,21 +145,80 @@ func (r *Run) span(id string) (int, bool) { return r.tree.Index(id) }
 
 // Simulate runs every seed of cfg with recording on and returns one Run per
 // workflow run of each seed, in seed order.
-func Simulate(cfg Config) ([]*Run, error) {
+func Simulate(cfg Config) ([]*Run, error) { return SimulateWith(cfg, SimOptions{}) }
+
+// SimOptions watch and bound a simulation of many seeds.
+type SimOptions struct {
+	// Progress, if set, is told before each seed how many are done.
+	Progress func(done, total int)
+	// Stop, if set, is asked between seeds and between a seed's stages
+	// (simulating, building spans, checking); once it says true the seeds
+	// done are returned with ErrStopped.
+	Stop func() bool
+	// Spans bounds the spans the runs may hold in all (0: MaxSessionSpans).
+	Spans int
+}
+
+// MaxSessionSpans is the most spans a session holds: every span of every
+// run stays in memory for the views (about 5 KB each), so seeds past it are
+// not simulated. A fan-out of 20000 branches is 140000 spans a seed.
+const MaxSessionSpans = 500_000
+
+// ErrStopped says SimulateWith was stopped; the runs it returns are the
+// seeds it finished.
+var ErrStopped = errors.New("stopped")
+
+// SpanLimitError says seeds were left unsimulated because the session would
+// hold too many spans; the runs returned with it are the seeds before.
+type SpanLimitError struct {
+	Done, Total int // seeds simulated, seeds asked for
+	Spans, Max  int
+}
+
+func (e *SpanLimitError) Error() string {
+	return fmt.Sprintf("stopped after %d of %d seeds: their runs hold %d spans, the most a session keeps is %d (about 5 KB a span); simulate fewer seeds or narrower fan-outs, or export with simlab run --trace-out --max-spans",
+		e.Done, e.Total, e.Spans, e.Max)
+}
+
+// SimulateWith is Simulate with progress, a way to stop and a bound on the
+// spans held; what it finished is never lost: on ErrStopped or a
+// *SpanLimitError the runs of the seeds done come back with the error.
+func SimulateWith(cfg Config, o SimOptions) ([]*Run, error) {
 	sc, err := cfg.scenario()
 	if err != nil {
 		return nil, err
 	}
+	budget := o.Spans
+	if budget <= 0 {
+		budget = MaxSessionSpans
+	}
+	stopped := func() bool { return o.Stop != nil && o.Stop() }
 	var out []*Run
-	for _, seed := range cfg.Seeds {
+	spans := 0
+	for i, seed := range cfg.Seeds {
+		if o.Progress != nil {
+			o.Progress(i, len(cfg.Seeds))
+		}
+		if spans >= budget {
+			return out, &SpanLimitError{Done: i, Total: len(cfg.Seeds), Spans: spans, Max: budget}
+		}
+		if stopped() {
+			return out, ErrStopped
+		}
 		s := sc // model.Run does not change the scenario, but each seed gets its own copy anyway
 		res, err := model.Run(&s, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
 		if err != nil {
-			return nil, fmt.Errorf("seed %d: %w", seed, err)
+			return out, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		if stopped() {
+			return out, ErrStopped
 		}
 		runs, err := runsOf(res.History, cfg, seed)
 		if err != nil {
-			return nil, fmt.Errorf("seed %d: %w", seed, err)
+			return out, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		for _, r := range runs {
+			spans += len(r.Spans)
 		}
 		out = append(out, runs...)
 	}

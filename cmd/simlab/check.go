@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -99,7 +100,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					bar(done, int(min(total, math.MaxInt32)))
 				}
 				if progressHook != nil {
-					progressHook(done)
+					progressHook(ctx, done)
 				}
 			}
 			rep, err := properties.Sweep(cfg)
@@ -147,9 +148,10 @@ func defaultScheduleDir() (string, error) {
 }
 
 // progressHook, when set (by a test), is told after each seed a check
-// checks (or cell a sweep runs) how many are done; in the product it is
-// nil. It may be called from several goroutines.
-var progressHook func(done int)
+// checks (or cell a sweep runs) how many are done, with the context the
+// command's interrupt ends; in the product it is nil. It may be called
+// from several goroutines.
+var progressHook func(ctx context.Context, done int)
 
 // warnUnsavedSchedules says, on stderr, which counterexamples' schedules
 // could not be saved and why: the report already holds them, so nothing

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/signal"
@@ -14,16 +15,20 @@ import (
 )
 
 // interruptAfter makes the running command receive a real SIGINT once it has
-// checked n seeds (from the check's own progress, so the moment does not
-// depend on the machine's speed), and no more than once.
+// done n seeds or cells (from its own progress, so the moment does not
+// depend on the machine's speed), once, and waits until the command has
+// seen it (its context ends), so that no more than the work already begun
+// can follow.
 func interruptAfter(t *testing.T, n int) {
 	t.Helper()
 	var sent atomic.Bool
-	progressHook = func(done int) {
+	progressHook = func(ctx context.Context, done int) {
 		if done >= n && sent.CompareAndSwap(false, true) {
 			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 				t.Error(err)
+				return
 			}
+			<-ctx.Done()
 		}
 	}
 	t.Cleanup(func() { progressHook = nil })

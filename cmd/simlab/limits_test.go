@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -61,13 +62,13 @@ func TestCheckStreamsItsSeeds(t *testing.T) {
 		var heap uint64
 		interruptAfter(t, 300)
 		hook := progressHook
-		progressHook = func(done int) {
+		progressHook = func(ctx context.Context, done int) {
 			if done == 300 {
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				heap = ms.HeapAlloc
 			}
-			hook(done)
+			hook(ctx, done)
 		}
 		_, _, err := runCLI(t, append(args, "--schedules", t.TempDir())...)
 		if exitCode(err) != 130 {

@@ -77,7 +77,7 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 					bar(done, total)
 				}
 				if progressHook != nil {
-					progressHook(done)
+					progressHook(ctx, done)
 				}
 			}
 			res, err := sweep.Run(sc, opts)

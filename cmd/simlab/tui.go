@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,11 +111,6 @@ before the screen opens.`,
 			if err := cfg.Check(); err != nil {
 				return badInput(err)
 			}
-			if tracePath == "" {
-				if runs, err = tui.Simulate(cfg); err != nil {
-					return badInput(err)
-				}
-			}
 			if logPath == "" {
 				logPath = tuiLogPath()
 			}
@@ -123,11 +119,50 @@ before the screen opens.`,
 				return badInput(err)
 			}
 			defer closer.Close()
-			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log})
+			// Ctrl-C before the screen opens stops the simulation; after,
+			// Ctrl-C is a key, and SIGINT or SIGTERM from outside end the
+			// TUI the way q does, so the terminal is restored (tcell
+			// leaves it raw, on the alternate screen, if the process dies).
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			notice, warn := "", false
+			if tracePath == "" {
+				bar := progress(cmd.ErrOrStderr(), "simulating seeds")
+				runs, err = tui.SimulateWith(cfg, tui.SimOptions{
+					Stop: func() bool { return ctx.Err() != nil },
+					Progress: func(done, total int) {
+						if bar != nil {
+							bar(done, total)
+						}
+					},
+				})
+				var limit *tui.SpanLimitError
+				switch {
+				case errors.Is(err, tui.ErrStopped):
+					return interruptError(interrupted(), "the screen did not open")
+				case errors.As(err, &limit) && len(runs) > 0:
+					// The seeds done are shown; the message says why the
+					// rest are not.
+					notice, warn = limit.Error(), true
+				case err != nil:
+					return badInput(err)
+				}
+			}
+			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log, Notice: notice, Warn: warn})
 			if err != nil {
 				return err
 			}
-			return app.Run()
+			go func() {
+				<-ctx.Done()
+				if interrupted() != nil {
+					app.Stop()
+				}
+			}()
+			err = app.Run()
+			if s := interrupted(); s != nil {
+				return interruptError(s, "the TUI stopped and restored the terminal")
+			}
+			return err
 		},
 	}
 	sf.register(cmd)

@@ -61,7 +61,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 			defer r.Close()
 			if len(o.Cores) > 0 || o.LegacyProducer {
 				if progressHook != nil {
-					progressHook(0) // a test's moment "while preparing"
+					progressHook(ctx, 0) // a test's moment "while preparing"
 				}
 				if err := r.Prepare(ctx, !noInstall); err != nil {
 					if ctx.Err() != nil {
@@ -76,7 +76,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 					bar(done, total)
 				}
 				if progressHook != nil {
-					progressHook(done)
+					progressHook(ctx, done)
 				}
 			}
 			res, err := engine.Validate(ctx, r, sc, o)
