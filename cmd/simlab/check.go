@@ -60,6 +60,9 @@ instead: simlab's own export or a real engine's trace. Every property that
 spans can judge gets a verdict; the others are listed with the reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := tf.refuse(cmd); err != nil {
+				return badInput(err)
+			}
 			if tf.set() {
 				return checkTrace(cmd, &tf, asJSON)
 			}

@@ -39,6 +39,46 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 
 func (f *judgeFlags) set() bool { return f.file != "" || f.jaeger != "" }
 
+// refuse names a flag given that cannot apply: a simulation's flag when
+// spans are judged, a Jaeger query's flag without --jaeger, or a bound that
+// means nothing. One silently ignored would make the verdict not the one
+// asked for.
+func (f *judgeFlags) refuse(cmd *cobra.Command) error {
+	changed := func(names ...string) string {
+		for _, n := range names {
+			if cmd.Flags().Changed(n) {
+				return n
+			}
+		}
+		return ""
+	}
+	if f.jaeger == "" {
+		if n := changed("service", "since", "start", "end", "max-traces", "jaeger-timeout"); n != "" {
+			return fmt.Errorf("--%s applies when judging what a Jaeger holds (--jaeger URL): give --jaeger too, or drop it", n)
+		}
+	}
+	if f.set() {
+		by := "--trace"
+		if f.file == "" {
+			by = "--jaeger"
+		}
+		if n := changed("scenario", "set", "variant", "seeds", "seed-range", "shard", "jobs", "schedules"); n != "" {
+			return fmt.Errorf("%s judges recorded spans; --%s is for a simulation and does not apply: drop it", by, n)
+		}
+	}
+	if f.jaeger != "" {
+		switch {
+		case f.maxTraces < 1:
+			return fmt.Errorf("--max-traces %d: want at least 1", f.maxTraces)
+		case f.timeout <= 0:
+			return fmt.Errorf("--jaeger-timeout %v: want a positive duration, e.g. 10s", f.timeout)
+		case f.since <= 0 && f.start == "":
+			return fmt.Errorf("--since %v: want a positive duration, e.g. 1h", f.since)
+		}
+	}
+	return nil
+}
+
 // window is the Jaeger search window: --start..--end, or the last --since.
 func (f *judgeFlags) window(now time.Time) (time.Time, time.Time, error) {
 	end := now

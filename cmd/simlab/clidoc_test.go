@@ -69,3 +69,31 @@ func TestCLIDocIsCurrent(t *testing.T) {
 		t.Fatalf("docs/CLI.md is stale: regenerate it with go test ./cmd/simlab -run CLIDoc -update")
 	}
 }
+
+// Every flag's help line names its value's type, not words pflag took from
+// back-quotes in the text (--variant simlab variants), and says its default
+// once, the same on every machine (--jobs printed "default every core" and
+// "(default 2)", the core count of the machine that made docs/CLI.md).
+func TestFlagHelpIsReadableAndTheSameEverywhere(t *testing.T) {
+	root := newRootCommand(nil, nil)
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		out, _, err := runCLI(t, c.Name(), "--help")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "--variant simlab") {
+				t.Errorf("simlab %s: %q", c.Name(), strings.TrimSpace(l))
+			}
+			if strings.Count(l, "(default")+strings.Count(l, ", default") > 1 {
+				t.Errorf("simlab %s: two defaults in %q", c.Name(), strings.TrimSpace(l))
+			}
+			if strings.Contains(l, "--jobs") && !strings.Contains(l, "(default every core)") {
+				t.Errorf("simlab %s: %q: want the default said as every core, not this machine's count", c.Name(), strings.TrimSpace(l))
+			}
+		}
+	}
+}

@@ -179,3 +179,33 @@ func TestReplayRefusesACorruptedSchedule(t *testing.T) {
 	s.HistoryHash = "not a hash"
 	expectMessage(t, []string{"replay", save("hash.json", s, nil)}, "history_hash", "not a hash", "16 hex digits")
 }
+
+// Flags that contradict each other or cannot mean anything are refused,
+// naming them, rather than one silently winning or being ignored.
+func TestContradictoryFlagsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t2.jsonl")
+	if _, _, err := runCLI(t, "run", "--scenario", "golden-t2", "--trace-out", trace); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"check", "--seeds", "5", "--seed-range", "1..3"}, []string{"--seeds 5", "--seed-range 1..3", "give one"}},
+		{[]string{"check", "--trace", trace, "--seeds", "5"}, []string{"--trace", "--seeds", "simulat"}},
+		{[]string{"check", "--trace", trace, "--scenario", "faults"}, []string{"--trace", "--scenario"}},
+		{[]string{"check", "--trace", trace, "--set", "runs=2"}, []string{"--trace", "--set"}},
+		{[]string{"check", "--trace", trace, "--service", "x"}, []string{"--service", "--jaeger"}},
+		{[]string{"check", "--service", "x"}, []string{"--service", "--jaeger"}},
+		{[]string{"check", "--jaeger", "http://127.0.0.1:1", "--service", "s", "--max-traces", "0"}, []string{"--max-traces 0", "at least 1"}},
+		{[]string{"check", "--jaeger", "http://127.0.0.1:1", "--service", "s", "--jaeger-timeout", "0s"}, []string{"--jaeger-timeout", "positive"}},
+		{[]string{"run", "--trace-out", ""}, []string{"--trace-out", "name a file"}},
+		{[]string{"run", "--otlp", "http://127.0.0.1:1", "--otlp-timeout", "0s"}, []string{"--otlp-timeout 0s", "positive"}},
+		{[]string{"run", "--otlp", "http://127.0.0.1:1", "--otlp-timeout", "-1s"}, []string{"--otlp-timeout -1s", "positive"}},
+		{[]string{"run", "--epoch", "now"}, []string{"--epoch", "--trace-out or --otlp"}},
+		{[]string{"run", "--max-spans", "10"}, []string{"--max-spans", "--trace-out or --otlp"}},
+	} {
+		expectMessage(t, c.args, c.want...)
+	}
+}

@@ -43,8 +43,15 @@ func (f *traceFlags) outName() string {
 	return f.out
 }
 
-// check validates the flags before anything runs.
-func (f *traceFlags) check() error {
+// check validates the flags before anything runs: each value, and that
+// none is given for nothing (a trace's shape without a trace to shape).
+func (f *traceFlags) check(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("trace-out") && f.out == "" {
+		return badInput(fmt.Errorf(`--trace-out "": name a file, for example --trace-out run.jsonl (or - for stdout)`))
+	}
+	if f.timeout <= 0 {
+		return badInput(fmt.Errorf("--otlp-timeout %v: want a positive duration, for example --otlp-timeout 5s", f.timeout))
+	}
 	if _, err := traces.ParseEpoch(f.epoch, nil); err != nil {
 		return badInput(err)
 	}
@@ -54,6 +61,13 @@ func (f *traceFlags) check() error {
 	if f.otlp != "" {
 		if _, err := traces.EndpointURL(f.otlp); err != nil {
 			return badInput(err)
+		}
+	}
+	if !f.wanted() {
+		for _, n := range []string{"epoch", "max-spans", "otlp-timeout"} {
+			if cmd.Flags().Changed(n) {
+				return badInput(fmt.Errorf("--%s shapes the run's trace: give --trace-out or --otlp too, or drop it", n))
+			}
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/conformance/engine"
 )
 
 // simlab validate refuses bad input before it installs or runs anything:
@@ -23,6 +25,8 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 		{[]string{"--cores", "4.0.0"}, "5.0.0-beta.52"},
 		{[]string{"--repetitions", "0"}, "--repetitions"},
 		{[]string{"--time-scale", "1000"}, "--time-scale"},
+		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
+		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
 	} {
 		_, _, err := runCLI(t, append([]string{"validate", "--engine-dir", t.TempDir()}, c.args...)...)
 		var ee *exitError
@@ -82,4 +86,32 @@ func engineTempDirs(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return dirs
+}
+
+// validate's table fits a 132-column terminal, and nothing prints a Go map
+// (map[run_context:1]).
+func TestValidateTableIsReadable(t *testing.T) {
+	row := engine.Row{Branches: 128, Engine: "real", Core: "5.0.0-beta.52", Prologue: "run_context", Repetitions: 3,
+		RunsGetPrologue: 0, LazyPerFanout: 71.33, LazyPerFanoutMin: 59, LazyPerFanoutMax: 92, ConcurrentLastCompleters: 1,
+		StepStartedAccepted: 128, StepStartedRejected: 12.3, Deliveries: 131.7, Redeliveries: 3.7,
+		TTFSP50MS: 1234, TTFSP90MS: 2345, TTLSP50MS: 10234, TTLSP90MS: 12345,
+		DispatchPrologue: map[string]int{"run_context": 381, "runs_get": 3}, RealStoreP50MS: 43.3, RealStoreP90MS: 80.8}
+	sim := row
+	sim.Engine, sim.Core, sim.DispatchPrologue = "simlab", "simlab", nil
+	var b strings.Builder
+	printValidate(&b, &engine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: []engine.Row{row, sim}})
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 132 {
+			t.Errorf("a line of %d columns:\n%s", n, l)
+		}
+	}
+	if strings.Contains(out, "map[") || !strings.Contains(out, "run_context 381, runs_get 3") {
+		t.Errorf("the dispatch prologues are not listed as words:\n%s", out)
+	}
+	for _, want := range []string{"71.33 (59..92)", "128.0/12.3", "131.7 (3.7)", "1234/2345", "10234/12345"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
 }
