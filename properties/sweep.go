@@ -210,7 +210,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep.Declared = Declared(&sc)
+	rep.Declared = append([]string{}, Declared(&sc)...) // [] in JSON when none
 	rep.Missing = missing(rep.Declared, rep.Coverage)
 	return rep, nil
 }
@@ -255,9 +255,9 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 }
 
 // missing lists the declared outcomes the coverage never saw, in declared
-// order; nil when none is missing.
+// order; empty (a JSON [], never null) when none is missing.
 func missing(declared []string, coverage map[string]int) []string {
-	var out []string
+	out := []string{}
 	for _, need := range declared {
 		if coverage[need] == 0 {
 			out = append(out, need)
@@ -295,7 +295,7 @@ func MergeReports(parts []*Report) (*Report, error) {
 	n := shardOf(base).Count
 	have := make([]int, n)
 	out := &Report{Scenario: base.Scenario, Variants: append([]string{}, base.Variants...), Violations: map[string]int{},
-		First: map[string]*First{}, Coverage: map[string]int{}, Declared: slices.Clone(base.Declared),
+		First: map[string]*First{}, Coverage: map[string]int{}, Declared: append([]string{}, base.Declared...),
 		SeedList: base.SeedList, Sets: append([]string{}, base.Sets...), Config: base.Config}
 	for i, p := range parts {
 		sh := shardOf(p)

@@ -169,7 +169,11 @@ func warnUnsavedSchedules(w io.Writer, rep *properties.Report) {
 }
 
 func printReport(w io.Writer, rep *properties.Report, total uint64) {
-	fmt.Fprintf(w, "scenario %s · variants %v · %d seeds\n", rep.Scenario, rep.Variants, rep.Seeds)
+	variants := "none"
+	if len(rep.Variants) > 0 {
+		variants = strings.Join(rep.Variants, ",")
+	}
+	fmt.Fprintf(w, "scenario %s · variants: %s · %d seeds\n", rep.Scenario, variants, rep.Seeds)
 	if rep.Partial {
 		fmt.Fprintf(w, "PARTIAL: interrupted after %d of %d seeds; every verdict below is over those seeds only\n", rep.Seeds, total)
 	}

@@ -395,3 +395,35 @@ func TestREADMETestCommandIsWhatCIRuns(t *testing.T) {
 		t.Fatalf(".ci/run ends with %q, the README's test command is %q: want the same `TZ=UTC go test ... ./...`", last, cmd)
 	}
 }
+
+// The report says "variants: none" as run does (it printed "variants []"),
+// and its JSON lists are lists, never null: "declared": [] and
+// "coverage_missing": [] when there are none, in check and merge alike.
+func TestCheckReportShapes(t *testing.T) {
+	args := []string{"check", "--seeds", "2", "--set", "workflow.max_inline=16", "--schedules", t.TempDir()}
+	out, _, err := runCLI(t, args...)
+	if err != nil || !strings.Contains(out, "scenario fanout · variants: none · 2 seeds") {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, append(args, "--variant", "atomic-fan-in")...)
+	if err != nil || !strings.Contains(out, "scenario fanout · variants: atomic-fan-in · 2 seeds") {
+		t.Fatalf("check with a variant: %v\n%s", err, out)
+	}
+	js, _, err := runCLI(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"declared": []`, `"coverage_missing": []`, `"variants": []`, `"first": {}`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("check --json lacks %s:\n%s", want, js)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "whole.json")
+	if err := os.WriteFile(file, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	merged, _, err := runCLI(t, "merge", file)
+	if err != nil || merged != js {
+		t.Fatalf("merge of the whole check: %v\n%s\nwant\n%s", err, merged, js)
+	}
+}
