@@ -108,3 +108,43 @@ func TestCheckTraceDeduplicatesSpans(t *testing.T) {
 	}
 	expectMessage(t, []string{"check", "--trace", conflict}, "span", "twice with different content")
 }
+
+// check --trace --json and check --json share their shape, so one CI script
+// reads both: "violations" (per property, how many runs or seeds violate
+// it) and "first" (its first violation: run, message, story), fields added
+// beside the trace report's "verdicts".
+func TestCheckTraceJSONHasCheckJSONsShape(t *testing.T) {
+	dir := t.TempDir()
+	bug := filepath.Join(dir, "t5.jsonl")
+	if _, _, err := runCLI(t, "run", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--trace-out", bug); err != nil {
+		t.Fatal(err)
+	}
+	type shape struct {
+		Violations map[string]int `json:"violations"`
+		First      map[string]struct {
+			Run     string   `json:"run"`
+			Message string   `json:"message"`
+			Story   []string `json:"story"`
+		} `json:"first"`
+	}
+	read := func(args ...string) shape {
+		out, _, err := runCLI(t, args...)
+		if exitCode(err) != 1 {
+			t.Fatalf("%v: exit %d (%v), want 1", args, exitCode(err), err)
+		}
+		var s shape
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return s
+	}
+	for _, s := range []shape{
+		read("check", "--json", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "1", "--schedules", dir),
+		read("check", "--json", "--trace", bug),
+	} {
+		f, ok := s.First["no-start-on-terminal"]
+		if s.Violations["no-start-on-terminal"] < 1 || !ok || f.Run != "wrun_0000" || f.Message == "" || len(f.Story) == 0 {
+			t.Errorf("violations %v, first %+v: want no-start-on-terminal counted with its first violation", s.Violations, s.First)
+		}
+	}
+}
