@@ -27,7 +27,7 @@ type judgeFlags struct {
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.file, "trace", "", "judge the spans of an OTLP JSON Lines file (simlab's --trace-out, or a real engine's) instead of simulating")
+	cmd.Flags().StringVar(&f.file, "trace", "", "judge the spans of an OTLP JSON Lines file (simlab's --trace-out, or a real engine's; - is stdin) instead of simulating")
 	cmd.Flags().StringVar(&f.jaeger, "jaeger", "", "judge the traces a Jaeger query service (http://host:16686) holds for --service in the time window")
 	cmd.Flags().StringVar(&f.service, "service", "", "with --jaeger: the service whose traces to read")
 	cmd.Flags().DurationVar(&f.since, "since", time.Hour, "with --jaeger: the window is the last this long (ignored with --start)")
@@ -108,6 +108,13 @@ func checkTrace(cmd *cobra.Command, f *judgeFlags, asJSON bool) error {
 	switch {
 	case f.file != "" && f.jaeger != "":
 		return badInput(errors.New("--trace and --jaeger: give one"))
+	case f.file == "-":
+		// A pipe: curl ... | simlab check --trace -
+		var err error
+		if spans, err = traces.ReadJSONL(cmd.InOrStdin()); err != nil {
+			return badInput(fmt.Errorf("--trace - (stdin): %w", err))
+		}
+		source = "stdin"
 	case f.file != "":
 		r, err := os.Open(f.file)
 		if err != nil {

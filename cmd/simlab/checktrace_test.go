@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -146,5 +147,25 @@ func TestCheckTraceJSONHasCheckJSONsShape(t *testing.T) {
 		if s.Violations["no-start-on-terminal"] < 1 || !ok || f.Run != "wrun_0000" || f.Message == "" || len(f.Story) == 0 {
 			t.Errorf("violations %v, first %+v: want no-start-on-terminal counted with its first violation", s.Violations, s.First)
 		}
+	}
+}
+
+// check --trace - reads the spans from stdin, as from a pipe.
+func TestCheckTraceReadsStdin(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t5.jsonl")
+	if _, _, err := runCLI(t, "run", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--trace-out", file); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	root := newRootCommand(&out, &errb)
+	root.SetIn(bytes.NewReader(data))
+	root.SetArgs([]string{"check", "--trace", "-"})
+	err = root.Execute()
+	if exitCode(err) != 1 || !strings.Contains(out.String(), "spans of stdin") || !strings.Contains(out.String(), "no-start-on-terminal violated in wrun_0000") {
+		t.Fatalf("check --trace - : exit %d (%v)\n%s", exitCode(err), err, out.String())
 	}
 }

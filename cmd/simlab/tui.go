@@ -60,6 +60,19 @@ func parseTUISeeds(args []string) ([]uint64, error) {
 	return out, nil
 }
 
+// haveTerminal says why the TUI could not draw: it draws on the process's
+// controlling terminal (tcell opens /dev/tty), which a cron job, a CI step
+// or a detached process has none of. Said before anything is simulated,
+// in words, rather than tcell's "open /dev/tty: no such device".
+func haveTerminal() error {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("simlab tui needs a terminal to draw on, and this process has none (%v): run it in a terminal or a tmux pane; simlab run and simlab check print the same runs and verdicts without one",
+			userPathError("/dev/tty", err))
+	}
+	return tty.Close()
+}
+
 // openTUILog opens the log file, creating its directory. The screen belongs
 // to the TUI, so nothing may ever be logged to it.
 func openTUILog(path string) (*slog.Logger, io.Closer, error) {
@@ -109,6 +122,9 @@ before the screen opens.`,
 				}
 			}
 			if err := cfg.Check(); err != nil {
+				return badInput(err)
+			}
+			if err := haveTerminal(); err != nil {
 				return badInput(err)
 			}
 			if logPath == "" {
