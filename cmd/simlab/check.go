@@ -132,7 +132,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
 	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check these seeds instead: A..B (inclusive), N, or a list such as 1..100,250")
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
-	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
+	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, $XDG_CACHE_HOME or else ~/.cache)")
 	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	tf.register(cmd)

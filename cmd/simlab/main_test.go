@@ -427,3 +427,107 @@ func TestCheckReportShapes(t *testing.T) {
 		t.Fatalf("merge of the whole check: %v\n%s\nwant\n%s", err, merged, js)
 	}
 }
+
+// The README's tour replays the schedule where check saved it: under
+// $XDG_CACHE_HOME when it is set (os.UserCacheDir), else ~/.cache. The tour
+// named ~/.cache only.
+func TestREADMETourReplaysWhereCheckSaves(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go run \./cmd/simlab replay (\S+)`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README's tour has no replay command")
+	}
+	sc, _ := model.Builtin("golden-t5")
+	sc.Variants = []string{"pre-fix-fence"}
+	name := properties.ScheduleFileName(sc, "no-start-on-terminal", 1)
+	home := t.TempDir()
+	for _, xdg := range []string{"", filepath.Join(t.TempDir(), "xdg")} {
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CACHE_HOME", xdg)
+		dir, err := defaultScheduleDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := exec.Command("sh", "-c", "printf %s "+string(m[1]))
+		got, err := sh.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(dir, name); string(got) != want {
+			t.Errorf("XDG_CACHE_HOME=%q: the tour replays %s, check saves %s", xdg, got, want)
+		}
+	}
+}
+
+// Every check and replay of the README's tour says when it exits 1: the
+// shipped protocol's own findings fail a swarm check, a variant's bug fails
+// its check. The tour ran them as if every check passed.
+func TestREADMETourSaysWhichCommandsExit1(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tour := regexp.MustCompile("(?s)## A five-minute tour\n\n```sh\n(.*?)```").FindSubmatch(readme)
+	if tour == nil {
+		t.Fatal("no tour")
+	}
+	xdg, trace := t.TempDir(), filepath.Join(t.TempDir(), "t5.jsonl")
+	t.Setenv("XDG_CACHE_HOME", xdg)
+	type command struct{ args, comment string }
+	var cmds []command
+	for _, l := range strings.Split(string(tour[1]), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") && len(cmds) > 0 {
+			cmds[len(cmds)-1].comment += " " + strings.TrimSpace(l)
+			continue
+		}
+		args, comment, _ := strings.Cut(l, "#")
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(args), "go run ./cmd/simlab "); ok {
+			cmds = append(cmds, command{rest, comment})
+		}
+	}
+	checked := 0
+	for _, c := range cmds {
+		args := strings.ReplaceAll(c.args, `"${XDG_CACHE_HOME:-$HOME/.cache}"`, xdg)
+		args = strings.ReplaceAll(args, "/tmp/t5.jsonl", trace)
+		f := strings.Fields(args)
+		switch {
+		case f[0] == "run" && strings.Contains(args, trace):
+			if _, _, err := runCLI(t, f...); err != nil {
+				t.Fatalf("%s: %v", c.args, err)
+			}
+			continue
+		case f[0] != "check" && f[0] != "replay":
+			continue
+		}
+		checked++
+		_, _, err := runCLI(t, f...)
+		if says := strings.Contains(c.comment, "exit 1"); says != (exitCode(err) == 1) {
+			t.Errorf("simlab %s exits %d; its comment%q says exit 1: %v", c.args, exitCode(err), c.comment, says)
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("found %d check and replay commands in the tour", checked)
+	}
+}
+
+// The README names the built-in scenarios whose check exits 1 over 100
+// seeds on the shipped protocol, and only those.
+func TestREADMESaysWhichBuiltinsExit1(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)so `simlab check` exits 1 on the built-in scenarios that reach it:(.*?)over 100 seeds the others").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README does not say which built-in scenarios' checks exit 1")
+	}
+	for _, name := range model.BuiltinNames() {
+		_, _, err := runCLI(t, "check", "--scenario", name, "--seeds", "100", "--schedules", t.TempDir())
+		if named := strings.Contains(string(m[1]), "`"+name+"`"); named != (exitCode(err) == 1) {
+			t.Errorf("check --scenario %s --seeds 100 exits %d; the README names it among those that exit 1: %v", name, exitCode(err), named)
+		}
+	}
+}
