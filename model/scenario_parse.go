@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -43,18 +44,25 @@ var (
 // value. The result is validated (Validate); on any error the returned
 // Scenario is the zero value, so nothing can run from a half-read file.
 func ParseScenario(data []byte) (Scenario, error) {
+	s, _, err := parseScenario(data)
+	return s, err
+}
+
+// parseScenario is ParseScenario, also saying whether the document names
+// the scenario (a top-level name:).
+func parseScenario(data []byte) (Scenario, bool, error) {
 	root, err := strictyaml.Parse(data, "scenario")
 	if err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
-	s, err := decodeScenarioDocument(root)
+	s, named, err := decodeScenarioDocument(root)
 	if err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
 	if err := s.Validate(); err != nil {
-		return Scenario{}, fmt.Errorf("scenario: %w", err)
+		return Scenario{}, false, fmt.Errorf("scenario: %w", err)
 	}
-	return s, nil
+	return s, named, nil
 }
 
 // Set applies one `--set key=value` assignment, e.g. workflow.max_inline=1,
@@ -145,9 +153,15 @@ func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Sce
 		}
 		return Scenario{}, fmt.Errorf("scenario file %s: %w", nameOrPath, err)
 	}
-	s, err := ParseScenario(data)
+	s, named, err := parseScenario(data)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("scenario file %s: %w", nameOrPath, err)
+	}
+	if !named {
+		// Not the name of the built-in it starts from (or of fanout): its
+		// schedules and traces would pass for the built-in's, and its
+		// schedule files overwrite the built-in's.
+		s.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
 	}
 	return s, nil
 }
@@ -184,21 +198,26 @@ func builtinNameList() string {
 // (nil: empty document) describes. base and world are applied before the
 // other keys, wherever they appear, because they decide what those keys
 // override.
-func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
-	s := DefaultScenario()
+func decodeScenarioDocument(root *yaml.Node) (s Scenario, named bool, err error) {
+	s = DefaultScenario()
 	if root == nil {
-		return s, nil
+		return s, false, nil
 	}
-	root, err := strictyaml.Deref(root, "")
+	root, err = strictyaml.Deref(root, "")
 	if err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
 	d := newScenarioDecoder(s.World)
 	if root.Kind != yaml.MappingNode {
-		return Scenario{}, d.WrongKind(root, "", reflect.TypeOf(Scenario{}))
+		return Scenario{}, false, d.WrongKind(root, "", reflect.TypeOf(Scenario{}))
 	}
 	if err := d.CheckKeys(root, ""); err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if strictyaml.KeyName(root.Content[i]) == "name" {
+			named = true
+		}
 	}
 	var baseNode, worldNode *yaml.Node
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: root.Line, Column: root.Column}
@@ -216,14 +235,14 @@ func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
 	if baseNode != nil {
 		var name string
 		if err := d.Decode(baseNode, reflect.ValueOf(&name).Elem(), "base"); err != nil {
-			return Scenario{}, err
+			return Scenario{}, false, err
 		}
 		b, ok := Scenario{}, false
 		if builtinScenario != nil {
 			b, ok = builtinScenario(name)
 		}
 		if !ok {
-			return Scenario{}, &strictyaml.FieldError{Line: baseNode.Line, Path: "base", Value: strictyaml.Quote(name),
+			return Scenario{}, false, &strictyaml.FieldError{Line: baseNode.Line, Path: "base", Value: strictyaml.Quote(name),
 				Msg: "unknown scenario; want one of " + builtinNameList()}
 		}
 		s = cloneScenario(b)
@@ -231,11 +250,11 @@ func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
 	if worldNode != nil {
 		var world string
 		if err := d.Decode(worldNode, reflect.ValueOf(&world).Elem(), "world"); err != nil {
-			return Scenario{}, err
+			return Scenario{}, false, err
 		}
 		p, ok := Profiles()[world]
 		if !ok {
-			return Scenario{}, &strictyaml.FieldError{Line: worldNode.Line, Path: "world", Value: strictyaml.Quote(world),
+			return Scenario{}, false, &strictyaml.FieldError{Line: worldNode.Line, Path: "world", Value: strictyaml.Quote(world),
 				Msg: "unknown world; want one of " + strings.Join(ProfileNames(), ", ")}
 		}
 		if world != s.World {
@@ -245,10 +264,10 @@ func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
 	}
 	d = newScenarioDecoder(s.World)
 	if err := d.DecodeStruct(rest, reflect.ValueOf(&s).Elem(), ""); err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
 	s.Store.Name = s.World
-	return s, nil
+	return s, named, nil
 }
 
 // cloneScenario copies s so that no slice is shared with the original: a
