@@ -115,7 +115,10 @@ func New(opts Options) (*App, error) {
 		AddItem(a.prompt, 1, 0, false).
 		AddItem(a.footer, 2, 0, false)
 	a.guard = newSizeGuard(layout)
-	a.guard.layout = func(w, _ int) { layout.ResizeItem(a.footer, a.footer.lines(w), 0) }
+	a.guard.layout = func(w, _ int) {
+		layout.ResizeItem(a.footer, a.footer.lines(w), 0)
+		layout.ResizeItem(a.prompt, a.prompt.lines(w), 0)
+	}
 	a.prompt.onChange = a.promptChanged
 	a.prompt.onDone = a.promptDone
 	a.runs = newRunsView(a.sess)
@@ -200,6 +203,10 @@ func (a *App) chrome() {
 	}
 	a.header.right = right
 	a.footer.view = a.top().kind()
+	a.prompt.idle = ""
+	if f, ok := a.top().(filterable); ok && f.currentFilter().active() {
+		a.prompt.idle = "filter /" + f.currentFilter().String() + " · esc clears it"
+	}
 }
 
 func (a *App) say(msg string, isError bool) {

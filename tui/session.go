@@ -14,6 +14,7 @@ import (
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/sim"
 	"github.com/simlab/simlab/traces"
 )
@@ -92,9 +93,13 @@ type Run struct {
 	// run's terminal event (model.Counts: writes_refused_ended + bodies_after_end).
 	AfterEnd int
 	// Violations are this run's property violations; Checked says whether
-	// the properties could be checked at all (not for a file).
+	// the properties could be checked on a History (not for a file).
 	Violations []properties.Violation
 	Checked    bool
+	// Judged is, for a run read from a file, what its spans say of each
+	// property (spancheck, as check --trace judges them): a verdict for
+	// those spans can judge, the reason for the others.
+	Judged *spancheck.Report
 
 	cfg      Config // the simulation's config; Scenario "" for a file
 	file     string
@@ -311,6 +316,7 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 			return nil, fmt.Errorf("trace %s: %w", s.TraceID, err)
 		}
 		run.file, run.key = name, name+"\x00"+s.TraceID
+		run.Judged = spancheck.Check(tr)
 		root := &run.Spans[run.tree.Root]
 		if v, ok := root.Attr(traces.KeySeed); ok {
 			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
@@ -486,4 +492,48 @@ func workAfterEnd(writes []*traces.Span, bodies []time.Time) int {
 		}
 	}
 	return n
+}
+
+// verdictOf is what is known of property name on run r: judged or not,
+// and its violations as story lines (message, then evidence), whether from
+// the History or, for a file, from the spans; why says how it was judged,
+// or why it could not be.
+func (r *Run) verdictOf(name string) (judged bool, violations [][]string, why string) {
+	if r.Checked {
+		for _, v := range r.Violations {
+			if v.Property == name {
+				violations = append(violations, properties.Story(v))
+			}
+		}
+		return true, violations, "judged on the simulation's history"
+	}
+	if r.Judged == nil {
+		return false, nil, "no history and no spans to judge"
+	}
+	for _, v := range r.Judged.Verdicts {
+		if v.Property != name {
+			continue
+		}
+		for _, x := range v.Violations {
+			violations = append(violations, append([]string{name + " violated in " + x.Run + ": " + x.Message}, x.Evidence...))
+		}
+		return v.Judged, violations, v.Why
+	}
+	return false, nil, "spans have no rule for it"
+}
+
+// violationCount is how many violations r is known to have, and whether
+// anything was judged at all.
+func (r *Run) violationCount() (int, bool) {
+	if r.Checked {
+		return len(r.Violations), true
+	}
+	if r.Judged == nil {
+		return 0, false
+	}
+	n := 0
+	for _, v := range r.Judged.Verdicts {
+		n += len(v.Violations)
+	}
+	return n, true
 }
