@@ -15,6 +15,14 @@ import (
 // fails. It returns the smallest scenario found, its exact choices and its
 // history.
 func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Scenario, []sim.Choice, *model.History) {
+	return MinimizeUntil(sc, choices, prop, nil)
+}
+
+// MinimizeUntil is Minimize that stops trying once stop (if set) says so
+// (Ctrl-C on a check): what it returns is then the smallest case found so
+// far, still a counterexample.
+func MinimizeUntil(sc model.Scenario, choices []sim.Choice, prop Property, stop func() bool) (model.Scenario, []sim.Choice, *model.History) {
+	stopped := func() bool { return stop != nil && stop() }
 	if sc.Swarm {
 		// Materialize the swarm's draw: the drawn scenario, and the choices
 		// after the draw, replay the same run, and its knobs can shrink.
@@ -54,9 +62,12 @@ func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Sce
 		return sc, choices, res.History
 	}
 	choices = bestChoices
-	for changed := true; changed; {
+	for changed := true; changed && !stopped(); {
 		changed = false
 		for _, edit := range shrinkEdits(sc) {
+			if stopped() {
+				break
+			}
 			cand := edit()
 			// A smaller scenario whose story needs more faults (a cancel
 			// site removed, five crashes to exhaust a message instead) is
@@ -74,7 +85,7 @@ func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Sce
 	// own stream; after the scenario shrank, faults its shrinker could not
 	// remove (a crash on every redelivery) often can be.
 	if len(choices) <= maxChoicePass {
-		for i := 0; i < len(choices); i++ {
+		for i := 0; i < len(choices) && !stopped(); i++ {
 			if choices[i].V == 0 {
 				continue
 			}

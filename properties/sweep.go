@@ -240,7 +240,7 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		case cfg.ScheduleDir != "":
 			// A schedule that cannot be saved loses nothing else: the
 			// counterexample, its story and its replay command stand.
-			if path, err := saveMinimized(cfg.ScheduleDir, *sc, seed, v.Property); err != nil {
+			if path, err := saveMinimized(cfg.ScheduleDir, *sc, seed, v.Property, cfg.Stop); err != nil {
 				f.ScheduleError = err.Error()
 			} else {
 				f.ScheduleFile = path
@@ -353,15 +353,15 @@ func MergeReports(parts []*Report) (*Report, error) {
 	return out, nil
 }
 
-// saveMinimized records the violating seed's schedule, minimizes it and
-// saves it as a file.
-func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string) (string, error) {
+// saveMinimized records the violating seed's schedule, minimizes it (less
+// far once stop says so) and saves it as a file.
+func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string, stop func() bool) (string, error) {
 	p, _ := ByName(prop)
 	_, choices, err := Record(&sc, sim.NewPCG(seed), seed)
 	if err != nil {
 		return "", err
 	}
-	msc, mchoices, h := Minimize(sc, choices, p)
+	msc, mchoices, h := MinimizeUntil(sc, choices, p, stop)
 	// The directory is made only when there is something to save, so a
 	// check that finds nothing leaves no trace in the user's cache.
 	if err := os.MkdirAll(dir, 0o755); err != nil {

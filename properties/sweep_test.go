@@ -59,3 +59,32 @@ func TestStoriesAreInVirtualTimeOrder(t *testing.T) {
 		t.Fatal("the faults scenario produced no violation in 20 seeds")
 	}
 }
+
+// Minimizing stops when told (a Ctrl-C during a check), returning what it
+// has, which still violates the property: the scenario as found.
+func TestMinimizeStopsWhenTold(t *testing.T) {
+	sc, err := model.Spec{Scenario: "faults", Variants: []string{"pre-fix-fence"}}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := ByName("one-lazy-fetch-per-fanout")
+	for seed := uint64(1); seed < 50; seed++ {
+		res, choices, err := Record(&sc, sim.NewPCG(seed), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Check(res.History)) == 0 {
+			continue
+		}
+		stopped, _, h := MinimizeUntil(sc, choices, p, func() bool { return true })
+		full, _, _ := Minimize(sc, choices, p)
+		if stopped.Runs != sc.Runs || !slices.Equal(stopped.Workflow.Fanouts, sc.Workflow.Fanouts) || len(p.Check(h)) == 0 {
+			t.Fatalf("stopped at once: %d runs %v (found: %d runs %v), violating %v", stopped.Runs, stopped.Workflow.Fanouts, sc.Runs, sc.Workflow.Fanouts, len(p.Check(h)) > 0)
+		}
+		if full.Runs == stopped.Runs && slices.Equal(full.Workflow.Fanouts, stopped.Workflow.Fanouts) {
+			t.Fatalf("precondition: minimizing seed %d changes nothing", seed)
+		}
+		return
+	}
+	t.Fatal("no seed of faults violates one-lazy-fetch-per-fanout")
+}
