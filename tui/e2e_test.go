@@ -16,7 +16,9 @@ import (
 )
 
 // tmuxSession is the real binary in a 120×40 pane of a private tmux server
-// (-L, its own config, so no user's tmux setup or sessions are involved).
+// (its own socket, in the test's temp dir, and its own config, so no user's
+// tmux setup or sessions are involved and nothing is left in /tmp/tmux-UID:
+// -L put a socket there that kill-server does not remove).
 type tmuxSession struct {
 	t                        *testing.T
 	tmux, sock, conf         string
@@ -56,13 +58,13 @@ func startTUI(t *testing.T, args ...string) *tmuxSession {
 	if err := os.WriteFile(s.conf, []byte("set -g remain-on-exit on\nset -g status off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.sock = fmt.Sprintf("simlab-e2e-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	s.sock = filepath.Join(s.dir, "tmux.sock")
 	t.Cleanup(func() { _, _ = s.tm("kill-server") })
 	s.logFile, s.rcFile, s.ttyFile = filepath.Join(s.dir, "tui.log"), filepath.Join(s.dir, "rc"), filepath.Join(s.dir, "stty")
 	// Temporary paths hold no single quote, so quoting them is enough.
 	q := func(p string) string { return "'" + p + "'" }
-	line := fmt.Sprintf("%s tui %s --log %s; echo $? > %s; stty -a > %s; %s -L %s wait-for -S exited",
-		q(s.bin), strings.Join(args, " "), q(s.logFile), q(s.rcFile), q(s.ttyFile), q(s.tmux), s.sock)
+	line := fmt.Sprintf("%s tui %s --log %s; echo $? > %s; stty -a > %s; %s -S %s wait-for -S exited",
+		q(s.bin), strings.Join(args, " "), q(s.logFile), q(s.rcFile), q(s.ttyFile), q(s.tmux), q(s.sock))
 	if out, err := s.tm("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", line); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
@@ -70,7 +72,7 @@ func startTUI(t *testing.T, args ...string) *tmuxSession {
 }
 
 func (s *tmuxSession) tm(args ...string) (string, error) {
-	cmd := exec.Command(s.tmux, append([]string{"-L", s.sock, "-f", s.conf}, args...)...)
+	cmd := exec.Command(s.tmux, append([]string{"-S", s.sock, "-f", s.conf}, args...)...)
 	cmd.Env = append(os.Environ(), "TZ=UTC")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -126,7 +128,7 @@ func (s *tmuxSession) waitExit() string {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, s.tmux, "-L", s.sock, "-f", s.conf, "wait-for", "exited")
+	cmd := exec.CommandContext(ctx, s.tmux, "-S", s.sock, "-f", s.conf, "wait-for", "exited")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		s.t.Fatalf("simlab tui did not end: tmux wait-for: %v %s; pane:\n%s", err, out, s.screen())
 	}
