@@ -255,7 +255,13 @@ func (e *engine) finish(stats sim.Stats) {
 	h.Hash = stats.Hash
 	h.Events = stats.Events
 	h.End = e.lastActive
-	h.Drained = stats.Reason == sim.Drained
+	// The end of the fault phase is an event like any other; when it lies
+	// past the time limit it is the last one pending once the workflow's
+	// work is done, and ending the faults then changes nothing: the run
+	// drained (issue 22: a faults.until past limits.max_time made every
+	// run a liveness violation).
+	stopPending := e.sc.Faults.Until > 0 && h.FaultsStopAt == 0
+	h.Drained = stats.Reason == sim.Drained || stats.Pending == 1 && stopPending
 	h.FaultSites = e.faults.Report()
 	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))

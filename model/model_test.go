@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -338,5 +339,37 @@ func TestInvocationWalksInlineStepsToTheirMessage(t *testing.T) {
 	}
 	if h.Invocation(-1) != -1 || h.Invocation(99) != -1 {
 		t.Error("an index outside the History has no invocation")
+	}
+}
+
+// A fault phase that would end at or after the time limit does not keep
+// the simulation from draining: once the workflow's work is done, the only
+// event left is the faults' end, which changes nothing, so the run drained
+// (and liveness can be judged) however late faults.until is.
+func TestAFaultPhaseEndingPastTheTimeLimitDoesNotHideTheDrain(t *testing.T) {
+	for _, until := range []time.Duration{time.Hour, 2 * time.Hour, 1000 * time.Hour} {
+		sc := DefaultScenario()
+		sc.Faults.Crash = 0.1
+		sc.Faults.Until = until
+		res, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.History.Drained || res.History.End > sim.Time(time.Minute) {
+			t.Errorf("faults.until %v, limits.max_time %v: drained %v, end %v; want drained within the workflow's minute",
+				until, sc.Limits.MaxTime, res.History.Drained, res.History.End)
+		}
+		// What did run is the same run as with a fault phase that never
+		// ends (until 0): the faults' end is the only difference.
+		never := sc
+		never.Faults.Until = 0
+		again, err := Run(&never, sim.NewPCG(1), Options{Record: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(again.History.Deliveries) != len(res.History.Deliveries) || again.History.End != res.History.End {
+			t.Errorf("faults.until %v changed the run: %d deliveries ending %v, without an end %d ending %v",
+				until, len(res.History.Deliveries), res.History.End, len(again.History.Deliveries), again.History.End)
+		}
 	}
 }

@@ -145,6 +145,15 @@ type Budget struct {
 	WorkAfterEnd int `json:"work_after_end" yaml:"work_after_end"`
 }
 
+// The bounds of a scenario's size, so that memory is bounded whatever a
+// file or --set says (docs/SCENARIOS.md): a run records its history, about
+// 400 bytes an event, and plans every run's fan-outs before it starts.
+const (
+	MaxRuns    = 100_000
+	MaxFanouts = 1_000_000 // runs × len(workflow.fanouts)
+	MaxEvents  = 10_000_000
+)
+
 // RunLimits bound a simulation.
 type RunLimits struct {
 	MaxEvents int64         `json:"max_events" yaml:"max_events"`
@@ -184,8 +193,8 @@ func (s *Scenario) Validate() error {
 	if err := s.Store.Validate(); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	if s.Runs < 1 {
-		return fmt.Errorf("runs = %d: want at least 1", s.Runs)
+	if s.Runs < 1 || s.Runs > MaxRuns {
+		return fmt.Errorf("runs = %d: want 1 to %d", s.Runs, MaxRuns)
 	}
 	if s.RunInterval < 0 {
 		return fmt.Errorf("run_interval = %v: must not be negative", s.RunInterval)
@@ -193,6 +202,10 @@ func (s *Scenario) Validate() error {
 	w := &s.Workflow
 	if len(w.Fanouts) == 0 {
 		return fmt.Errorf("workflow.fanouts is empty: want at least one fan-out width")
+	}
+	if n := s.Runs * len(w.Fanouts); n > MaxFanouts {
+		return fmt.Errorf("runs × workflow.fanouts = %d × %d = %d fan-outs: want at most %d (each is planned before the run starts)",
+			s.Runs, len(w.Fanouts), n, MaxFanouts)
 	}
 	for i, n := range w.Fanouts {
 		if n < 1 || n > 100000 {
@@ -269,8 +282,9 @@ func (s *Scenario) Validate() error {
 	if f.Cancel > 0 && f.CancelWithin <= 0 {
 		return fmt.Errorf("faults.cancel_within = %v: must be positive when faults.cancel is set", f.CancelWithin)
 	}
-	if s.Limits.MaxEvents < 0 {
-		return fmt.Errorf("limits.max_events = %d: must not be negative", s.Limits.MaxEvents)
+	if s.Limits.MaxEvents < 1 || s.Limits.MaxEvents > MaxEvents {
+		return fmt.Errorf("limits.max_events = %d: want 1 to %d (the bound on what a run records; a run at it holds about 4 GB)",
+			s.Limits.MaxEvents, MaxEvents)
 	}
 	if s.Budget.WorkAfterEnd < 0 {
 		return fmt.Errorf("budget.work_after_end = %d: must not be negative", s.Budget.WorkAfterEnd)

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/simlab/simlab/internal/bounded"
 	"github.com/simlab/simlab/model/internal/strictyaml"
 )
 
@@ -42,18 +44,25 @@ var (
 // value. The result is validated (Validate); on any error the returned
 // Scenario is the zero value, so nothing can run from a half-read file.
 func ParseScenario(data []byte) (Scenario, error) {
+	s, _, err := parseScenario(data)
+	return s, err
+}
+
+// parseScenario is ParseScenario, also saying whether the document names
+// the scenario (a top-level name:).
+func parseScenario(data []byte) (Scenario, bool, error) {
 	root, err := strictyaml.Parse(data, "scenario")
 	if err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
-	s, err := decodeScenarioDocument(root)
+	s, named, err := decodeScenarioDocument(root)
 	if err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
 	if err := s.Validate(); err != nil {
-		return Scenario{}, fmt.Errorf("scenario: %w", err)
+		return Scenario{}, false, fmt.Errorf("scenario: %w", err)
 	}
-	return s, nil
+	return s, named, nil
 }
 
 // Set applies one `--set key=value` assignment, e.g. workflow.max_inline=1,
@@ -120,7 +129,7 @@ func (s *Scenario) Set(assignment string) error {
 
 // LoadScenario resolves the --scenario argument: a built-in scenario's name,
 // or else a path (it contains a path separator or ends in .yaml, .yml or
-// .json) that is read with readFile (os.ReadFile if nil) and parsed.
+// .json) that is read with readFile (ReadScenarioFile if nil) and parsed.
 func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Scenario, error) {
 	if builtinScenario != nil {
 		if s, ok := builtinScenario(nameOrPath); ok {
@@ -132,7 +141,7 @@ func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Sce
 			nameOrPath, builtinNameList())
 	}
 	if readFile == nil {
-		readFile = os.ReadFile
+		readFile = ReadScenarioFile
 	}
 	data, err := readFile(nameOrPath)
 	if err != nil {
@@ -144,11 +153,26 @@ func LoadScenario(nameOrPath string, readFile func(string) ([]byte, error)) (Sce
 		}
 		return Scenario{}, fmt.Errorf("scenario file %s: %w", nameOrPath, err)
 	}
-	s, err := ParseScenario(data)
+	s, named, err := parseScenario(data)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("scenario file %s: %w", nameOrPath, err)
 	}
+	if !named {
+		// Not the name of the built-in it starts from (or of fanout): its
+		// schedules and traces would pass for the built-in's, and its
+		// schedule files overwrite the built-in's.
+		s.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
+	}
 	return s, nil
+}
+
+// MaxScenarioBytes bounds a scenario file: a scenario is a small file, and
+// one of megabytes (or /dev/zero) is a mistake, not a scenario.
+const MaxScenarioBytes = 1 << 20
+
+// ReadScenarioFile reads a scenario file, at most MaxScenarioBytes of it.
+func ReadScenarioFile(path string) ([]byte, error) {
+	return bounded.ReadFile(path, MaxScenarioBytes, "a scenario file")
 }
 
 func looksLikeScenarioPath(s string) bool {
@@ -174,21 +198,26 @@ func builtinNameList() string {
 // (nil: empty document) describes. base and world are applied before the
 // other keys, wherever they appear, because they decide what those keys
 // override.
-func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
-	s := DefaultScenario()
+func decodeScenarioDocument(root *yaml.Node) (s Scenario, named bool, err error) {
+	s = DefaultScenario()
 	if root == nil {
-		return s, nil
+		return s, false, nil
 	}
-	root, err := strictyaml.Deref(root, "")
+	root, err = strictyaml.Deref(root, "")
 	if err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
 	d := newScenarioDecoder(s.World)
 	if root.Kind != yaml.MappingNode {
-		return Scenario{}, d.WrongKind(root, "", reflect.TypeOf(Scenario{}))
+		return Scenario{}, false, d.WrongKind(root, "", reflect.TypeOf(Scenario{}))
 	}
 	if err := d.CheckKeys(root, ""); err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if strictyaml.KeyName(root.Content[i]) == "name" {
+			named = true
+		}
 	}
 	var baseNode, worldNode *yaml.Node
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: root.Line, Column: root.Column}
@@ -206,14 +235,14 @@ func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
 	if baseNode != nil {
 		var name string
 		if err := d.Decode(baseNode, reflect.ValueOf(&name).Elem(), "base"); err != nil {
-			return Scenario{}, err
+			return Scenario{}, false, err
 		}
 		b, ok := Scenario{}, false
 		if builtinScenario != nil {
 			b, ok = builtinScenario(name)
 		}
 		if !ok {
-			return Scenario{}, &strictyaml.FieldError{Line: baseNode.Line, Path: "base", Value: strictyaml.Quote(name),
+			return Scenario{}, false, &strictyaml.FieldError{Line: baseNode.Line, Path: "base", Value: strictyaml.Quote(name),
 				Msg: "unknown scenario; want one of " + builtinNameList()}
 		}
 		s = cloneScenario(b)
@@ -221,11 +250,11 @@ func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
 	if worldNode != nil {
 		var world string
 		if err := d.Decode(worldNode, reflect.ValueOf(&world).Elem(), "world"); err != nil {
-			return Scenario{}, err
+			return Scenario{}, false, err
 		}
 		p, ok := Profiles()[world]
 		if !ok {
-			return Scenario{}, &strictyaml.FieldError{Line: worldNode.Line, Path: "world", Value: strictyaml.Quote(world),
+			return Scenario{}, false, &strictyaml.FieldError{Line: worldNode.Line, Path: "world", Value: strictyaml.Quote(world),
 				Msg: "unknown world; want one of " + strings.Join(ProfileNames(), ", ")}
 		}
 		if world != s.World {
@@ -235,10 +264,10 @@ func decodeScenarioDocument(root *yaml.Node) (Scenario, error) {
 	}
 	d = newScenarioDecoder(s.World)
 	if err := d.DecodeStruct(rest, reflect.ValueOf(&s).Elem(), ""); err != nil {
-		return Scenario{}, err
+		return Scenario{}, false, err
 	}
 	s.Store.Name = s.World
-	return s, nil
+	return s, named, nil
 }
 
 // cloneScenario copies s so that no slice is shared with the original: a

@@ -698,7 +698,7 @@ func writeScenarioDocTable(t *testing.T, rows []scenarioDocRow) {
 // scenarioDocMeanings gives the meaning of fields whose Go comment is missing
 // or does not read well on its own.
 var scenarioDocMeanings = map[string]string{
-	"name":                        "the scenario's name, shown in reports",
+	"name":                        "the scenario's name, shown in reports and naming its schedule files; a file without one is named after the file (mine.yaml: mine), not after its base",
 	"description":                 "one line saying what the scenario exercises",
 	"world":                       "the World profile: world-local, world-postgres or world-vercel; changing it resets `store` to that profile",
 	"store.name":                  "always equal to `world`; it cannot be set",
@@ -742,12 +742,12 @@ var scenarioDocMeanings = map[string]string{
 	"workflow.flaky_times":        "how many times each flaky step fails before it succeeds",
 	"faults.swarm":                "switch each fault site on for the whole run with probability 0.25 before its rate applies (FoundationDB BUGGIFY)",
 	"faults.cancel_within":        "cancellations (faults.cancel) happen at a time drawn in [0, cancel_within)",
-	"limits.max_events":           "the simulation stops after this many events; 0 means no limit",
+	"limits.max_events":           "the simulation stops after this many events: 1 to 10000000, a bound on the memory a run's recorded history takes (about 4 GB at the most)",
 	"limits.max_time":             "the simulation stops at this virtual time; 0 means no limit",
 	"variants":                    "protocol variants to switch on, by name (see `simlab variants`)",
 	"rollout.at":                  "runs started at or after this time start on `rollout.to`",
 	"rollout.to":                  "the deployment new runs move to (\"\": no rollout)",
-	"runs":                        "how many workflow runs are started",
+	"runs":                        "how many workflow runs are started: 1 to 100000, and at most 1000000 fan-outs in all (runs × the length of workflow.fanouts)",
 	"run_interval":                "time between run starts",
 }
 
@@ -832,4 +832,40 @@ func scenarioFieldComments(t *testing.T, files ...string) map[string]string {
 		}
 	}
 	return out
+}
+
+// A scenario file that does not name itself is named after its file, not
+// after the built-in it starts from: otherwise its schedules and traces
+// would carry the built-in's name and overwrite the built-in's schedules.
+func TestAScenarioFileWithoutANameIsNamedAfterItsFile(t *testing.T) {
+	dir := t.TempDir()
+	for file, want := range map[string]string{
+		"mine.yaml":       "mine",
+		"t5-longer.yml":   "t5-longer",
+		"plain.json":      "plain",
+		"named.yaml":      "chosen",
+		"sub/nested.yaml": "nested",
+	} {
+		doc := "base: golden-t5\nruns: 2\n"
+		if file == "plain.json" {
+			doc = `{"runs": 2}`
+		}
+		if file == "named.yaml" {
+			doc += "name: chosen\n"
+		}
+		p := filepath.Join(dir, file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := LoadScenario(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Name != want {
+			t.Errorf("%s: name %q, want %q", file, sc.Name, want)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -17,7 +16,7 @@ type Spec struct {
 
 // Load builds and validates the scenario the spec names.
 func (s Spec) Load() (Scenario, error) {
-	sc, err := LoadScenario(s.Scenario, os.ReadFile)
+	sc, err := LoadScenario(s.Scenario, ReadScenarioFile)
 	if err != nil {
 		return sc, err
 	}

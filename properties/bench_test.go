@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 )
 
 // BenchmarkCheckFanout is `simlab check` on the fanout scenario: each
@@ -22,13 +23,9 @@ func BenchmarkCheckSwarm(b *testing.B) {
 }
 
 func benchCheck(b *testing.B, sc model.Scenario) {
-	seeds := make([]uint64, b.N)
-	for i := range seeds {
-		seeds[i] = uint64(i + 1)
-	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: All()})
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(uint64(b.N)), Props: All()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func MinimizeDifference(change, base model.Scenario, seed uint64, p Property) (S
 	}
 	msc, mc, h, kept := minimizeWhile(c, rest, func(cand model.Scenario, used []sim.Choice, h *model.History) bool {
 		return len(p.Check(h)) > 0 && holdsWithout(cand, used)
-	})
+	}, nil)
 	bsc := toBase(msc)
 	s := Schedule{Property: p.Name, Seed: seed, HistoryHash: fmt.Sprintf("%016x", h.Hash), Scenario: msc, Choices: mc, Base: &bsc}
 	if res, err := model.Run(&bsc, sim.NewReplayer(mc), model.Options{Record: true}); err == nil {

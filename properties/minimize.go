@@ -15,10 +15,17 @@ import (
 // fails. It returns the smallest scenario found, its exact choices and its
 // history.
 func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Scenario, []sim.Choice, *model.History) {
+	return MinimizeUntil(sc, choices, prop, nil)
+}
+
+// MinimizeUntil is Minimize that stops trying once stop (if set) says so
+// (Ctrl-C on a check): what it returns is then the smallest case found so
+// far, still a counterexample.
+func MinimizeUntil(sc model.Scenario, choices []sim.Choice, prop Property, stop func() bool) (model.Scenario, []sim.Choice, *model.History) {
 	sc, choices = materializeSwarm(sc, choices)
 	msc, mc, h, _ := minimizeWhile(sc, choices, func(_ model.Scenario, _ []sim.Choice, h *model.History) bool {
 		return len(prop.Check(h)) > 0
-	})
+	}, stop)
 	return msc, mc, h
 }
 
@@ -37,8 +44,10 @@ func materializeSwarm(sc model.Scenario, choices []sim.Choice) (model.Scenario, 
 
 // minimizeWhile shrinks (sc, choices) while keep holds of the candidate
 // scenario, the choices its run consumed and its history. ok says keep held
-// of the result; when it held of nothing tried, the input comes back.
-func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scenario, []sim.Choice, *model.History) bool) (model.Scenario, []sim.Choice, *model.History, bool) {
+// of the result; when it held of nothing tried, the input comes back. Once
+// stop (if set) says so, it stops trying and returns the best found so far.
+func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scenario, []sim.Choice, *model.History) bool, stop func() bool) (model.Scenario, []sim.Choice, *model.History, bool) {
+	stopped := func() bool { return stop != nil && stop() }
 	attempt := func(cand model.Scenario, c sim.Chooser) ([]sim.Choice, *model.History, bool) {
 		rec := &sim.Recorder{Inner: c}
 		res, err := model.Run(&cand, rec, model.Options{Record: true})
@@ -76,9 +85,12 @@ func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scen
 		}
 	}
 	choices = bestChoices
-	for changed := true; changed; {
+	for changed := true; changed && !stopped(); {
 		changed = false
 		for _, edit := range shrinkEdits(sc) {
+			if stopped() {
+				break
+			}
 			cand := edit()
 			// A smaller scenario whose story needs more faults (a cancel
 			// site removed, five crashes to exhaust a message instead) is
@@ -96,7 +108,7 @@ func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scen
 	// own stream; after the scenario shrank, faults its shrinker could not
 	// remove (a crash on every redelivery) often can be.
 	if len(choices) <= maxChoicePass {
-		for i := 0; i < len(choices); i++ {
+		for i := 0; i < len(choices) && !stopped(); i++ {
 			if choices[i].V == 0 {
 				continue
 			}

@@ -3,7 +3,12 @@ package properties
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
+	"strings"
+
+	"github.com/simlab/simlab/internal/bounded"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/sim"
@@ -40,18 +45,44 @@ func SaveSchedule(path string, s Schedule) error {
 	return nil
 }
 
-// LoadSchedule reads a schedule file.
+// MaxScheduleBytes bounds a schedule file: far more than the recorded
+// choices of any run within the event limit, little enough to read.
+const MaxScheduleBytes = 256 << 20
+
+// LoadSchedule reads a schedule file and refuses one whose content simlab
+// never writes: an unknown field or property, a choice outside its range,
+// a malformed hash. Replaying such a file would judge something other than
+// what it says.
 func LoadSchedule(path string) (Schedule, error) {
 	var s Schedule
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return s, fmt.Errorf("schedule %s: %w", path, err)
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
+	defer f.Close()
+	// Decoding as it reads fails a file that is no JSON at its first byte
+	// (/dev/zero too); the limit bounds one that is.
+	lr := &io.LimitedReader{R: f, N: MaxScheduleBytes + 1}
+	dec := json.NewDecoder(lr)
+	dec.DisallowUnknownFields()
+	err = dec.Decode(&s)
+	if lr.N <= 0 {
+		return s, fmt.Errorf("schedule %s: %w", path, &bounded.TooLargeError{Path: path, Limit: MaxScheduleBytes, What: "a schedule file"})
+	}
+	if err != nil {
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return s, fmt.Errorf("schedule %s: unknown field %s: not a field of a schedule or of its scenario", path, f)
+		}
 		return s, fmt.Errorf("schedule %s: %w", path, err)
+	}
+	if dec.More() {
+		return s, fmt.Errorf("schedule %s: more than one JSON value", path)
 	}
 	if s.Version != 1 {
 		return s, fmt.Errorf("schedule %s: version = %d, want 1", path, s.Version)
+	}
+	if err := s.check(); err != nil {
+		return s, fmt.Errorf("schedule %s: %w", path, err)
 	}
 	if err := s.Scenario.Validate(); err != nil {
 		return s, fmt.Errorf("schedule %s: scenario: %w", path, err)
@@ -62,6 +93,30 @@ func LoadSchedule(path string) (Schedule, error) {
 		}
 	}
 	return s, nil
+}
+
+// check validates what the JSON decoder cannot: the property, the hash and
+// every recorded choice.
+func (s *Schedule) check() error {
+	if s.Property != "" {
+		if _, ok := ByName(s.Property); !ok {
+			return fmt.Errorf("property = %q: unknown property; want one of %s", s.Property, strings.Join(Names(), ", "))
+		}
+	}
+	if s.HistoryHash != "" {
+		if _, err := strconv.ParseUint(s.HistoryHash, 16, 64); err != nil || len(s.HistoryHash) != 16 {
+			return fmt.Errorf("history_hash = %q: want 16 hex digits, as simlab check saves it", s.HistoryHash)
+		}
+	}
+	for i, c := range s.Choices {
+		switch {
+		case c.N < 1:
+			return fmt.Errorf("choices[%d]: n = %d: a choice is drawn from n ≥ 1 values", i, c.N)
+		case c.V < 0 || c.V >= c.N:
+			return fmt.Errorf("choices[%d]: v = %d is outside [0, %d), the range it was drawn from", i, c.V, c.N)
+		}
+	}
+	return nil
 }
 
 // Replay runs the schedule's scenario on its recorded choices.

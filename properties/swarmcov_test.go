@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -69,11 +70,7 @@ func TestUntilStableSaysWhatStoppedIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := make([]uint64, 500)
-	for i := range seeds {
-		seeds[i] = uint64(i + 1)
-	}
-	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: All(), UntilStable: 20})
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(500), Props: All(), UntilStable: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +79,7 @@ func TestUntilStableSaysWhatStoppedIt(t *testing.T) {
 	}
 	// A declared outcome that never happens: the seeds run out first.
 	sc.Faults.Crash, sc.Faults.Until = 0.000001, 1
-	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds[:50], Props: All(), UntilStable: 20})
+	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(50), Props: All(), UntilStable: 20})
 	if err != nil {
 		t.Fatal(err)
 	}

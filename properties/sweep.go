@@ -1,7 +1,9 @@
 package properties
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,14 +18,20 @@ import (
 // SweepConfig is a seeded sweep: the scenario checked on every seed.
 type SweepConfig struct {
 	Scenario model.Scenario
-	Seeds    []uint64
-	Props    []Property
+	// Seeds are the whole check's seeds, Shard the part of them this sweep
+	// checks (the zero Shard: all). They are streamed, never listed, so a
+	// check of 10^12 seeds holds no more than one of 10.
+	Seeds seeds.List
+	Shard seeds.Shard
+	Props []Property
 	// Spec names the scenario as the command line did (for the replay
 	// command printed with each counterexample).
 	Spec model.Spec
 	// ScheduleDir, if set, receives one minimized schedule file per
-	// violated property.
-	ScheduleDir string
+	// violated property. ScheduleDirErr, if set, is why there is none
+	// (no cache directory): a counterexample then says so instead.
+	ScheduleDir    string
+	ScheduleDirErr error
 	// Progress is called after each seed, from the calling goroutine.
 	Progress func(done int)
 	// Each runs do(i) once for every i in [0, n), on as many goroutines as
@@ -31,6 +39,10 @@ type SweepConfig struct {
 	// are independent; the report is merged in seed order, so it does not
 	// depend on Each.
 	Each func(n int, do func(i int))
+	// Stop, if set, is asked before each seed is simulated and merged; once
+	// it says true (Ctrl-C), no more seeds are simulated and the report
+	// covers the seeds before the first one left out, marked Partial.
+	Stop func() bool
 	// Known, if set, says a violation of prop at seed is a known finding
 	// (a baseline's): it is counted, but the first counterexample of each
 	// property is its first violation that is not known, so the story a
@@ -44,6 +56,7 @@ type SweepConfig struct {
 
 // seedResult is what one seed contributes to a Report.
 type seedResult struct {
+	done       bool
 	coverage   map[string]int
 	swarm      []string
 	violations []Violation
@@ -63,6 +76,9 @@ type First struct {
 	Story        []string `json:"story"`
 	Replay       string   `json:"replay"`
 	ScheduleFile string   `json:"schedule_file,omitempty"`
+	// ScheduleError says why no schedule file was saved (an unwritable
+	// directory): the counterexample is reported all the same.
+	ScheduleError string `json:"schedule_error,omitempty"`
 }
 
 // Report is `simlab check --json`: a contract (docs/CLI.md; README).
@@ -92,6 +108,18 @@ type Report struct {
 	// (the seed list ran out first), with the detail in StoppedReason.
 	StoppedBy     string `json:"stopped_by,omitempty"`
 	StoppedReason string `json:"stopped_reason,omitempty"`
+	// SeedList is the whole check's seeds in the seed grammar and Shard
+	// the part this report covers (absent: all of them); Sets are the
+	// --set assignments and Config fingerprints the scenario as checked
+	// (every field, after --set and --variant). merge combines only the
+	// shards of one check: the same seeds, split once, configured alike.
+	SeedList string       `json:"seed_list"`
+	Shard    *seeds.Shard `json:"shard,omitempty"`
+	Sets     []string     `json:"sets"`
+	Config   string       `json:"config"`
+	// Partial says the check was stopped (Ctrl-C) before every seed was
+	// checked: Seeds counts those that were, from the first on.
+	Partial bool `json:"partial"`
 }
 
 // Failed reports whether any property was violated or a declared outcome
@@ -108,12 +136,30 @@ func (r *Report) Failed() bool {
 	return len(r.Missing) > 0
 }
 
+// ConfigOf fingerprints a scenario as a check sees it: every field, after
+// --set and --variant. Two reports with the same fingerprint checked the
+// same scenario.
+func ConfigOf(sc *model.Scenario) string {
+	b, err := json.Marshal(sc)
+	if err != nil {
+		panic(fmt.Sprintf("properties: a scenario does not marshal: %v", err)) // a programming error
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
 // Sweep checks every seed and reports violations, first counterexamples and
 // coverage.
 func Sweep(cfg SweepConfig) (*Report, error) {
 	sc := cfg.Scenario
 	rep := &Report{Scenario: sc.Name, Variants: append([]string{}, sc.Variants...), Violations: map[string]int{},
-		First: map[string]*First{}, Coverage: map[string]int{}}
+		First: map[string]*First{}, Coverage: map[string]int{}, SeedList: cfg.Seeds.String(),
+		Sets: append([]string{}, cfg.Spec.Sets...), Config: ConfigOf(&sc)}
+	if cfg.Shard.Count > 1 {
+		sh := cfg.Shard
+		rep.Shard = &sh
+	}
 	for _, p := range cfg.Props {
 		rep.Violations[p.Name] = 0
 	}
@@ -125,94 +171,84 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			}
 		}
 	}
-	violating := map[string][]uint64{}
+	stop := cfg.Stop
+	if stop == nil {
+		stop = func() bool { return false }
+	}
+	st := &sweepState{violating: map[string][]uint64{}, seen: map[string]bool{}, declared: Declared(&sc)}
 	if sc.Swarm {
 		rep.SwarmCoverage = newSwarmCoverage()
 	}
-	declared := Declared(&sc)
-	seen := map[string]bool{}
-	lastGrowth, stopped := 0, false
-	results := make([]seedResult, min(sweepChunk, len(cfg.Seeds)))
-	for lo := 0; lo < len(cfg.Seeds) && !stopped; lo += sweepChunk {
-		chunk := cfg.Seeds[lo:min(lo+sweepChunk, len(cfg.Seeds))]
+	results := make([]seedResult, sweepChunk)
+	chunk := make([]uint64, 0, sweepChunk)
+	// flush simulates the chunk's seeds and merges them in seed order; it
+	// says false once the sweep is to end (stopped, or an error).
+	flush := func() (bool, error) {
 		each(len(chunk), func(i int) {
+			if stop() {
+				return // left out: results[i].done stays false
+			}
 			s := sc // each goroutine simulates its own copy
 			res, err := model.Run(&s, sim.NewPCG(chunk[i]), model.Options{Record: true, Seed: chunk[i]})
 			if err != nil {
-				results[i] = seedResult{err: err}
+				results[i] = seedResult{done: true, err: err}
 				return
 			}
 			cov := map[string]int{}
 			countCoverage(cov, res)
 			h := res.History
-			results[i] = seedResult{coverage: cov, violations: Check(h, cfg.Props),
+			results[i] = seedResult{done: true, coverage: cov, violations: Check(h, cfg.Props),
 				swarm: SwarmFeaturesOf(h.Swarm, deploymentConfigs(h), h)}
 		})
+		defer func() {
+			clear(results)
+			chunk = chunk[:0]
+		}()
 		for i, seed := range chunk {
 			r := results[i]
-			results[i] = seedResult{}
+			if !r.done {
+				// A seed left out ends the report: what it covers is
+				// every seed up to here, so a partial report still means
+				// "seeds from the first, in order".
+				rep.Partial = true
+				return false, nil
+			}
 			if r.err != nil {
-				return nil, r.err
+				return false, r.err
 			}
-			for k, n := range r.coverage {
-				rep.Coverage[k] += n
-			}
-			// Violations counts the seeds (runs of the simulation) that
-			// violate a property, not its violations: one seed may
-			// violate a property in many workflow runs.
-			violated := map[string]bool{}
-			for _, v := range r.violations {
-				if !violated[v.Property] {
-					violated[v.Property] = true
-					rep.Violations[v.Property]++
-					violating[v.Property] = append(violating[v.Property], seed)
-				}
-				if rep.First[v.Property] != nil || cfg.Known != nil && cfg.Known(v.Property, seed) {
-					continue
-				}
-				f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
-					Replay: cfg.Spec.RunCommand(seed)}
-				if cfg.ScheduleDir != "" {
-					path, err := saveMinimized(cfg.ScheduleDir, sc, seed, v.Property)
-					if err != nil {
-						return nil, err
-					}
-					f.ScheduleFile = path
-					f.Replay += "   (minimized: simlab replay " + path + ")"
-				}
-				rep.First[v.Property] = f
-			}
-			if rep.SwarmCoverage != nil && r.swarm != nil {
-				rep.SwarmCoverage.add(r.swarm)
-			}
-			rep.Seeds++
+			merge(rep, &cfg, &sc, seed, r, st)
 			if cfg.Progress != nil {
-				cfg.Progress(lo + i + 1)
+				cfg.Progress(rep.Seeds)
 			}
-			if cfg.UntilStable > 0 {
-				grew := false
-				for _, k := range append(slices.Sorted(maps.Keys(r.coverage)), swarmKeys(r.swarm)...) {
-					if !seen[k] {
-						seen[k], grew = true, true
-					}
-				}
-				if grew {
-					lastGrowth = rep.Seeds
-				}
-				if missing(declared, rep.Coverage) == nil && rep.Seeds-lastGrowth >= cfg.UntilStable {
-					rep.StoppedBy = "stable"
-					rep.StoppedReason = fmt.Sprintf("stopped after seed %d (%d seeds): every declared outcome has happened and the coverage (%d outcomes, features and pairs) has not grown for %d seeds, since seed %d",
-						seed, rep.Seeds, len(seen), cfg.UntilStable, cfg.Seeds[max(lastGrowth-1, 0)])
-					stopped = true
-					break
-				}
+			if cfg.UntilStable > 0 && st.stable(rep, cfg.UntilStable, seed, r) {
+				return false, nil
 			}
 		}
+		return true, nil
 	}
-	if cfg.UntilStable > 0 && !stopped {
+	for seed := range cfg.Seeds.Seeds(cfg.Shard) {
+		if len(chunk) == 0 && stop() {
+			rep.Partial = true // seeds are left: this one at least
+			break
+		}
+		if chunk = append(chunk, seed); len(chunk) < sweepChunk {
+			continue
+		}
+		if more, err := flush(); err != nil {
+			return nil, err
+		} else if !more {
+			break
+		}
+	}
+	if len(chunk) > 0 && !rep.Partial && rep.StoppedBy == "" {
+		if _, err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.UntilStable > 0 && rep.StoppedBy == "" && !rep.Partial {
 		rep.StoppedBy = "seeds"
-		why := fmt.Sprintf("the coverage last grew at seed %d, %d seeds before the end", cfg.Seeds[max(lastGrowth-1, 0)], rep.Seeds-lastGrowth)
-		if m := missing(declared, rep.Coverage); m != nil {
+		why := fmt.Sprintf("the coverage last grew at seed %d, %d seeds before the end", st.lastGrowthSeed, rep.Seeds-st.lastGrowth)
+		if m := missing(st.declared, rep.Coverage); len(m) > 0 {
 			why = "declared outcomes never happened: " + strings.Join(m, ", ")
 		}
 		rep.StoppedReason = fmt.Sprintf("the %d seeds ran out before the coverage was stable (%s)", rep.Seeds, why)
@@ -220,10 +256,43 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	if rep.SwarmCoverage != nil {
 		rep.SwarmCoverage.finish()
 	}
-	rep.Declared = Declared(&sc)
+	rep.Declared = append([]string{}, st.declared...) // [] in JSON when none
 	rep.Missing = missing(rep.Declared, rep.Coverage)
-	rep.ViolatingSeeds = formatSeedLists(violating)
+	rep.ViolatingSeeds = formatSeedLists(st.violating)
 	return rep, nil
+}
+
+// sweepState is what a sweep carries from seed to seed besides its report:
+// the seeds violating each property, and for --until-stable the coverage
+// keys seen and when they last grew.
+type sweepState struct {
+	violating      map[string][]uint64
+	seen           map[string]bool
+	declared       []string
+	lastGrowth     int    // rep.Seeds when the coverage last grew
+	lastGrowthSeed uint64 // the seed that grew it
+}
+
+// stable records seed's coverage and reports whether the sweep is now
+// stable (every declared outcome happened, no growth for n seeds), setting
+// the report's StoppedBy when it is.
+func (st *sweepState) stable(rep *Report, n int, seed uint64, r seedResult) bool {
+	grew := false
+	for _, k := range append(slices.Sorted(maps.Keys(r.coverage)), swarmKeys(r.swarm)...) {
+		if !st.seen[k] {
+			st.seen[k], grew = true, true
+		}
+	}
+	if grew {
+		st.lastGrowth, st.lastGrowthSeed = rep.Seeds, seed
+	}
+	if len(missing(st.declared, rep.Coverage)) > 0 || rep.Seeds-st.lastGrowth < n {
+		return false
+	}
+	rep.StoppedBy = "stable"
+	rep.StoppedReason = fmt.Sprintf("stopped after seed %d (%d seeds): every declared outcome has happened and the coverage (%d outcomes, features and pairs) has not grown for %d seeds, since seed %d",
+		seed, rep.Seeds, len(st.seen), n, st.lastGrowthSeed)
+	return true
 }
 
 // formatSeedLists writes each property's seeds in the seeds grammar; nil
@@ -240,10 +309,53 @@ func formatSeedLists(m map[string][]uint64) map[string]string {
 	return out
 }
 
+// merge adds one seed's result to the report: coverage, the seeds that
+// violate each property, and each property's first counterexample with its
+// minimized schedule.
+func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r seedResult, st *sweepState) {
+	for k, n := range r.coverage {
+		rep.Coverage[k] += n
+	}
+	// Violations counts the seeds (runs of the simulation) that violate a
+	// property, not its violations: one seed may violate a property in
+	// many workflow runs.
+	violated := map[string]bool{}
+	for _, v := range r.violations {
+		if !violated[v.Property] {
+			violated[v.Property] = true
+			rep.Violations[v.Property]++
+			st.violating[v.Property] = append(st.violating[v.Property], seed)
+		}
+		if rep.First[v.Property] != nil || cfg.Known != nil && cfg.Known(v.Property, seed) {
+			continue
+		}
+		f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: Story(v),
+			Replay: cfg.Spec.RunCommand(seed)}
+		switch {
+		case cfg.ScheduleDir != "":
+			// A schedule that cannot be saved loses nothing else: the
+			// counterexample, its story and its replay command stand.
+			if path, err := saveMinimized(cfg.ScheduleDir, *sc, seed, v.Property, cfg.Stop); err != nil {
+				f.ScheduleError = err.Error()
+			} else {
+				f.ScheduleFile = path
+				f.Replay += "   (minimized: simlab replay " + path + ")"
+			}
+		case cfg.ScheduleDirErr != nil:
+			f.ScheduleError = cfg.ScheduleDirErr.Error()
+		}
+		rep.First[v.Property] = f
+	}
+	if rep.SwarmCoverage != nil && r.swarm != nil {
+		rep.SwarmCoverage.add(r.swarm)
+	}
+	rep.Seeds++
+}
+
 // missing lists the declared outcomes the coverage never saw, in declared
-// order; nil when none is missing.
+// order; empty (a JSON [], never null) when none is missing.
 func missing(declared []string, coverage map[string]int) []string {
-	var out []string
+	out := []string{}
 	for _, need := range declared {
 		if coverage[need] == 0 {
 			out = append(out, need)
@@ -252,28 +364,64 @@ func missing(declared []string, coverage map[string]int) []string {
 	return out
 }
 
-// MergeReports combines the reports of the shards of one check (the same
-// scenario and variants, disjoint seeds) into the report one process
-// checking all their seeds prints: seeds, violations and coverage sum; the
-// first counterexample of each property is the one with the lowest seed (an
-// unsharded check walks seeds in increasing order); coverage_missing is
-// recomputed from declared and the merged coverage, since an outcome one
-// shard never saw another may have.
+// MergeReports combines the reports of the shards of one check into the
+// report one process checking all their seeds prints: seeds, violations and
+// coverage sum; the first counterexample of each property is the one with
+// the lowest seed (an unsharded check walks seeds in increasing order);
+// coverage_missing is recomputed from declared and the merged coverage,
+// since an outcome one shard never saw another may have.
+//
+// It refuses parts that are not together one whole check: each shard of
+// one split exactly once, of the same seeds, scenario and configuration,
+// none stopped before its end.
 func MergeReports(parts []*Report) (*Report, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("merge: no check reports")
 	}
 	base := parts[0]
+	whole := seeds.Shard{Index: 0, Count: 1}
+	shardOf := func(p *Report) seeds.Shard {
+		if p.Shard == nil {
+			return whole
+		}
+		return *p.Shard
+	}
+	list, err := seeds.ParseList(base.SeedList)
+	if err != nil {
+		return nil, fmt.Errorf("merge: report 0: seed_list %w", err)
+	}
+	n := shardOf(base).Count
+	have := make([]int, n)
 	out := &Report{Scenario: base.Scenario, Variants: append([]string{}, base.Variants...), Violations: map[string]int{},
-		First: map[string]*First{}, Coverage: map[string]int{}, Declared: slices.Clone(base.Declared)}
+		First: map[string]*First{}, Coverage: map[string]int{}, Declared: append([]string{}, base.Declared...),
+		SeedList: base.SeedList, Sets: append([]string{}, base.Sets...), Config: base.Config}
 	merged := map[string][]uint64{}
 	for i, p := range parts {
-		if p.Scenario != base.Scenario || !slices.Equal(p.Variants, base.Variants) {
+		sh := shardOf(p)
+		switch {
+		case p.Scenario != base.Scenario || !slices.Equal(p.Variants, base.Variants):
 			return nil, fmt.Errorf("merge: report %d checks scenario %s with variants %v, report 0 scenario %s with %v: not shards of one check",
 				i, p.Scenario, p.Variants, base.Scenario, base.Variants)
-		}
-		if !slices.Equal(p.Declared, base.Declared) {
+		case p.Config != base.Config:
+			return nil, fmt.Errorf("merge: report %d checks another configuration of %s than report 0 (--set %v, fingerprint %s; report 0: --set %v, fingerprint %s): not shards of one check",
+				i, p.Scenario, p.Sets, p.Config, base.Sets, base.Config)
+		case !slices.Equal(p.Declared, base.Declared):
 			return nil, fmt.Errorf("merge: report %d declares %v, report 0 declares %v: not shards of one check", i, p.Declared, base.Declared)
+		case p.SeedList != base.SeedList:
+			return nil, fmt.Errorf("merge: report %d is a shard of seeds %s, report 0 of seeds %s: not shards of one check", i, p.SeedList, base.SeedList)
+		case sh.Count != n:
+			return nil, fmt.Errorf("merge: report %d is shard %d/%d, report 0 shard %d/%d: shards of one check are split the same way",
+				i, sh.Index, sh.Count, shardOf(base).Index, n)
+		case sh.Index < 0 || sh.Index >= n:
+			return nil, fmt.Errorf("merge: report %d names shard %d/%d, which does not exist", i, sh.Index, sh.Count)
+		case p.Partial:
+			return nil, fmt.Errorf("merge: report %d (shard %d/%d) was stopped after %d seeds: check that shard again", i, sh.Index, n, p.Seeds)
+		case uint64(p.Seeds) != sh.Len(list):
+			return nil, fmt.Errorf("merge: report %d (shard %d/%d) checked %d seeds, its shard of %s holds %d: not a whole shard",
+				i, sh.Index, n, p.Seeds, p.SeedList, sh.Len(list))
+		}
+		if have[sh.Index]++; have[sh.Index] > 1 {
+			return nil, fmt.Errorf("merge: shard %d/%d is given twice (report %d): give each shard exactly once", sh.Index, n, i)
 		}
 		out.Seeds += p.Seeds
 		for k, n := range p.Violations {
@@ -298,6 +446,15 @@ func MergeReports(parts []*Report) (*Report, error) {
 			}
 		}
 	}
+	var absent []string
+	for i, k := range have {
+		if k == 0 {
+			absent = append(absent, fmt.Sprintf("shard %d/%d", i, n))
+		}
+	}
+	if len(absent) > 0 {
+		return nil, fmt.Errorf("merge: %s missing: give every shard of the check exactly once", strings.Join(absent, ", "))
+	}
 	out.Missing = missing(out.Declared, out.Coverage)
 	out.ViolatingSeeds = formatSeedLists(merged)
 	var sw []*SwarmCoverage
@@ -308,15 +465,15 @@ func MergeReports(parts []*Report) (*Report, error) {
 	return out, nil
 }
 
-// saveMinimized records the violating seed's schedule, minimizes it and
-// saves it as a file.
-func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string) (string, error) {
+// saveMinimized records the violating seed's schedule, minimizes it (less
+// far once stop says so) and saves it as a file.
+func saveMinimized(dir string, sc model.Scenario, seed uint64, prop string, stop func() bool) (string, error) {
 	p, _ := ByName(prop)
 	_, choices, err := Record(&sc, sim.NewPCG(seed), seed)
 	if err != nil {
 		return "", err
 	}
-	msc, mchoices, h := Minimize(sc, choices, p)
+	msc, mchoices, h := MinimizeUntil(sc, choices, p, stop)
 	// The directory is made only when there is something to save, so a
 	// check that finds nothing leaves no trace in the user's cache.
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -14,7 +15,7 @@ func TestSweepFailsWhenADeclaredOutcomeNeverHappened(t *testing.T) {
 	sc := model.DefaultScenario()
 	sc.Faults.Crash = 0.5
 	sc.Faults.Until = 1 // on, but the fault phase ends before anything runs
-	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: []uint64{1, 2}, Props: All()})
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(2), Props: All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestSweepFailsWhenADeclaredOutcomeNeverHappened(t *testing.T) {
 		t.Fatalf("missing = %v, failed = %v, coverage %v, declared %v; want crash reported", rep.Missing, rep.Failed(), rep.Coverage, rep.Declared)
 	}
 	sc.Faults.Until = 0
-	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: []uint64{1, 2, 3, 4, 5, 6, 7, 8}, Props: All()})
+	rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(8), Props: All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,4 +58,33 @@ func TestStoriesAreInVirtualTimeOrder(t *testing.T) {
 	if found == 0 {
 		t.Fatal("the faults scenario produced no violation in 20 seeds")
 	}
+}
+
+// Minimizing stops when told (a Ctrl-C during a check), returning what it
+// has, which still violates the property: the scenario as found.
+func TestMinimizeStopsWhenTold(t *testing.T) {
+	sc, err := model.Spec{Scenario: "faults", Variants: []string{"pre-fix-fence"}}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := ByName("one-lazy-fetch-per-fanout")
+	for seed := uint64(1); seed < 50; seed++ {
+		res, choices, err := Record(&sc, sim.NewPCG(seed), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Check(res.History)) == 0 {
+			continue
+		}
+		stopped, _, h := MinimizeUntil(sc, choices, p, func() bool { return true })
+		full, _, _ := Minimize(sc, choices, p)
+		if stopped.Runs != sc.Runs || !slices.Equal(stopped.Workflow.Fanouts, sc.Workflow.Fanouts) || len(p.Check(h)) == 0 {
+			t.Fatalf("stopped at once: %d runs %v (found: %d runs %v), violating %v", stopped.Runs, stopped.Workflow.Fanouts, sc.Runs, sc.Workflow.Fanouts, len(p.Check(h)) > 0)
+		}
+		if full.Runs == stopped.Runs && slices.Equal(full.Workflow.Fanouts, stopped.Workflow.Fanouts) {
+			t.Fatalf("precondition: minimizing seed %d changes nothing", seed)
+		}
+		return
+	}
+	t.Fatal("no seed of faults violates one-lazy-fetch-per-fanout")
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,22 +15,36 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/properties/search"
 	"github.com/simlab/simlab/sim"
 )
 
 // SIMLAB_SEARCH=long (or -simlab.long) runs a longer search: more rapid
-// checks per verdict and more shrinking time. The default keeps
-// `go test ./properties/` well under a minute on two cores.
+// checks per verdict and more shrinking. The default keeps
+// `go test ./properties/` well under a minute on two idle cores.
 var long = flag.Bool("simlab.long", os.Getenv("SIMLAB_SEARCH") == "long", "run the long property search")
 
-func budget() (checks int, shrink time.Duration) {
+// budget is a search's size: rapid's test cases, and a scale for how many
+// runs of the property its shrinker may make after the first failure (see
+// findsShrinking). Both are counts, never time: a verdict, and how small
+// its counterexample is, must not depend on how fast or loaded the
+// machine is.
+func budget() (checks, scale int) {
 	if *long {
-		return 20000, 60 * time.Second
+		return 20000, 10
 	}
-	return 1000, 10 * time.Second
+	return 1000, 1
 }
+
+// defaultShrinkSteps is the shrink steps of a search (times budget's scale).
+const defaultShrinkSteps = 4000
+
+// noShrinkClock is rapid.shrinktime during every search: far longer than
+// any shrink bounded by steps, so rapid's own clock never ends one, whatever
+// -rapid.shrinktime says.
+const noShrinkClock = 24 * time.Hour
 
 // withRapidFlags sets rapid's global flags for one search and restores them.
 func withRapidFlags(t *testing.T, kv map[string]string) {
@@ -80,28 +96,56 @@ type counterexample struct {
 	h       *model.History
 	vs      []Violation
 	choices []sim.Choice
+	steps   int // shrink steps taken when it was found
 }
 
-// search runs rapid over a family with the given variants, failing a test
-// case when any of props is violated. It returns the last failing case rapid
-// ran, which after shrinking is the minimal one.
-func searchFor(tb rapid.TB, fam search.Family, variants []string, props []Property, prepare func(*model.Scenario)) *counterexample {
+// searchFor runs rapid over a family with the given variants, failing a
+// test case when any of props is violated. It returns the last failing case
+// rapid ran, which after shrinking is the minimal one, or nil when no case
+// failed.
+//
+// Shrinking is bounded by steps, not by rapid's clock (rapid.shrinktime,
+// set far out of reach by the callers), so the counterexample does not
+// depend on how fast or loaded the machine is: after the first failure the
+// property runs at most shrinkSteps more times. At the next run the search
+// ends right there (runtime.Goexit unwinds rapid, which has no step bound
+// of its own), on a goroutine of its own so the caller goes on; the result
+// is the last failing case, rapid's report of it is not waited for.
+func searchFor(tb rapid.TB, fam search.Family, variants []string, props []Property, prepare func(*model.Scenario), shrinkSteps int) *counterexample {
+	clock := flag.Lookup("rapid.shrinktime")
+	was := clock.Value.String()
+	if err := clock.Value.Set(noShrinkClock.String()); err != nil {
+		panic(err)
+	}
+	defer clock.Value.Set(was)
 	var last *counterexample
-	rapid.Check(tb, func(t *rapid.T) {
-		sc := fam.Draw(t)
-		sc.Variants = variants
-		if prepare != nil {
-			prepare(&sc)
-		}
-		res, choices, err := Record(&sc, search.NewRapidChooser(t), 0)
-		if err != nil {
-			t.Fatalf("scenario rejected: %v", err)
-		}
-		if vs := Check(res.History, props); len(vs) > 0 {
-			last = &counterexample{sc: sc, h: res.History, vs: vs, choices: choices}
-			t.Fatalf("%s", strings.Join(Story(vs[0]), "\n"))
-		}
-	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		shrinking, steps := false, 0
+		rapid.Check(tb, func(t *rapid.T) {
+			if shrinking {
+				if steps++; steps > shrinkSteps {
+					runtime.Goexit()
+				}
+			}
+			sc := fam.Draw(t)
+			sc.Variants = variants
+			if prepare != nil {
+				prepare(&sc)
+			}
+			res, choices, err := Record(&sc, search.NewRapidChooser(t), 0)
+			if err != nil {
+				t.Fatalf("scenario rejected: %v", err)
+			}
+			if vs := Check(res.History, props); len(vs) > 0 {
+				shrinking = true
+				last = &counterexample{sc: sc, h: res.History, vs: vs, choices: choices, steps: steps}
+				t.Fatalf("%s", strings.Join(Story(vs[0]), "\n"))
+			}
+		})
+	}()
+	<-done
 	return last
 }
 
@@ -143,7 +187,24 @@ func finds(t *testing.T, fam search.Family, variants []string, prop string, prep
 // the test that calls it says why.
 func findsWithin(t *testing.T, fam search.Family, variants []string, prop string, prepare func(*model.Scenario), maxBranches, maxFaults int) {
 	t.Helper()
-	checks, shrink := budget()
+	findsSearch(t, defaultShrinkSteps, fam, variants, prop, prepare, maxBranches, maxFaults)
+}
+
+// findsShrinking is finds with that many shrink steps (times budget's
+// scale). Each step simulates a candidate, and rapid keeps a copy of every
+// candidate's choices: a search whose cases run long (a message redelivered
+// to the end of the fault window, thousands of choices) takes fewer, a
+// swarm case of a few hundred choices with many faults to remove more.
+func findsShrinking(t *testing.T, steps int, fam search.Family, variants []string, prop string, prepare func(*model.Scenario)) {
+	t.Helper()
+	findsSearch(t, steps, fam, variants, prop, prepare, 3, 2)
+}
+
+// findsSearch is finds with its shrink steps and its bounds on the story.
+func findsSearch(t *testing.T, steps int, fam search.Family, variants []string, prop string, prepare func(*model.Scenario), maxBranches, maxFaults int) {
+	t.Helper()
+	checks, scale := budget()
+	shrinkSteps := steps * scale
 	if fam.Name == "swarm" && !*long {
 		// A swarm case switches every feature and fault site on or off
 		// (about half each), so a bug that needs several of them at once
@@ -151,7 +212,7 @@ func findsWithin(t *testing.T, fam search.Family, variants []string, prop string
 		// a few seconds; swarm cases are small).
 		checks *= 5
 	}
-	kv := map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.shrinktime": shrink.String(), "rapid.nofailfile": "true"}
+	kv := map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.nofailfile": "true"}
 	if !*long && flag.Lookup("rapid.seed").Value.String() == "0" {
 		// A fixed search seed keeps CI's verdict stable; the long search
 		// (and -rapid.seed) explores new ground each time.
@@ -159,8 +220,8 @@ func findsWithin(t *testing.T, fam search.Family, variants []string, prop string
 	}
 	withRapidFlags(t, kv)
 	tb := &captureTB{name: t.Name()}
-	cx := searchFor(tb, fam, variants, propsNamed(prop), prepare)
-	if !tb.failed || cx == nil {
+	cx := searchFor(tb, fam, variants, propsNamed(prop), prepare, shrinkSteps)
+	if cx == nil {
 		t.Fatalf("%d checks of family %s with %v found no violation of %s", checks, fam.Name, variants, prop)
 	}
 	p, _ := ByName(prop)
@@ -171,8 +232,8 @@ func findsWithin(t *testing.T, fam search.Family, variants []string, prop string
 		t.Logf("fault %s at %v run %d delivery %d", f.Kind, f.At, f.Run, f.Delivery)
 	}
 	t.Logf("scenario: world %s faults %+v", cx.sc.World, cx.sc.Faults)
-	t.Logf("shrunk counterexample: %d branches, %d faults, %d runs, %d choices\n%s",
-		size.Branches, size.Faults, size.Runs, len(cx.choices), strings.Join(Story(cx.vs[0]), "\n"))
+	t.Logf("shrunk counterexample (found after %d of %d shrink steps): %d branches, %d faults, %d runs, %d choices\n%s",
+		cx.steps, shrinkSteps, size.Branches, size.Faults, size.Runs, len(cx.choices), strings.Join(Story(cx.vs[0]), "\n"))
 	// A swarm case draws its fault sites before its workflow: a crash of
 	// the orchestrator's first delivery often stays in the story, so it
 	// may keep one more fault than a family whose knobs are fixed.
@@ -210,16 +271,19 @@ func findsWithin(t *testing.T, fam search.Family, variants []string, prop string
 // holds asserts that a search over the family finds no violation.
 func holds(t *testing.T, fam search.Family, variants []string, props []Property, prepare func(*model.Scenario)) {
 	t.Helper()
-	checks, shrink := budget()
+	checks, scale := budget()
+	shrinkSteps := defaultShrinkSteps * scale
 	t.Run(fmt.Sprintf("holds/%s/%v", fam.Name, strings.Join(variants, "+")), func(t *testing.T) {
-		kv := map[string]string{"rapid.checks": strconv.Itoa(checks / 2), "rapid.shrinktime": shrink.String()}
+		kv := map[string]string{"rapid.checks": strconv.Itoa(checks / 2)}
 		if !*long && flag.Lookup("rapid.seed").Value.String() == "0" {
 			// As finds: a fixed seed keeps CI's verdict the same on every
 			// run; the long search draws new cases each time.
 			kv["rapid.seed"] = "20261201"
 		}
 		withRapidFlags(t, kv)
-		searchFor(t, fam, variants, props, prepare)
+		if cx := searchFor(t, fam, variants, props, prepare, shrinkSteps); cx != nil {
+			t.Fatalf("%s", strings.Join(Story(cx.vs[0]), "\n"))
+		}
 	})
 }
 
@@ -309,8 +373,11 @@ func TestShippedFetchFreeConsumerLoopsOnEndedRun(t *testing.T) {
 		sc.Faults.CancelWithin = max(sc.Faults.CancelWithin, time.Millisecond)
 		sc.Faults.LostCreate = max(sc.Faults.LostCreate, 0.5)
 	}
-	finds(t, fanoutFamily, nil, "liveness", endedBeforeCreate)
-	finds(t, fanoutFamily, nil, "recovery-in-band", endedBeforeCreate)
+	// Its cases redeliver a message to the end of the fault window:
+	// thousands of choices a step, and Minimize, not rapid, makes the
+	// story small, so a few hundred steps.
+	findsShrinking(t, 400, fanoutFamily, nil, "liveness", endedBeforeCreate)
+	findsShrinking(t, 400, fanoutFamily, nil, "recovery-in-band", endedBeforeCreate)
 }
 
 // A finding of the model (docs/MODEL.md): a v1 consumer's legacy prologue
@@ -438,7 +505,9 @@ func TestRetryDropsRunContextFindsProducer(t *testing.T) {
 // which needs crashes, cancels and a redelivery after the run ended, is
 // found with no prepare function setting any knob.
 func TestSwarmFindsPreFixFenceWithNoKnobsSet(t *testing.T) {
-	finds(t, swarmFamily, []string{"pre-fix-fence"}, "no-start-on-terminal", nil)
+	// The drawn world's fault sites leave many faults to shrink away:
+	// about 30000 steps to a three-fault story.
+	findsShrinking(t, 40000, swarmFamily, []string{"pre-fix-fence"}, "no-start-on-terminal", nil)
 }
 
 // A seeded swarm sweep reaches every World, long windows and the
@@ -448,11 +517,7 @@ func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := make([]uint64, 200)
-	for i := range seeds {
-		seeds[i] = uint64(i + 1)
-	}
-	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: propsNamed("no-start-on-terminal")})
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(200), Props: propsNamed("no-start-on-terminal")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +531,7 @@ func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
 		t.Fatalf("200 swarm seeds on the real atomicity started no step on a terminal run")
 	}
 	sc.Store.AtomicCalls = true
-	if rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds, Props: propsNamed("no-start-on-terminal")}); err != nil {
+	if rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(200), Props: propsNamed("no-start-on-terminal")}); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Violations["no-start-on-terminal"] != 0 {
@@ -600,4 +665,26 @@ func TestShippedOnTheRealWorldsAtomicity(t *testing.T) {
 	// ends, as core's replay resolves a step from its step_completed alone.
 	holds(t, fanoutFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
 	holds(t, skewFamily, nil, allBut("one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, onWorld("world-postgres")))
+}
+
+// The counterexample a search shrinks to is the same however much time
+// rapid's clock would allow: with -rapid.shrinktime at 1 ms (what 10 s is
+// on a machine ten thousand times slower) it is the case found with the
+// clock out of reach, choice for choice. Shrinking once ended at 10 s of
+// wall time, and TestSwarmFindsPreFixFenceWithNoKnobsSet failed under load.
+func TestShrinkingDoesNotDependOnTheClock(t *testing.T) {
+	withRapidFlags(t, map[string]string{"rapid.checks": "1000", "rapid.nofailfile": "true", "rapid.seed": "20261129"})
+	search := func(clock string) *counterexample {
+		withRapidFlags(t, map[string]string{"rapid.shrinktime": clock})
+		cx := searchFor(&captureTB{name: t.Name()}, skewFamily, []string{"reroute-drops-input"}, propsNamed("reroute-preserves-message"), nil, defaultShrinkSteps)
+		if cx == nil {
+			t.Fatalf("rapid.shrinktime %s: no violation found", clock)
+		}
+		return cx
+	}
+	slow, fast := search("1ms"), search("1h")
+	if slow.h.Hash != fast.h.Hash || !slices.Equal(slow.choices, fast.choices) {
+		t.Fatalf("with 1 ms of shrinking: %016x, %d choices after %d steps; with 1 h: %016x, %d choices after %d steps",
+			slow.h.Hash, len(slow.choices), slow.steps, fast.h.Hash, len(fast.choices), fast.steps)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
 )
 
@@ -19,11 +20,7 @@ func checked(t *testing.T, spec model.Spec, n int, dir string) *properties.Repor
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list []uint64
-	for s := 1; s <= n; s++ {
-		list = append(list, uint64(s))
-	}
-	rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(), Spec: spec, ScheduleDir: dir})
+	rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(uint64(n)), Props: properties.All(), Spec: spec, ScheduleDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

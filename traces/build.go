@@ -3,6 +3,7 @@ package traces
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,13 @@ const SchemaVersion = "2"
 // byte-identical across days; pass ParseEpoch("now") to land traces inside a
 // backend's default search window instead.
 var DefaultEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// MaxBuildSpans bounds the spans one Build makes: every one is held until
+// it is written or exported, and a run at the event limit could plan
+// millions. buildSpanLimit is it, lowered by a test.
+const MaxBuildSpans = 1_000_000
+
+var buildSpanLimit = MaxBuildSpans
 
 // Options shape Build's output.
 type Options struct {
@@ -62,7 +70,28 @@ func ParseEpoch(s string, now func() time.Time) (time.Time, error) {
 		// nothing to a user: say what to type instead.
 		return time.Time{}, fmt.Errorf("--epoch %q: want now or a date and time with its zone (RFC 3339), for example --epoch 2026-01-01T00:00:00Z or --epoch now", s)
 	}
+	if err := otlpTime(t); err != nil {
+		return time.Time{}, fmt.Errorf("--epoch %q: %w; for example --epoch 2026-01-01T00:00:00Z", s, err)
+	}
 	return t.UTC(), nil
+}
+
+// The instants OTLP can stamp: nanoseconds since 1970 in a signed 64-bit
+// integer (what every SDK and collector reads), 1970 to 2262-04-11.
+var (
+	otlpFirst = time.Unix(0, 0).UTC()
+	otlpLast  = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// otlpTime says why t cannot be written as an OTLP timestamp, or nil.
+func otlpTime(t time.Time) error {
+	switch {
+	case t.Before(otlpFirst):
+		return fmt.Errorf("%s is before 1970-01-01T00:00:00Z, where OTLP timestamps begin", t.UTC().Format(time.RFC3339Nano))
+	case t.After(otlpLast):
+		return fmt.Errorf("%s is after %s, the last instant an OTLP timestamp holds", t.UTC().Format(time.RFC3339Nano), otlpLast.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Build turns a recorded History into finished OpenTelemetry spans: one trace
@@ -84,12 +113,31 @@ func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
 		plans[r] = keep(p.plan(int32(r)), opts.MaxSpans)
 		total += len(plans[r])
 	}
+	if total > buildSpanLimit {
+		return nil, fmt.Errorf("%d spans: more than the %d one export holds (a span takes about 5 KB until it is written); keep fewer with --max-spans, e.g. --max-spans %d",
+			total, buildSpanLimit, max(1, buildSpanLimit/max(1, len(h.Runs))))
+	}
 
 	e := newEmitter(h, epoch, total)
 	defer e.close()
 	for r, nodes := range plans {
 		if err := e.emit(traceIDFor(p.key, int32(r)), nodes); err != nil {
 			return nil, fmt.Errorf("traces: run %s: %w", model.RunName(h.Runs[r].ID), err)
+		}
+	}
+	// Every instant is the epoch plus virtual time: an epoch near either
+	// end of what OTLP can stamp pushes some past it, and such a span would
+	// be written with a timestamp of 0 (and judged on that). Refuse it.
+	for _, s := range e.spans {
+		times := []time.Time{s.StartTime(), s.EndTime()}
+		for _, ev := range s.Events() {
+			times = append(times, ev.Time)
+		}
+		for _, t := range times {
+			if err := otlpTime(t); err != nil {
+				return nil, fmt.Errorf("span %s at the epoch %s + %v of virtual time: %w; choose another --epoch",
+					s.Name(), epoch.Format(time.RFC3339Nano), t.Sub(epoch), err)
+			}
 		}
 	}
 	return e.spans, nil

@@ -104,11 +104,11 @@ func (e *ExportError) Error() string {
 			why = strings.ReplaceAll(why, noise, "")
 		}
 	}
-	got := "none of its %[2]d spans arrived"
+	got := fmt.Sprintf("none of its %d spans arrived", e.Total)
 	if e.Delivered > 0 {
-		got = "%[1]d of its %[2]d spans arrived before"
+		got = fmt.Sprintf("%d of its %d spans arrived before", e.Delivered, e.Total)
 	}
-	return fmt.Sprintf("OTLP export to %s failed: %s; "+got, e.Endpoint, why, e.Delivered, e.Total)
+	return fmt.Sprintf("OTLP export to %s failed: %s; %s", e.Endpoint, why, got)
 }
 
 func (e *ExportError) Unwrap() error { return e.Err }

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -146,6 +147,33 @@ func failing(t *testing.T, rc *receiver, want string, opts ...ExportOption) {
 	// Nothing retries, so nothing may say it might have.
 	if strings.Contains(err.Error(), "retry") {
 		t.Errorf("error %q speaks of retrying", err)
+	}
+	// The count is the spans', formatted as a number (a misnumbered verb
+	// once printed %!d(string=...) here).
+	if got := fmt.Sprintf("none of its %d spans arrived", len(spans)); !strings.Contains(err.Error(), got) || strings.Contains(err.Error(), "%!") {
+		t.Errorf("error %q: want it to say %q", err, got)
+	}
+}
+
+// A collector that takes the first batch and refuses the second: the error
+// says how many spans it already holds.
+func TestExportOTLPPartialSaysHowFar(t *testing.T) {
+	var n atomic.Int32
+	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) bool {
+		if n.Add(1) == 1 {
+			return true
+		}
+		http.Error(w, "full", http.StatusInsufficientStorage)
+		return false
+	})
+	spans := build(t, history(t, "durabench-256", 1), Options{})
+	if len(spans) <= batchSize {
+		t.Fatalf("%d spans: want more than one batch of %d", len(spans), batchSize)
+	}
+	err := ExportOTLP(t.Context(), rc.URL, spans)
+	want := fmt.Sprintf("%d of its %d spans arrived before", batchSize, len(spans))
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "%!") {
+		t.Fatalf("error %v: want it to say %q", err, want)
 	}
 }
 

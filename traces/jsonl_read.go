@@ -17,6 +17,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/simlab/simlab/internal/bounded"
 )
 
 // ReadJSONL reads OTLP JSON Lines, the format WriteJSONL writes: one
@@ -24,14 +26,17 @@ import (
 // and span ids must be lowercase hex (the OTLP/JSON mapping; protojson's
 // base64 is refused), 64-bit integers may be strings or numbers, and enums
 // are integers. Blank lines are skipped. The spans come back in SortSpans
-// order; an error names the line it is about.
+// order; an error names the line it is about. A line past MaxLineBytes, a
+// file past MaxFileBytes and a line that does not begin with { are refused.
 func ReadJSONL(r io.Reader) ([]Span, error) {
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var out []Span
+	var total int64
 	for line := 1; ; line++ {
-		// ReadBytes has no line-length limit: one trace of a wide fan-out is
-		// a single line of several megabytes.
-		raw, err := br.ReadBytes('\n')
+		raw, err := readLine(br, &total)
+		if errors.Is(err, errLineTooLong) || errors.Is(err, errFileTooLarge) || errors.Is(err, errNotAnObject) {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
 		if len(bytes.TrimSpace(raw)) > 0 {
 			spans, perr := parseLine(raw)
 			if perr != nil {
@@ -48,6 +53,56 @@ func ReadJSONL(r io.Reader) ([]Span, error) {
 	}
 	SortSpans(out)
 	return out, nil
+}
+
+// The bounds of a trace file ReadJSONL reads: one line (one trace of a wide
+// fan-out is a single line of several megabytes) and the whole file. Every
+// span read is held in memory, so a file past them is refused rather than
+// read to the end of the machine's memory.
+const (
+	MaxLineBytes = 256 << 20
+	MaxFileBytes = 1 << 30
+)
+
+// lineLimit and fileLimit are the bounds readLine applies: the constants,
+// lowered by tests that would otherwise need a gigabyte of input.
+var lineLimit, fileLimit int64 = MaxLineBytes, MaxFileBytes
+
+var (
+	errLineTooLong  = fmt.Errorf("longer than %s, the most one line of a trace file may hold", bounded.Size(MaxLineBytes))
+	errFileTooLarge = fmt.Errorf("the file is past %s, the most a trace file may hold", bounded.Size(MaxFileBytes))
+	errNotAnObject  = errors.New("not JSON: a line must begin with { (want one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out writes)")
+)
+
+// readLine reads one line, at most MaxLineBytes, adding its length to
+// *total. A line whose first byte that is not blank is not { is refused at
+// that byte, so a file that is no JSON at all (/dev/zero) fails at once
+// rather than after a line of a gigabyte.
+func readLine(br *bufio.Reader, total *int64) ([]byte, error) {
+	var buf []byte
+	begun := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !begun {
+			if rest := bytes.TrimLeft(chunk, " \t\r\n"); len(rest) > 0 {
+				begun = true
+				if rest[0] != '{' {
+					return nil, errNotAnObject
+				}
+			}
+		}
+		buf = append(buf, chunk...)
+		if *total += int64(len(chunk)); *total > fileLimit {
+			return nil, errFileTooLarge
+		}
+		if int64(len(buf)) > lineLimit {
+			return nil, errLineTooLong
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return buf, err
+	}
 }
 
 // The OTLP/JSON shapes ReadJSONL decodes. Unknown fields are ignored, as

@@ -146,3 +146,47 @@ func TestReadJSONLAttributeTypes(t *testing.T) {
 		t.Fatalf("string slice rendered %q", v)
 	}
 }
+
+// endless is an io.Reader that never ends: first its prefix, then fill
+// bytes forever, as /dev/zero (or a stuck pipe's writer) would.
+type endless struct {
+	prefix string
+	fill   byte
+	n      int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		if e.n < int64(len(e.prefix)) {
+			p[i] = e.prefix[e.n]
+		} else {
+			p[i] = e.fill
+		}
+		e.n++
+	}
+	return len(p), nil
+}
+
+// A trace file is read with bounds: a line that is no JSON object fails at
+// its first byte, an endless line and an endless file at their limits,
+// never after the machine's memory.
+func TestReadJSONLIsBounded(t *testing.T) {
+	zero := &endless{fill: 0}
+	if _, err := ReadJSONL(zero); err == nil || !strings.Contains(err.Error(), "line 1: not JSON") || zero.n > 1<<20 {
+		t.Fatalf("NUL bytes: %v after %d bytes read", err, zero.n)
+	}
+	oldLine, oldFile := lineLimit, fileLimit
+	t.Cleanup(func() { lineLimit, fileLimit = oldLine, oldFile })
+	lineLimit, fileLimit = 1<<20, 4<<20
+	line := &endless{prefix: `{"resourceSpans":[`, fill: ' '}
+	if _, err := ReadJSONL(line); err == nil || !strings.Contains(err.Error(), "line 1: longer than 256 MiB") || line.n > 2<<20 {
+		t.Fatalf("an endless line: %v after %d bytes", err, line.n)
+	}
+	var file strings.Builder
+	for file.Len() <= 5<<20 {
+		file.WriteString("{}\n" + strings.Repeat(" ", 1000) + "\n")
+	}
+	if _, err := ReadJSONL(strings.NewReader(file.String())); err == nil || !strings.Contains(err.Error(), "past 1 GiB") {
+		t.Fatalf("a file past the limit: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -254,4 +255,30 @@ func NewTree(spans []Span) (*Tree, error) {
 func (t *Tree) Index(spanID string) (int, bool) {
 	i, ok := t.byID[spanID]
 	return i, ok
+}
+
+// Dedup drops the spans that repeat an earlier one exactly (the same trace
+// and span id and the same content: a file with lines twice, a collector's
+// retried batch), keeping order, and says how many it dropped. Two spans
+// that share their ids but differ are not one span seen twice: that is an
+// error naming the id, since either could be the truth.
+func Dedup(spans []Span) ([]Span, int, error) {
+	seen := make(map[[2]string]int, len(spans))
+	out := spans[:0:0]
+	dropped := 0
+	for i := range spans {
+		s := &spans[i]
+		k := [2]string{s.TraceID, s.SpanID}
+		if j, ok := seen[k]; ok {
+			if !reflect.DeepEqual(out[j], *s) {
+				return nil, 0, fmt.Errorf("span %s of trace %s appears twice with different content (%s and %s): not one span recorded twice",
+					s.SpanID, s.TraceID, out[j].Name, s.Name)
+			}
+			dropped++
+			continue
+		}
+		seen[k] = len(out)
+		out = append(out, *s)
+	}
+	return out, dropped, nil
 }

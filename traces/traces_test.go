@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -527,6 +528,12 @@ func TestParseEpoch(t *testing.T) {
 		{"2026-03-04T05:06:07.5+02:00", time.Date(2026, 3, 4, 3, 6, 7, 5e8, time.UTC), false},
 		{"yesterday", time.Time{}, true},
 		{"2026-03-04", time.Time{}, true},
+		// OTLP stamps nanoseconds since 1970 in 64 bits: 1970 to 2262.
+		{"1970-01-01T00:00:00Z", time.Unix(0, 0).UTC(), false},
+		{"0001-01-01T00:00:00Z", time.Time{}, true},
+		{"1969-12-31T23:59:59Z", time.Time{}, true},
+		{"2262-04-12T00:00:00Z", time.Time{}, true},
+		{"9999-01-01T00:00:00Z", time.Time{}, true},
 	} {
 		got, err := ParseEpoch(c.in, func() time.Time { return fixed })
 		if (err != nil) != c.err || !got.Equal(c.want) || (err == nil && got.Location() != time.UTC) {
@@ -535,6 +542,52 @@ func TestParseEpoch(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), c.in) {
 			t.Errorf("ParseEpoch(%q): error %q does not name the input", c.in, err)
 		}
+	}
+}
+
+// An epoch so late that a run's spans would end past 2262 cannot be
+// written (OTLP's 64-bit nanoseconds): Build refuses it rather than stamp
+// every timestamp 0, and a file written at the latest epoch that fits
+// reads back with its real times.
+func TestBuildRefusesTimesOTLPCannotHold(t *testing.T) {
+	h := history(t, "golden-t2", 1)
+	last := time.Unix(0, math.MaxInt64).UTC()
+	if _, err := Build(h, Options{Epoch: last.Add(-time.Duration(h.End) / 2)}); err == nil || !strings.Contains(err.Error(), "2262") {
+		t.Fatalf("an epoch whose run ends past 2262: %v", err)
+	}
+	if _, err := Build(h, Options{Epoch: time.Unix(-1, 0)}); err == nil || !strings.Contains(err.Error(), "1970") {
+		t.Fatalf("an epoch before 1970: %v", err)
+	}
+	epoch := last.Add(-time.Duration(h.End) - time.Hour)
+	spans := build(t, h, Options{Epoch: epoch})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, spans); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadJSONL(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range read {
+		if s.Start.Before(epoch) || s.End.Before(s.Start) {
+			t.Fatalf("span %s %s: %v..%v, before the epoch %v", s.Name, s.SpanID, s.Start, s.End, epoch)
+		}
+	}
+}
+
+// Build holds every span it makes: past MaxBuildSpans it refuses, saying
+// how to keep fewer, and --max-spans (Options.MaxSpans) under the bound
+// builds.
+func TestBuildBoundsItsSpans(t *testing.T) {
+	old := buildSpanLimit
+	t.Cleanup(func() { buildSpanLimit = old })
+	buildSpanLimit = 60
+	h := history(t, "fanout", 1)
+	if _, err := Build(h, Options{}); err == nil || !strings.Contains(err.Error(), "more than the 60 one export holds") || !strings.Contains(err.Error(), "--max-spans 60") {
+		t.Fatalf("past the bound: %v", err)
+	}
+	if spans, err := Build(h, Options{MaxSpans: 50}); err != nil || len(spans) > 60 {
+		t.Fatalf("--max-spans 50: %d spans, %v", len(spans), err)
 	}
 }
 

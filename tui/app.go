@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
@@ -24,6 +26,9 @@ type mover interface{ move(delta int) }
 
 // scroller is a view whose columns h/l (←/→) scroll.
 type scroller interface{ scroll(delta int) }
+
+// pager is a view with a text pane d/u (PgDn/PgUp) scroll by half of it.
+type pager interface{ page(delta int) }
 
 // filterable is a view `/` filters.
 type filterable interface {
@@ -43,6 +48,11 @@ type Options struct {
 	// Screen is the terminal; nil opens the real one (tests pass a
 	// tcell.SimulationScreen).
 	Screen tcell.Screen
+	// Notice, if set, is the first message shown (an error when Warn),
+	// instead of the count of runs: what the command line's simulation
+	// left undone, say.
+	Notice string
+	Warn   bool
 }
 
 // App is the terminal lab: a breadcrumb stack of views over one session.
@@ -60,6 +70,19 @@ type App struct {
 	// filterBefore is the filter to restore when Esc abandons a `/`.
 	filterBefore filter
 	quitting     bool
+	// job is the simulation running off the UI goroutine, if any; post
+	// runs a function on the UI goroutine (tview's QueueUpdateDraw; a
+	// test's harness drains them itself).
+	job  *job
+	post func(func())
+}
+
+// job is one simulation of a session's seeds, run on its own goroutine so
+// that the screen keeps drawing and answering keys: esc (or quitting)
+// cancels it between seeds or stages.
+type job struct {
+	cfg    Config
+	cancel atomic.Bool
 }
 
 // ErrNoRuns is returned by New when there is nothing to show.
@@ -84,6 +107,7 @@ func New(opts Options) (*App, error) {
 		footer: newFooter(),
 		prompt: newPrompt(),
 	}
+	a.post = func(f func()) { a.tv.QueueUpdateDraw(f) }
 	a.sess.add(opts.Runs)
 	layout := tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(a.header, 1, 0, false).
@@ -91,7 +115,10 @@ func New(opts Options) (*App, error) {
 		AddItem(a.prompt, 1, 0, false).
 		AddItem(a.footer, 2, 0, false)
 	a.guard = newSizeGuard(layout)
-	a.guard.layout = func(w, _ int) { layout.ResizeItem(a.footer, a.footer.lines(w), 0) }
+	a.guard.layout = func(w, _ int) {
+		layout.ResizeItem(a.footer, a.footer.lines(w), 0)
+		layout.ResizeItem(a.prompt, a.prompt.lines(w), 0)
+	}
 	a.prompt.onChange = a.promptChanged
 	a.prompt.onDone = a.promptDone
 	a.runs = newRunsView(a.sess)
@@ -101,12 +128,20 @@ func New(opts Options) (*App, error) {
 		a.tv.SetScreen(opts.Screen)
 	}
 	a.say(fmt.Sprintf("%s of %s · ⏎ opens a run · ? help", plural(len(a.sess.runs), "run"), a.sess.origin), false)
+	if opts.Notice != "" {
+		a.say(opts.Notice, opts.Warn)
+	}
 	return a, nil
 }
 
+// Stop ends Run from any goroutine, as q does (a running simulation is
+// cancelled): a signal's handler calls it, so that the terminal is restored
+// before the process exits.
+func (a *App) Stop() { a.tv.QueueUpdate(a.quit) }
+
 // Run shows the app until q; it blocks.
 func (a *App) Run() error {
-	a.log.Info("tui started", "runs", len(a.sess.runs), "origin", a.sess.origin)
+	a.log.Info("tui started", "runs", len(a.sess.runs), "origin", a.sess.origin, "pid", os.Getpid())
 	err := a.tv.Run()
 	a.log.Info("tui stopped", "err", err)
 	if err != nil {
@@ -168,6 +203,10 @@ func (a *App) chrome() {
 	}
 	a.header.right = right
 	a.footer.view = a.top().kind()
+	a.prompt.idle = ""
+	if f, ok := a.top().(filterable); ok && f.currentFilter().active() {
+		a.prompt.idle = "filter /" + f.currentFilter().String() + " · esc clears it"
+	}
 }
 
 func (a *App) say(msg string, isError bool) {
@@ -184,7 +223,16 @@ func (a *App) capture(ev *tcell.EventKey) *tcell.EventKey {
 	if a.prompt.active() {
 		return ev
 	}
-	a.prompt.say("", false)
+	if a.job != nil {
+		// The simulation runs on; esc cancels it, q and Ctrl-C quit (and
+		// cancel it). Every other key works as ever.
+		if ev.Key() == tcell.KeyEscape {
+			a.cancelJob()
+			return nil
+		}
+	} else {
+		a.prompt.say("", false)
+	}
 	if a.guard.small {
 		// Nothing else can be seen to act on; only quitting makes sense.
 		if b, ok := lookupBinding(ViewRuns, ev); ok && b.Action == ActQuit {
@@ -214,6 +262,9 @@ func (a *App) HandleKey(ev *tcell.EventKey) {
 }
 
 func (a *App) quit() {
+	if a.job != nil {
+		a.job.cancel.Store(true)
+	}
 	a.quitting = true
 	a.log.Info("quit")
 	a.tv.Stop()
@@ -269,6 +320,10 @@ func (a *App) do(act Action) {
 	case ActFold:
 		if tl, ok := v.(*timelineView); ok && !tl.toggleFold() {
 			a.say("nothing to fold here: the span has no children (or a filter is on)", false)
+		}
+	case ActPageDown, ActPageUp:
+		if p, ok := v.(pager); ok {
+			p.page(map[Action]int{ActPageDown: 1, ActPageUp: -1}[act])
 		}
 	case ActLeft, ActRight:
 		if sc, ok := v.(scroller); ok {
@@ -366,7 +421,7 @@ func (a *App) edit() {
 		cfg.Seeds = a.sess.cfg.Seeds
 	}
 	form, err := newKnobsForm(cfg, func(c Config) error {
-		err := a.simulate(c)
+		err := a.simulate(c, nil)
 		if err != nil {
 			a.say(err.Error(), true)
 		}
@@ -379,28 +434,102 @@ func (a *App) edit() {
 	a.push(form)
 }
 
-// simulate runs cfg, adds its runs and shows them in the runs view with the
-// first selected. The config becomes the session's.
-func (a *App) simulate(cfg Config) error {
-	runs, err := Simulate(cfg)
-	if err != nil {
+// simulate checks cfg and, if it is good, simulates it off the UI
+// goroutine (a fan-out of 20000 branches takes seconds a seed), saying how
+// far it got; then adds its runs and shows them in the runs view with the
+// first selected, and the config becomes the session's, then then (if set)
+// runs. A bad config is an error at once; one simulation runs at a time.
+func (a *App) simulate(cfg Config, then func()) error {
+	if a.job != nil {
+		return errors.New("a simulation is running: wait for it, or esc cancels it")
+	}
+	if err := cfg.Check(); err != nil {
 		return err
 	}
+	j := &job{cfg: cfg.clone()}
+	a.job = j
+	what := fmt.Sprintf("%s, seeds %s", cfg.Scenario, seedList(cfg.Seeds))
+	a.say("simulating "+what+"… esc cancels", false)
+	budget := MaxSessionSpans
+	for _, r := range a.sess.runs {
+		budget -= len(r.Spans)
+	}
+	go func() {
+		runs, err := SimulateWith(j.cfg, SimOptions{
+			Stop:  j.cancel.Load,
+			Spans: max(budget, 1),
+			Progress: func(done, total int) {
+				a.post(func() {
+					if a.job == j && !j.cancel.Load() {
+						a.say(fmt.Sprintf("simulating %s: %d of %d seeds done… esc cancels", what, done, total), false)
+					}
+				})
+			},
+		})
+		a.post(func() { a.finish(j, runs, err, then) })
+	}()
+	return nil
+}
+
+// cancelJob asks the running simulation to stop at its next step.
+func (a *App) cancelJob() {
+	if a.job != nil && !a.job.cancel.Swap(true) {
+		a.say("cancelling the simulation…", false)
+		a.log.Info("simulation cancelled")
+	}
+}
+
+// finish shows what job j simulated: every run it finished is kept, also
+// when it was cancelled or stopped at the span limit.
+func (a *App) finish(j *job, runs []*Run, err error, then func()) {
+	if a.job != j {
+		return
+	}
+	a.job = nil
+	if a.quitting {
+		return
+	}
+	var limit *SpanLimitError
+	stopped := errors.Is(err, ErrStopped) || errors.As(err, &limit)
+	if err != nil && !stopped {
+		a.say(err.Error(), true)
+		a.chrome()
+		return
+	}
+	cfg := j.cfg
 	a.log.Info("simulated", "scenario", cfg.Scenario, "sets", cfg.Sets, "variants", cfg.Variants,
-		"seeds", seedList(cfg.Seeds), "runs", len(runs))
+		"seeds", seedList(cfg.Seeds), "runs", len(runs), "err", err)
+	if len(runs) == 0 {
+		switch {
+		case limit != nil:
+			a.say(limit.Error(), true)
+		default:
+			a.say("simulation cancelled before its first seed; nothing changed", false)
+		}
+		a.chrome()
+		return
+	}
 	a.sess.cfg = cfg.clone()
 	a.sess.simulated = true
 	rows := a.sess.add(runs)
 	a.popTo()
 	a.runs.refresh()
-	if len(rows) > 0 && !a.runs.selectRun(rows[0]) {
-		a.say("the new runs are hidden by the filter; esc clears it", false)
-		return nil
+	if then != nil && !stopped {
+		then()
 	}
-	a.say(fmt.Sprintf("%s of %s, seeds %s (%s now)", plural(len(rows), "run"), cfg.Scenario, seedList(cfg.Seeds),
-		plural(len(a.sess.runs), "row")), false)
+	hidden := len(rows) > 0 && !a.runs.selectRun(rows[0])
+	switch {
+	case limit != nil:
+		a.say(limit.Error(), true)
+	case stopped:
+		a.say(fmt.Sprintf("cancelled: %s of %s kept (%s now)", plural(len(rows), "run"), cfg.Scenario, plural(len(a.sess.runs), "row")), false)
+	case hidden:
+		a.say("the new runs are hidden by the filter; esc clears it", false)
+	default:
+		a.say(fmt.Sprintf("%s of %s, seeds %s (%s now)", plural(len(rows), "run"), cfg.Scenario, seedList(cfg.Seeds),
+			plural(len(a.sess.runs), "row")), false)
+	}
 	a.chrome()
-	return nil
 }
 
 func (a *App) promptChanged(mode promptMode, text string) {

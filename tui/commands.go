@@ -25,16 +25,18 @@ func (a *App) execute(line string) error {
 		}
 		run := cfg.clone()
 		run.Seeds = []uint64{n}
-		if err := a.simulate(run); err != nil {
+		err = a.simulate(run, func() {
+			// One more seed is an addition to the session's seeds: the
+			// header names it with the others, and :set or :variant
+			// re-simulate it too.
+			a.sess.cfg.Seeds = cfg.Seeds
+			if !slices.Contains(cfg.Seeds, n) {
+				a.sess.cfg.Seeds = append(cfg.Seeds, n)
+			}
+		})
+		if err != nil {
 			return fmt.Errorf(":seed %d: %w", n, err)
 		}
-		// One more seed is an addition to the session's seeds: the header
-		// names it with the others, and :set or :variant re-simulate it too.
-		a.sess.cfg.Seeds = cfg.Seeds
-		if !slices.Contains(cfg.Seeds, n) {
-			a.sess.cfg.Seeds = append(cfg.Seeds, n)
-		}
-		a.chrome()
 		return nil
 	case "seeds":
 		seeds, err := parseSeeds(arg)
@@ -62,7 +64,7 @@ func (a *App) execute(line string) error {
 	default:
 		return fmt.Errorf(":%s: unknown command; want seed, seeds, scenario, variant, set, compare or q (? lists them)", name)
 	}
-	if err := a.simulate(cfg); err != nil {
+	if err := a.simulate(cfg, nil); err != nil {
 		return fmt.Errorf(":%s: %w", name, err)
 	}
 	return nil

@@ -51,7 +51,8 @@ func (f filter) matchSpan(s *traces.Span) bool {
 		}
 		hit = ok && v == f.value
 	} else {
-		hit = f.contains(s.Name) || f.contains(s.Service)
+		// What the row shows counts too: its marks (lazy, ~stale, ctx).
+		hit = f.contains(s.Name) || f.contains(s.Service) || f.contains(spanMarks(s))
 		for _, a := range s.Attrs {
 			hit = hit || f.contains(a.Key) || f.contains(a.Value)
 		}

@@ -28,6 +28,12 @@ type harness struct {
 	t      *testing.T
 	app    *App
 	screen tcell.SimulationScreen
+	// posted carries what the app's simulations post to the UI goroutine;
+	// the harness, being that goroutine, runs them in settle or step. It
+	// is unbuffered: a simulation waits at each post until the test takes
+	// it, so a test knows where a simulation is, without the clock.
+	posted chan func()
+	async  bool // keys leave a simulation running (keysAsync)
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
@@ -52,8 +58,46 @@ func harnessFor(t *testing.T, cfg Config, runs []*Run, origin string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, app: app, screen: screen}
+	h := &harness{t: t, app: app, screen: screen, posted: make(chan func())}
+	app.post = func(f func()) { h.posted <- f }
+	t.Cleanup(func() {
+		// A test that leaves a simulation running ends it.
+		if app.job != nil {
+			app.cancelJob()
+			h.settle()
+		}
+	})
+	return h
 }
+
+// settle waits for the running simulation, if any, running on this (the
+// UI) goroutine what it posts, until it has finished: after it, the screen
+// shows the simulation's outcome, as after a synchronous one.
+func (h *harness) settle() {
+	for h.app.job != nil {
+		(<-h.posted)()
+	}
+	for {
+		select {
+		case f := <-h.posted:
+			f()
+		default:
+			return
+		}
+	}
+}
+
+// keysAsync sends keys without waiting for a simulation they start.
+func (h *harness) keysAsync(seq string) {
+	h.t.Helper()
+	h.async = true
+	defer func() { h.async = false }()
+	h.keys(seq)
+}
+
+// step runs, on the UI goroutine, one thing the simulation posted (its
+// progress or its end), waiting for it.
+func (h *harness) step() { (<-h.posted)() }
 
 // keys sends key presses: runes as themselves, and <Enter>, <Esc>, <Down>,
 // <Up>, <Space>, <Tab> for special keys.
@@ -68,20 +112,30 @@ func (h *harness) keys(seq string) {
 			name := seq[1:end]
 			seq = seq[end+1:]
 			k, ok := map[string]tcell.Key{"Enter": tcell.KeyEnter, "Esc": tcell.KeyEscape, "Down": tcell.KeyDown,
-				"Up": tcell.KeyUp, "Left": tcell.KeyLeft, "Right": tcell.KeyRight, "Tab": tcell.KeyTab, "Backspace": tcell.KeyBackspace2, "CtrlC": tcell.KeyCtrlC}[name]
+				"Up": tcell.KeyUp, "Left": tcell.KeyLeft, "Right": tcell.KeyRight, "Tab": tcell.KeyTab, "Backspace": tcell.KeyBackspace2, "CtrlC": tcell.KeyCtrlC,
+				"PgDn": tcell.KeyPgDn, "PgUp": tcell.KeyPgUp}[name]
 			if name == "Space" {
 				h.app.HandleKey(tcell.NewEventKey(tcell.KeyRune, ' ', tcell.ModNone))
+				h.settleUnlessAsync()
 				continue
 			}
 			if !ok {
 				h.t.Fatalf("unknown key <%s>", name)
 			}
 			h.app.HandleKey(tcell.NewEventKey(k, 0, tcell.ModNone))
+			h.settleUnlessAsync()
 			continue
 		}
 		r := []rune(seq)[0]
 		seq = seq[len(string(r)):]
 		h.app.HandleKey(tcell.NewEventKey(tcell.KeyRune, r, tcell.ModNone))
+		h.settleUnlessAsync()
+	}
+}
+
+func (h *harness) settleUnlessAsync() {
+	if !h.async {
+		h.settle()
 	}
 }
 

@@ -26,7 +26,9 @@ func (h *header) Draw(screen tcell.Screen) {
 		right = fitLeft(right, max(0, w/2-2))
 	}
 	rw := width(right)
-	avail := w - rw - 1
+	// Two spaces at least between the trail and the status, which would
+	// otherwise read as one word (…timeline /workflow.step.d…golden-t2).
+	avail := max(0, w-rw-3)
 	// When the trail is too long, the oldest crumbs give way: the view on
 	// top is the one being looked at.
 	crumbs := h.crumbs

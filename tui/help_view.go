@@ -57,9 +57,9 @@ func helpText(w int) string {
 	}
 	b.WriteString(`
 FILTER (after /, on runs, timeline and span)
-  text                   rows whose name, attribute key or value contains it (any case)
+  text                   rows whose name, marks, attribute key or value contains it (any case)
   key=value              spans whose attribute (or resource attribute) key is exactly value
-  !…                     inverts: /!workflow.step.dispatch_prologue=run_context
+  !…                     inverts: /!workflow.step.dispatch_prologue=run_context (rows stay in tree order)
 
 TIMELINE
   bars are scaled to the run's duration; START is the offset from the run's start (virtual time)
@@ -123,4 +123,11 @@ func (v *helpView) crumb() string { return "help" }
 func (v *helpView) move(delta int) {
 	row, _ := v.GetScrollOffset()
 	v.ScrollTo(max(0, min(row+delta, strings.Count(v.GetText(false), "\n"))), 0)
+}
+
+func (v *helpView) page(delta int) {
+	_, _, _, height := v.GetInnerRect()
+	row, _ := v.GetScrollOffset()
+	last := max(0, v.GetWrappedLineCount()-height)
+	v.ScrollTo(min(max(0, row+delta*max(1, height/2)), last), 0)
 }

@@ -52,6 +52,8 @@ const (
 	ActPrevEvent  Action = "prev"
 	ActLeft       Action = "left"
 	ActRight      Action = "right"
+	ActPageDown   Action = "pgdown"
+	ActPageUp     Action = "pgup"
 )
 
 // Key is one key press a binding answers to: a special key, or a rune.
@@ -106,6 +108,10 @@ var Keymap = []Binding{
 		Help: "the run's property verdicts, stories and replay command"},
 	{Keys: []Key{runeKey(' ')}, Label: "space", Views: []ViewKind{ViewTimeline}, Action: ActFold,
 		Help: "fold or unfold the selected span's children"},
+	{Keys: []Key{runeKey('d'), {Key: tcell.KeyPgDn}}, Label: "d/pgdn", Views: []ViewKind{ViewProperties, ViewHelp}, Action: ActPageDown,
+		Help: "scroll the story (it ends with the replay command) or this help down half a pane"},
+	{Keys: []Key{runeKey('u'), {Key: tcell.KeyPgUp}}, Label: "u/pgup", Views: []ViewKind{ViewProperties, ViewHelp}, Action: ActPageUp,
+		Help: "scroll the story or this help up half a pane"},
 	{Keys: []Key{runeKey(']')}, Label: "]", Views: []ViewKind{ViewTimeline}, Action: ActNextEvent,
 		Help: "move the time cursor to the next event of the run's log"},
 	{Keys: []Key{runeKey('[')}, Label: "[", Views: []ViewKind{ViewTimeline}, Action: ActPrevEvent,

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -537,6 +538,7 @@ func TestKnobsFormReruns(t *testing.T) {
 	f.GetFormItemByLabel(labelSeeds).(*tview.InputField).SetText("3..4")
 	run := f.GetButton(f.GetButtonIndex("Run"))
 	run.InputHandler()(tcell.NewEventKey(tcell.KeyEnter, 0, tcell.ModNone), func(tview.Primitive) {})
+	h.settle() // Run simulates off the UI goroutine
 	if h.top() != h.app.runs {
 		t.Fatalf("Run left %s on top: %s", h.top().kind(), f.GetTitle())
 	}
@@ -579,5 +581,107 @@ func TestParseSeeds(t *testing.T) {
 	seeds := append(slices.Clone(DefaultSeeds), 42)
 	if got, err := parseSeeds(seedRange(seeds)); err != nil || !slices.Equal(got, seeds) {
 		t.Errorf("parseSeeds(seedRange(%v)) = %v, %v", seeds, got, err)
+	}
+}
+
+// The verdict story scrolls: at 120×40 the stories of golden-t5's fence bug
+// run past the pane, and d (PgDn) brings the replay command into view, u
+// (PgUp) back to the story's start.
+func TestPropertiesStoryScrolls(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}, Seeds: []uint64{1}})
+	h.keys("p")
+	replay := "simlab run --scenario golden-t5 --seed 1 --variant pre-fix-fence"
+	first := h.draw()
+	if strings.Contains(first, replay) {
+		t.Fatalf("precondition: the story fits the pane, nothing to scroll:\n%s", first)
+	}
+	seen := false
+	for i := 0; i < 10 && !seen; i++ {
+		h.keys("d")
+		seen = strings.Contains(h.draw(), replay)
+	}
+	if !seen {
+		t.Fatalf("d never scrolled the replay command into view:\n%s", h.draw())
+	}
+	h.keys("<PgDn><PgDn><PgDn>")
+	if s := h.draw(); !strings.Contains(s, replay) {
+		t.Fatalf("scrolling past the end lost the story's last line:\n%s", s)
+	}
+	h.keys("u<PgUp>uuuuuuuu")
+	if got := h.draw(); got != first {
+		t.Fatalf("u did not scroll back to the story's start:\n%s", diffLines(first, got))
+	}
+	// The help, longer than 40 rows, pages the same way to its end.
+	h.keys("?")
+	if strings.Contains(h.draw(), "the state panel replays") {
+		t.Fatal("precondition: the help fits at 120×40")
+	}
+	h.keys("dddd")
+	if s := h.draw(); !strings.Contains(s, "the state panel replays") {
+		t.Fatalf("d did not page the help to its end:\n%s", s)
+	}
+}
+
+// A simulation runs off the UI goroutine: while it runs the screen draws
+// and says how far it got, keys work, esc cancels it between seeds and the
+// seeds it finished are kept; q quits at once. (It ran on the key's
+// goroutine: `:set workflow.fanouts=20000` froze the screen, q, esc and
+// Ctrl-C included, for a minute.)
+func TestSimulationRunsOffTheUIGoroutine(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "fanout", Seeds: []uint64{1, 2, 3, 4}})
+	before := len(h.app.sess.runs)
+	h.keysAsync(":set workflow.fanouts=64<Enter>")
+	if h.app.job == nil {
+		t.Fatal("the simulation ran to its end inside the key press")
+	}
+	h.step() // its first progress: seed 1 begins
+	if s := h.draw(); !strings.Contains(s, "simulating fanout, seeds 1–4: 0 of 4 seeds done… esc cancels") {
+		t.Fatalf("the screen does not say a simulation runs:\n%s", s)
+	}
+	h.keysAsync("j")
+	if r := h.selectedRun(); r == nil || r.No != 2 {
+		t.Fatalf("j did not move while the simulation ran: %+v", r)
+	}
+	if err := h.app.execute("seed 9"); err == nil || !strings.Contains(err.Error(), "a simulation is running") {
+		t.Fatalf("a second simulation while one runs: %v", err)
+	}
+	h.keysAsync("<Esc>")
+	if s := h.draw(); !strings.Contains(s, "cancelling the simulation") {
+		t.Fatalf("esc did not cancel:\n%s", s)
+	}
+	h.settle()
+	added := len(h.app.sess.runs) - before
+	if h.app.job != nil || added > 1 {
+		t.Fatalf("after esc: job %v, %d runs added (seed 1 at most, begun before esc)", h.app.job, added)
+	}
+	if s := h.draw(); !strings.Contains(s, "cancel") {
+		t.Fatalf("the outcome is not said:\n%s", s)
+	}
+	// Not cancelled, it ends with every seed.
+	h.keys(":set workflow.fanouts=8<Enter>")
+	if h.app.job != nil || !strings.Contains(h.draw(), "4 runs of fanout, seeds 1–4") {
+		t.Fatalf("a whole simulation:\n%s", h.draw())
+	}
+	// q quits at once, the simulation cancelled.
+	h.keysAsync(":set workflow.fanouts=16<Enter>")
+	h.step()
+	h.keysAsync("q")
+	if !h.app.quitting || !h.app.job.cancel.Load() {
+		t.Fatal("q did not quit and cancel the simulation")
+	}
+	h.settle()
+}
+
+// The spans a session holds are bounded: seeds past MaxSessionSpans are
+// not simulated, the ones done are kept, and the message says why.
+func TestSessionSpansAreBounded(t *testing.T) {
+	cfg := Config{Scenario: "fanout", Sets: []string{"workflow.fanouts=400"}, Seeds: []uint64{1, 2, 3, 4, 5, 6, 7, 8}}
+	runs, err := SimulateWith(cfg, SimOptions{Spans: 5000})
+	var limit *SpanLimitError
+	if !errors.As(err, &limit) || len(runs) == 0 || len(runs) == 8 || limit.Done != len(runs) {
+		t.Fatalf("%d runs, %v; want a few seeds, then the limit", len(runs), err)
+	}
+	if !strings.Contains(err.Error(), "the most a session keeps is 5000") {
+		t.Fatalf("the message does not name the limit: %v", err)
 	}
 }

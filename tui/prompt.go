@@ -22,6 +22,9 @@ type prompt struct {
 	mode    promptMode
 	message string
 	isError bool
+	// idle is shown, dim, when there is no message: the view's active
+	// filter, which the breadcrumb may have to cut.
+	idle    string
 	history []string
 	histPos int
 	// onChange is called as a filter is typed; onDone when Enter or Esc ends
@@ -103,7 +106,29 @@ func (p *prompt) Draw(screen tcell.Screen) {
 	if p.isError {
 		style = styleError
 	}
-	put(screen, x+1, y, w-1, fitLeft(p.message, w-1), style)
+	msg := p.message
+	if msg == "" {
+		msg = p.idle
+	}
+	// A long message wraps over the prompt's lines (see lines) rather than
+	// losing its end, where an error's reason is.
+	parts := wrapHanging(msg, w-1)
+	for i := 0; i < len(parts) && i < h; i++ {
+		part := parts[i]
+		if i == h-1 && i < len(parts)-1 {
+			part += " …" // more than the lines hold: say so
+		}
+		put(screen, x+1, y+i, w-1, fitLeft(part, w-1), style)
+	}
+}
+
+// lines is how many screen lines the prompt wants at width w: one, or up to
+// three for a message that long.
+func (p *prompt) lines(w int) int {
+	if p.active() || p.message == "" {
+		return 1
+	}
+	return min(3, max(1, len(wrapHanging(p.message, w-2))))
 }
 
 func (p *prompt) InputHandler() func(*tcell.EventKey, func(tview.Primitive)) {

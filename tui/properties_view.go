@@ -31,10 +31,13 @@ func newPropertiesView(r *Run) *propertiesView {
 		v.table.SetCell(0, c, tview.NewTableCell(t).SetStyle(styleHeader).SetSelectable(false))
 	}
 	for i, p := range v.props {
-		n := len(v.violations(p.Name))
+		judged, vs, _ := r.verdictOf(p.Name)
+		n := len(vs)
 		verdict, st := "✓ holds", styleOK
 		switch {
-		case !r.Checked:
+		case !judged && r.Judged != nil:
+			verdict, st = "not judged", styleDim
+		case !judged:
 			verdict, st = "n/a", styleDim
 		case n > 0:
 			verdict, st = "✗ "+itoa(n)+" violation", styleError
@@ -51,7 +54,7 @@ func newPropertiesView(r *Run) *propertiesView {
 	// Land on the first violated property: that is what the view is for.
 	first := 1
 	for i, p := range v.props {
-		if len(v.violations(p.Name)) > 0 {
+		if _, vs, _ := r.verdictOf(p.Name); len(vs) > 0 {
 			first = i + 1
 			break
 		}
@@ -90,18 +93,28 @@ func (v *propertiesView) showStory() {
 	}
 	var lines []string
 	replay := v.run.Replay()
-	switch vs := v.violations(p.Name); {
-	case !v.run.Checked:
+	judged, vs, why := v.run.verdictOf(p.Name)
+	switch {
+	case !judged && v.run.Judged != nil:
+		lines = append(lines, p.Name+" is not judged from the spans of "+v.run.Source()+": "+why+".",
+			"Replay the run to check it on its history:")
+	case !judged:
 		lines = append(lines, "Verdicts need the simulation's history; this run was read from "+v.run.Source()+".",
 			"Replay it to check the properties:")
+	case len(vs) == 0 && !v.run.Checked:
+		lines = append(lines, p.Name+" holds in the spans of "+v.run.RunID+" ("+why+").", "Replay:")
 	case len(vs) == 0:
 		lines = append(lines, p.Name+" holds for "+v.run.RunID+".")
 	default:
-		for _, x := range vs {
-			lines = append(lines, properties.Story(x)...)
+		for _, story := range vs {
+			lines = append(lines, story...)
 			lines = append(lines, "")
 		}
-		lines = append(lines, "⏎ puts the timeline's cursor at the first event of the story. Replay:")
+		if v.run.Checked {
+			lines = append(lines, "⏎ puts the timeline's cursor at the first event of the story. Replay:")
+		} else {
+			lines = append(lines, "Judged from the spans ("+why+"). Replay:")
+		}
 	}
 	if replay == "" {
 		replay = "(unknown: the trace does not say which seed and scenario made it)"
@@ -124,6 +137,16 @@ func (v *propertiesView) firstEvidence() (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// page scrolls the story by half its pane, within its lines: the table
+// keeps j/k, and a story longer than the pane (several violations) must
+// still show its end, the replay command.
+func (v *propertiesView) page(delta int) {
+	_, _, _, height := v.story.GetInnerRect()
+	row, _ := v.story.GetScrollOffset()
+	last := max(0, v.story.GetWrappedLineCount()-height)
+	v.story.ScrollTo(min(max(0, row+delta*max(1, height/2)), last), 0)
 }
 
 func (v *propertiesView) move(delta int) {

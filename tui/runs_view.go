@@ -45,13 +45,14 @@ func knobsText(r *Run) string {
 }
 
 func verdictText(r *Run) string {
-	switch {
-	case !r.Checked:
+	switch n, known := r.violationCount(); {
+	case !known:
 		return "n/a"
-	case len(r.Violations) == 0:
+	case n == 0:
 		return "✓"
+	default:
+		return "✗ " + strconv.Itoa(n)
 	}
-	return "✗ " + strconv.Itoa(len(r.Violations))
 }
 
 func ttlsText(r *Run) string {
@@ -89,7 +90,9 @@ var runColumns = []runColumn{
 	{"RUN", func(r *Run) string { return r.RunID }, func(a, b *Run) int { return cmp.Compare(a.RunID, b.RunID) }, false},
 	{"STATUS", func(r *Run) string { return r.Status }, func(a, b *Run) int { return cmp.Compare(a.Status, b.Status) }, false},
 	{"PROPS", verdictText, func(a, b *Run) int {
-		return cmp.Or(cmp.Compare(b2i(a.Checked), b2i(b.Checked)), cmp.Compare(len(a.Violations), len(b.Violations)))
+		na, ka := a.violationCount()
+		nb, kb := b.violationCount()
+		return cmp.Or(cmp.Compare(b2i(ka), b2i(kb)), cmp.Compare(na, nb))
 	}, false},
 	{"TTLS", ttlsText, func(a, b *Run) int {
 		return cmp.Or(cmp.Compare(b2i(a.HasTTLS), b2i(b.HasTTLS)), cmp.Compare(a.TTLS, b.TTLS))

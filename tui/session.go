@@ -14,6 +14,7 @@ import (
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/sim"
 	"github.com/simlab/simlab/traces"
 )
@@ -92,9 +93,13 @@ type Run struct {
 	// run's terminal event (model.Counts: writes_refused_ended + bodies_after_end).
 	AfterEnd int
 	// Violations are this run's property violations; Checked says whether
-	// the properties could be checked at all (not for a file).
+	// the properties could be checked on a History (not for a file).
 	Violations []properties.Violation
 	Checked    bool
+	// Judged is, for a run read from a file, what its spans say of each
+	// property (spancheck, as check --trace judges them): a verdict for
+	// those spans can judge, the reason for the others.
+	Judged *spancheck.Report
 
 	cfg      Config // the simulation's config; Scenario "" for a file
 	file     string
@@ -145,21 +150,80 @@ func (r *Run) span(id string) (int, bool) { return r.tree.Index(id) }
 
 // Simulate runs every seed of cfg with recording on and returns one Run per
 // workflow run of each seed, in seed order.
-func Simulate(cfg Config) ([]*Run, error) {
+func Simulate(cfg Config) ([]*Run, error) { return SimulateWith(cfg, SimOptions{}) }
+
+// SimOptions watch and bound a simulation of many seeds.
+type SimOptions struct {
+	// Progress, if set, is told before each seed how many are done.
+	Progress func(done, total int)
+	// Stop, if set, is asked between seeds and between a seed's stages
+	// (simulating, building spans, checking); once it says true the seeds
+	// done are returned with ErrStopped.
+	Stop func() bool
+	// Spans bounds the spans the runs may hold in all (0: MaxSessionSpans).
+	Spans int
+}
+
+// MaxSessionSpans is the most spans a session holds: every span of every
+// run stays in memory for the views (about 5 KB each), so seeds past it are
+// not simulated. A fan-out of 20000 branches is 140000 spans a seed.
+const MaxSessionSpans = 500_000
+
+// ErrStopped says SimulateWith was stopped; the runs it returns are the
+// seeds it finished.
+var ErrStopped = errors.New("stopped")
+
+// SpanLimitError says seeds were left unsimulated because the session would
+// hold too many spans; the runs returned with it are the seeds before.
+type SpanLimitError struct {
+	Done, Total int // seeds simulated, seeds asked for
+	Spans, Max  int
+}
+
+func (e *SpanLimitError) Error() string {
+	return fmt.Sprintf("stopped after %d of %d seeds: their runs hold %d spans, the most a session keeps is %d (about 5 KB a span); simulate fewer seeds or narrower fan-outs, or export with simlab run --trace-out --max-spans",
+		e.Done, e.Total, e.Spans, e.Max)
+}
+
+// SimulateWith is Simulate with progress, a way to stop and a bound on the
+// spans held; what it finished is never lost: on ErrStopped or a
+// *SpanLimitError the runs of the seeds done come back with the error.
+func SimulateWith(cfg Config, o SimOptions) ([]*Run, error) {
 	sc, err := cfg.scenario()
 	if err != nil {
 		return nil, err
 	}
+	budget := o.Spans
+	if budget <= 0 {
+		budget = MaxSessionSpans
+	}
+	stopped := func() bool { return o.Stop != nil && o.Stop() }
 	var out []*Run
-	for _, seed := range cfg.Seeds {
+	spans := 0
+	for i, seed := range cfg.Seeds {
+		if o.Progress != nil {
+			o.Progress(i, len(cfg.Seeds))
+		}
+		if spans >= budget {
+			return out, &SpanLimitError{Done: i, Total: len(cfg.Seeds), Spans: spans, Max: budget}
+		}
+		if stopped() {
+			return out, ErrStopped
+		}
 		s := sc // model.Run does not change the scenario, but each seed gets its own copy anyway
 		res, err := model.Run(&s, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
 		if err != nil {
-			return nil, fmt.Errorf("seed %d: %w", seed, err)
+			return out, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		if stopped() {
+			return out, ErrStopped
 		}
 		runs, err := runsOf(res.History, cfg, seed)
 		if err != nil {
-			return nil, fmt.Errorf("seed %d: %w", seed, err)
+			return out, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		for _, r := range runs {
+			spans += len(r.Spans)
 		}
 		out = append(out, runs...)
 	}
@@ -230,6 +294,10 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A span read twice (a file concatenated with itself) is one span.
+	if spans, _, err = traces.Dedup(spans); err != nil {
+		return nil, err
+	}
 	if len(spans) == 0 {
 		return nil, fmt.Errorf("no spans in it: want OTLP JSON Lines, one {\"resourceSpans\":[...]} object per line, as simlab run --trace-out FILE.jsonl writes")
 	}
@@ -248,6 +316,7 @@ func ReadTrace(r io.Reader, name string) ([]*Run, error) {
 			return nil, fmt.Errorf("trace %s: %w", s.TraceID, err)
 		}
 		run.file, run.key = name, name+"\x00"+s.TraceID
+		run.Judged = spancheck.Check(tr)
 		root := &run.Spans[run.tree.Root]
 		if v, ok := root.Attr(traces.KeySeed); ok {
 			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
@@ -423,4 +492,48 @@ func workAfterEnd(writes []*traces.Span, bodies []time.Time) int {
 		}
 	}
 	return n
+}
+
+// verdictOf is what is known of property name on run r: judged or not,
+// and its violations as story lines (message, then evidence), whether from
+// the History or, for a file, from the spans; why says how it was judged,
+// or why it could not be.
+func (r *Run) verdictOf(name string) (judged bool, violations [][]string, why string) {
+	if r.Checked {
+		for _, v := range r.Violations {
+			if v.Property == name {
+				violations = append(violations, properties.Story(v))
+			}
+		}
+		return true, violations, "judged on the simulation's history"
+	}
+	if r.Judged == nil {
+		return false, nil, "no history and no spans to judge"
+	}
+	for _, v := range r.Judged.Verdicts {
+		if v.Property != name {
+			continue
+		}
+		for _, x := range v.Violations {
+			violations = append(violations, append([]string{name + " violated in " + x.Run + ": " + x.Message}, x.Evidence...))
+		}
+		return v.Judged, violations, v.Why
+	}
+	return false, nil, "spans have no rule for it"
+}
+
+// violationCount is how many violations r is known to have, and whether
+// anything was judged at all.
+func (r *Run) violationCount() (int, bool) {
+	if r.Checked {
+		return len(r.Violations), true
+	}
+	if r.Judged == nil {
+		return 0, false
+	}
+	n := 0
+	for _, v := range r.Judged.Verdicts {
+		n += len(v.Violations)
+	}
+	return n, true
 }

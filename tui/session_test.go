@@ -95,8 +95,9 @@ func TestTraceFileRunsMatchSimulatedRuns(t *testing.T) {
 				t.Errorf("%s %s: %q from the file, %q simulated", f.RunID, c.title, a, b)
 			}
 		}
-		if f.Checked || verdictText(f) != "n/a" {
-			t.Errorf("%s: a file run claims checked verdicts", f.RunID)
+		// A file's run is judged by its spans, never claims a History.
+		if f.Checked || f.Judged == nil || !strings.HasPrefix(verdictText(f), "✓") && !strings.HasPrefix(verdictText(f), "✗") {
+			t.Errorf("%s: checked %v, judged by spans %v, PROPS %q", f.RunID, f.Checked, f.Judged != nil, verdictText(f))
 		}
 		if got, want := f.Replay(), "simlab run --scenario skew-rollout --seed 4 --variant legacy-producers"; got != want {
 			t.Errorf("replay from the file %q, want %q", got, want)
@@ -224,4 +225,27 @@ func traceFile(t *testing.T, sc model.Scenario, seed uint64) (*model.Result, *by
 		t.Fatal(err)
 	}
 	return res, &buf
+}
+
+// A trace file with every line twice opens as the file once: each span is
+// shown once (traces.Dedup), not as a second child of its parent.
+func TestTraceFileWithDuplicatedSpansOpensOnce(t *testing.T) {
+	sc, _ := model.Builtin("golden-t2")
+	_, buf := traceFile(t, sc, 1)
+	var twice bytes.Buffer
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		twice.WriteString(l + l)
+	}
+	once, err := ReadTrace(bytes.NewReader(buf.Bytes()), "once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadTrace(&twice, "twice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(once) || len(got[0].Spans) != len(once[0].Spans) || got[0].Deliveries != once[0].Deliveries {
+		t.Fatalf("twice: %d runs, %d spans, %d deliveries; once: %d runs, %d spans, %d deliveries",
+			len(got), len(got[0].Spans), got[0].Deliveries, len(once), len(once[0].Spans), once[0].Deliveries)
+	}
 }

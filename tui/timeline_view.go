@@ -53,11 +53,18 @@ func (v *timelineView) rebuild() {
 	}
 	v.rows = v.rows[:0]
 	if v.filter.active() {
-		for i := range v.run.Spans {
+		// The matches in the tree's order (folds aside): a parent above
+		// its children, whichever of them match.
+		var walk func(i int)
+		walk = func(i int) {
 			if v.filter.matchSpan(&v.run.Spans[i]) {
 				v.rows = append(v.rows, i)
 			}
+			for _, c := range v.run.tree.Children[i] {
+				walk(c)
+			}
 		}
+		walk(v.run.tree.Root)
 	} else {
 		var walk func(i int)
 		walk = func(i int) {
@@ -235,7 +242,7 @@ func (v *timelineView) drawRow(screen tcell.Screen, x, y, w int, l timelineLayou
 		}
 	}
 	cx := x
-	cx += put(screen, cx, y, l.name, fit(indent+marker+spanLabel(s), l.name), base) + 1
+	cx += put(screen, cx, y, l.name, fit(indent+marker+fitLabel(spanLabel(s), l.name-width(indent+marker)), l.name), base) + 1
 	cx += put(screen, cx, y, l.dep, fit(deploymentTag(v.run, i), l.dep), base) + 1
 	cx += put(screen, cx, y, l.marks, fit(spanMarks(s), l.marks), base.Foreground(tcell.ColorOrange)) + 1
 	start, dur := v.run.offset(s.Start), s.End.Sub(s.Start)
@@ -320,43 +327,68 @@ func deploymentTag(r *Run, i int) string {
 	return dep + "/" + ver
 }
 
-// spanMarks are the short marks of the MARKS column; the help lists them.
+// spanMarks are the short marks of the MARKS column, a space apart (↻2 ctx,
+// not ↻2ctx); the help lists them.
 func spanMarks(s *traces.Span) string {
-	var b strings.Builder
+	var marks []string
 	if s.StatusCode == "error" {
-		b.WriteString("✗")
+		marks = append(marks, "✗")
 	}
 	for _, e := range s.Events {
 		if e.Name == traces.FaultSpanName {
 			kind, _ := e.Attr(traces.KeyFaultKind)
-			b.WriteString("!" + kind)
+			marks = append(marks, "!"+kind)
 			break
 		}
 	}
 	if s.Name == traces.ExecuteSpanName {
 		if a, _ := s.Attr(traces.KeyDeliveryAttempt); a != "" && a != "1" {
-			b.WriteString("↻" + a)
+			marks = append(marks, "↻"+a)
 		}
 	}
 	if v, _ := s.Attr(traces.KeyMisdelivered); v == "true" {
-		b.WriteString("⇄")
+		marks = append(marks, "⇄")
 	}
 	if v, _ := s.Attr(traces.KeyRerouted); v == "true" {
-		b.WriteString("↪")
+		marks = append(marks, "↪")
 	}
 	if v, _ := s.Attr(traces.KeyReadStale); v == "true" {
-		b.WriteString("~stale")
+		marks = append(marks, "~stale")
 	}
 	if v, _ := s.Attr(traces.KeyRunsGetReason); v == "last_completer" {
-		b.WriteString("lazy")
+		marks = append(marks, "lazy")
 	}
 	switch v, _ := s.Attr(highlightKey); v {
 	case "run_context":
-		b.WriteString("ctx")
+		marks = append(marks, "ctx")
 	case "runs_get":
-		b.WriteString("get")
+		marks = append(marks, "get")
 	}
-	return b.String()
+	return strings.Join(marks, " ")
+}
+
+// fitLabel fits a span's label into w cells keeping its end, which tells
+// spans of one kind apart (the event of world.events.create step_started,
+// the step of step.execute branch fanout0.branch1): the leading parts of
+// its dotted name give way first (events.create step_started, then
+// create step_started), then its leading words (step_started), and only
+// then is the end cut.
+func fitLabel(label string, w int) string {
+	for width(label) > w {
+		head, rest, ok := strings.Cut(label, ".")
+		if !ok || strings.Contains(head, " ") {
+			break
+		}
+		label = rest
+	}
+	for width(label) > w {
+		_, rest, ok := strings.Cut(label, " ")
+		if !ok {
+			break
+		}
+		label = rest
+	}
+	return label
 }
 
 // spanLabel is a span's name in the timeline: a step execution, which the

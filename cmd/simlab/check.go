@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,29 +22,28 @@ import (
 	"github.com/simlab/simlab/report"
 )
 
-// parseSeeds turns --seeds, --seed-range and --shard into the seeds this
-// process checks: the list split evenly by position, so n shards of one
-// sweep together check every seed exactly once.
-func parseSeeds(count int, rng, shard string) ([]uint64, error) {
-	if count < 1 && rng == "" {
-		return nil, fmt.Errorf("--seeds = %d: want at least 1", count)
-	}
-	list := []uint64{}
+// parseSeeds turns --seeds, --seed-range and --shard into the check's seeds
+// and the shard of them this process checks: the list split evenly by
+// position, so n shards of one check together check every seed exactly
+// once. The list is never expanded: a check streams its seeds.
+func parseSeeds(count int, rng, shard string) (seeds.List, seeds.Shard, error) {
+	var list seeds.List
 	if rng == "" {
-		for s := 1; s <= count; s++ {
-			list = append(list, uint64(s))
+		if count < 1 {
+			return list, seeds.Shard{}, fmt.Errorf("--seeds = %d: want at least 1", count)
 		}
+		list = seeds.Count(uint64(count))
 	} else {
 		var err error
-		if list, err = seeds.Parse(rng, 0); err != nil {
-			return nil, fmt.Errorf("--seed-range = %w", err)
+		if list, err = seeds.ParseList(rng); err != nil {
+			return list, seeds.Shard{}, fmt.Errorf("--seed-range = %w", err)
 		}
 	}
 	sh, err := seeds.ParseShard(shard)
 	if err != nil {
-		return nil, fmt.Errorf("--shard = %w", err)
+		return list, sh, fmt.Errorf("--shard = %w", err)
 	}
-	return sh.Select(list), nil
+	return list, sh, nil
 }
 
 // untilStableSeeds bounds a check --until-stable given no --seeds.
@@ -50,6 +51,20 @@ const untilStableSeeds = 100000
 
 // seedsText writes seeds in the grammar --seed-range reads.
 func seedsText(list []uint64) string { return seeds.Format(list) }
+
+// maxListedSeeds bounds the seeds a check lists one by one, which a
+// baseline and --diff do (each names its seeds); the rest of check streams
+// them.
+const maxListedSeeds = 1_000_000
+
+// listSeeds lists the shard's seeds, in order, refusing more than
+// maxListedSeeds for what needs them listed.
+func listSeeds(list seeds.List, sh seeds.Shard, what string) ([]uint64, error) {
+	if n := sh.Len(list); n > maxListedSeeds {
+		return nil, fmt.Errorf("%s checks at most %d seeds one by one, and these are %d: give fewer with --seeds or --seed-range", what, maxListedSeeds, n)
+	}
+	return slices.Collect(list.Seeds(sh)), nil
+}
 
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
@@ -71,6 +86,9 @@ instead: simlab's own export or a real engine's trace. Every property that
 spans can judge gets a verdict; the others are listed with the reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := tf.refuse(cmd); err != nil {
+				return badInput(err)
+			}
 			if tf.set() {
 				return checkTrace(cmd, &tf, asJSON)
 			}
@@ -81,34 +99,44 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if untilStable < 0 {
 				return badInput(fmt.Errorf("--until-stable = %d: want a number of seeds, at least 1", untilStable))
 			}
+			if seedRange != "" && cmd.Flags().Changed("seeds") {
+				return badInput(fmt.Errorf("--seeds %d and --seed-range %s both choose the seeds: give one", seeds, seedRange))
+			}
 			if untilStable > 0 && !cmd.Flags().Changed("seeds") && seedRange == "" {
 				seeds = untilStableSeeds // --until-stable decides when to stop
 			}
-			list, err := parseSeeds(seeds, seedRange, shard)
+			list, shardOf, err := parseSeeds(seeds, seedRange, shard)
 			if err != nil {
 				return badInput(err)
 			}
 			if err := checkJobs(jobs); err != nil {
 				return err
 			}
+			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Shard: shardOf, Props: properties.All(),
+				Spec: sf.spec, Each: parallel(jobs), UntilStable: untilStable}
 			if schedules == "" {
 				// Made when the first schedule is saved (properties.Sweep).
-				if schedules, err = defaultScheduleDir(); err != nil {
-					return badInput(err)
-				}
+				// Without a cache directory the check runs all the same:
+				// a counterexample is reported, only not saved.
+				cfg.ScheduleDir, cfg.ScheduleDirErr = defaultScheduleDir()
 			} else if err := os.MkdirAll(schedules, 0o755); err != nil {
 				// A directory the user named is checked before anything runs.
 				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
+			} else {
+				cfg.ScheduleDir = schedules
 			}
+			total := shardOf.Len(list)
 			if diff || len(baseSets) > 0 || len(baseVariants) > 0 {
 				if baseline != "" || writeBaseline != "" {
 					return badInput(fmt.Errorf("--diff compares a change with its base seed by seed: --baseline and --write-baseline do not apply"))
 				}
+				checked, err := listSeeds(list, shardOf, "--diff")
+				if err != nil {
+					return badInput(err)
+				}
 				return checkDiff(cmd, sc, sf.spec, model.Spec{Scenario: sf.spec.Scenario, Sets: baseSets, Variants: baseVariants},
-					list, schedules, jobs, asJSON, ciFiles{junitFile, reportFile})
+					checked, cfg.ScheduleDir, jobs, asJSON, ciFiles{junitFile, reportFile})
 			}
-			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Props: properties.All(),
-				Spec: sf.spec, ScheduleDir: schedules, Each: parallel(jobs), UntilStable: untilStable}
 			var known *properties.Baseline
 			if baseline != "" {
 				if writeBaseline != "" {
@@ -125,17 +153,39 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					return badInput(err)
 				}
 				// Known findings need no minimized schedule.
-				cfg.ScheduleDir = ""
+				cfg.ScheduleDir, cfg.ScheduleDirErr = "", nil
 			}
-			if bar := progress(cmd.ErrOrStderr(), "checking seeds"); bar != nil {
-				cfg.Progress = func(done int) { bar(done, len(list)) }
+			if known != nil || writing != nil {
+				// A baseline names its seeds one by one: bounded here.
+				if _, err := listSeeds(list, shardOf, "a baseline"); err != nil {
+					return badInput(err)
+				}
+			}
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			cfg.Stop = func() bool { return ctx.Err() != nil }
+			bar := progress(cmd.ErrOrStderr(), "checking seeds")
+			cfg.Progress = func(done int) {
+				if bar != nil {
+					bar(done, int(min(total, math.MaxInt32)))
+				}
+				if progressHook != nil {
+					progressHook(ctx, done)
+				}
 			}
 			rep, err := properties.Sweep(cfg)
 			if err != nil {
 				return err
 			}
+			// The seeds the report covers: every seed of the shard up to
+			// the last checked (a check stops early only when interrupted
+			// or, with --until-stable, when its coverage was stable).
+			checked := func() []uint64 {
+				l, _ := listSeeds(list, shardOf, "")
+				return l[:min(len(l), rep.Seeds)]
+			}
 			if known != nil {
-				if err := known.Judge(baseline, sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
+				if err := known.Judge(baseline, sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, checked(), rep); err != nil {
 					return err
 				}
 			}
@@ -143,8 +193,8 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err := (ciFiles{junitFile, reportFile}).write(report.FromReport(properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), rep)); err != nil {
 				return err
 			}
-			if writing != nil {
-				if err := writing.Record(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, list, rep); err != nil {
+			if writing != nil && !rep.Partial {
+				if err := writing.Record(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants, checked(), rep); err != nil {
 					return err
 				}
 				if err := writing.Save(writeBaseline); err != nil {
@@ -157,11 +207,11 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					}
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "simlab: wrote %d known findings of %s on seeds %s to %s\n",
-					n, properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), seedsText(list), writeBaseline)
+					n, properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), seedsText(checked()), writeBaseline)
 				if asJSON {
 					return writeJSON(out, rep)
 				}
-				printReport(out, rep)
+				printReport(out, rep, total)
 				return nil
 			}
 			if asJSON {
@@ -169,7 +219,15 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					return err
 				}
 			} else {
-				printReport(out, rep)
+				printReport(out, rep, total)
+			}
+			warnUnsavedSchedules(cmd.ErrOrStderr(), rep)
+			if rep.Partial {
+				what := "the report covers those only"
+				if writing != nil {
+					what += "; the baseline was not written"
+				}
+				return interruptError(interrupted(), fmt.Sprintf("%d of %d seeds checked; %s", rep.Seeds, total, what))
 			}
 			if rep.Failed() {
 				return &exitError{code: 1, err: fmt.Errorf("check failed")}
@@ -181,7 +239,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().IntVar(&seeds, "seeds", 100, "check seeds 1..N")
 	cmd.Flags().StringVar(&seedRange, "seed-range", "", "check these seeds instead: A..B (inclusive), N, or a list such as 1..100,250")
 	cmd.Flags().StringVar(&shard, "shard", "", "check only shard i of n (i/n): seeds split evenly by position")
-	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, e.g. ~/.cache/simlab/schedules)")
+	cmd.Flags().StringVar(&schedules, "schedules", "", "directory for minimized counterexample schedules (default: simlab/schedules in the user's cache directory, $XDG_CACHE_HOME or else ~/.cache)")
 	registerJobs(cmd, &jobs, "seeds checked at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "judge violations against the known findings in FILE: exit 0 when every one is known, 1 naming the new (property, seeds); notes a known finding that no longer happens")
@@ -308,8 +366,34 @@ func defaultScheduleDir() (string, error) {
 	return filepath.Join(cache, "simlab", "schedules"), nil
 }
 
-func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
-	fmt.Fprintf(w, "scenario %s · variants %v · %d seeds\n\n", rep.Scenario, rep.Variants, rep.Seeds)
+// progressHook, when set (by a test), is told after each seed a check
+// checks (or cell a sweep runs) how many are done, with the context the
+// command's interrupt ends; in the product it is nil. It may be called
+// from several goroutines.
+var progressHook func(ctx context.Context, done int)
+
+// warnUnsavedSchedules says, on stderr, which counterexamples' schedules
+// could not be saved and why: the report already holds them, so nothing
+// is lost but the file.
+func warnUnsavedSchedules(w io.Writer, rep *properties.Report) {
+	for _, name := range properties.Names() {
+		if f := rep.First[name]; f != nil && f.ScheduleError != "" {
+			fmt.Fprintf(w, "simlab: warning: the minimized schedule of %s (seed %d) was not saved: %s; the seed replays it: %s\n",
+				name, f.Seed, f.ScheduleError, f.Replay)
+		}
+	}
+}
+
+func printReport(w io.Writer, rep *properties.Report, total uint64) {
+	variants := "none"
+	if len(rep.Variants) > 0 {
+		variants = strings.Join(rep.Variants, ",")
+	}
+	fmt.Fprintf(w, "scenario %s · variants: %s · %d seeds\n", rep.Scenario, variants, rep.Seeds)
+	if rep.Partial {
+		fmt.Fprintf(w, "PARTIAL: interrupted after %d of %d seeds; every verdict below is over those seeds only\n", rep.Seeds, total)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tVERDICT")
 	for _, name := range properties.Names() {
@@ -341,6 +425,9 @@ func printReport(w interface{ Write([]byte) (int, error) }, rep *properties.Repo
 			label = "first new counterexample"
 		}
 		fmt.Fprintf(w, "\n%s (seed %d):\n%s\nreplay: %s\n", label, f.Seed, strings.Join(f.Story, "\n"), f.Replay)
+		if f.ScheduleError != "" {
+			fmt.Fprintf(w, "schedule not saved: %s\n", f.ScheduleError)
+		}
 	}
 	if b := rep.Baseline; b != nil {
 		printBaseline(w, rep)

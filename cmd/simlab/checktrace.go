@@ -27,7 +27,7 @@ type judgeFlags struct {
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.file, "trace", "", "judge the spans of an OTLP JSON Lines file (simlab's --trace-out, or a real engine's) instead of simulating")
+	cmd.Flags().StringVar(&f.file, "trace", "", "judge the spans of an OTLP JSON Lines file (simlab's --trace-out, or a real engine's; - is stdin) instead of simulating")
 	cmd.Flags().StringVar(&f.jaeger, "jaeger", "", "judge the traces a Jaeger query service (http://host:16686) holds for --service in the time window")
 	cmd.Flags().StringVar(&f.service, "service", "", "with --jaeger: the service whose traces to read")
 	cmd.Flags().DurationVar(&f.since, "since", time.Hour, "with --jaeger: the window is the last this long (ignored with --start)")
@@ -38,6 +38,46 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 }
 
 func (f *judgeFlags) set() bool { return f.file != "" || f.jaeger != "" }
+
+// refuse names a flag given that cannot apply: a simulation's flag when
+// spans are judged, a Jaeger query's flag without --jaeger, or a bound that
+// means nothing. One silently ignored would make the verdict not the one
+// asked for.
+func (f *judgeFlags) refuse(cmd *cobra.Command) error {
+	changed := func(names ...string) string {
+		for _, n := range names {
+			if cmd.Flags().Changed(n) {
+				return n
+			}
+		}
+		return ""
+	}
+	if f.jaeger == "" {
+		if n := changed("service", "since", "start", "end", "max-traces", "jaeger-timeout"); n != "" {
+			return fmt.Errorf("--%s applies when judging what a Jaeger holds (--jaeger URL): give --jaeger too, or drop it", n)
+		}
+	}
+	if f.set() {
+		by := "--trace"
+		if f.file == "" {
+			by = "--jaeger"
+		}
+		if n := changed("scenario", "set", "variant", "seeds", "seed-range", "shard", "jobs", "schedules"); n != "" {
+			return fmt.Errorf("%s judges recorded spans; --%s is for a simulation and does not apply: drop it", by, n)
+		}
+	}
+	if f.jaeger != "" {
+		switch {
+		case f.maxTraces < 1:
+			return fmt.Errorf("--max-traces %d: want at least 1", f.maxTraces)
+		case f.timeout <= 0:
+			return fmt.Errorf("--jaeger-timeout %v: want a positive duration, e.g. 10s", f.timeout)
+		case f.since <= 0 && f.start == "":
+			return fmt.Errorf("--since %v: want a positive duration, e.g. 1h", f.since)
+		}
+	}
+	return nil
+}
 
 // window is the Jaeger search window: --start..--end, or the last --since.
 func (f *judgeFlags) window(now time.Time) (time.Time, time.Time, error) {
@@ -68,6 +108,13 @@ func checkTrace(cmd *cobra.Command, f *judgeFlags, asJSON bool) error {
 	switch {
 	case f.file != "" && f.jaeger != "":
 		return badInput(errors.New("--trace and --jaeger: give one"))
+	case f.file == "-":
+		// A pipe: curl ... | simlab check --trace -
+		var err error
+		if spans, err = traces.ReadJSONL(cmd.InOrStdin()); err != nil {
+			return badInput(fmt.Errorf("--trace - (stdin): %w", err))
+		}
+		source = "stdin"
 	case f.file != "":
 		r, err := os.Open(f.file)
 		if err != nil {
@@ -99,7 +146,14 @@ func checkTrace(cmd *cobra.Command, f *judgeFlags, asJSON bool) error {
 	if len(spans) == 0 {
 		return badInput(fmt.Errorf("%s: no spans to judge", source))
 	}
+	// A span read twice is one span: judged twice it would count as two
+	// step_created, two terminal events, one attempt too many.
+	spans, dups, err := traces.Dedup(spans)
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %w", source, err))
+	}
 	rep := spancheck.Check(spans)
+	rep.Duplicates = dups
 	out := cmd.OutOrStdout()
 	if asJSON {
 		if err := writeJSON(out, rep); err != nil {
@@ -115,7 +169,11 @@ func checkTrace(cmd *cobra.Command, f *judgeFlags, asJSON bool) error {
 }
 
 func printTraceReport(w io.Writer, source string, rep *spancheck.Report) {
-	fmt.Fprintf(w, "spans of %s · %d spans · runs %s\n\n", source, rep.Spans, strings.Join(rep.Runs, ", "))
+	fmt.Fprintf(w, "spans of %s · %d spans · runs %s\n", source, rep.Spans, strings.Join(rep.Runs, ", "))
+	if rep.Duplicates > 0 {
+		fmt.Fprintf(w, "%d duplicated spans ignored (the same trace and span id, the same content, read again)\n", rep.Duplicates)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tVERDICT\tFROM SPANS")
 	for _, v := range rep.Verdicts {

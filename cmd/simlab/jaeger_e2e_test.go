@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -51,9 +53,92 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
+// runGroup runs a command the test needs (a build, the script) with
+// groupRun, bounded by the test's deadline less time to clean up, and
+// fails the test, saying what did not finish, rather than letting go
+// test's timeout kill the binary (which runs no cleanup at all and leaves
+// the group running). Its temporary files (go build's work directory) go
+// to a temp dir of the test.
+func runGroup(t *testing.T, what string, cmd *exec.Cmd) []byte {
+	t.Helper()
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	tmp := t.TempDir()
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "GOTMPDIR="+tmp)
+	ctx := t.Context()
+	budget := "the test's end"
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-cleanupMargin))
+		defer cancel()
+		budget = fmt.Sprintf("the test's deadline (%s, less %v to clean up)", d.Format(time.TimeOnly), cleanupMargin)
+	}
+	out, stopped, err := groupRun(ctx, cmd)
+	switch {
+	case stopped:
+		t.Fatalf("%s did not finish by %s and was stopped with its process group (%v): on a loaded machine the first Jaeger build takes up to 20 minutes; the README's test command gives go test -timeout 60m\n%s",
+			what, budget, err, tailBytes(out, 4000))
+	case err != nil:
+		t.Fatalf("%s: %v\n%s", what, err, tailBytes(out, 4000))
+	}
+	return out
+}
+
+// groupRun runs cmd in a process group of its own until it exits or ctx
+// ends. When ctx ends first, the whole group is told to stop (SIGTERM),
+// killed after groupGrace, and stopped is true. Either way nothing of the
+// group outlives the call; the leader also dies with the test binary
+// should that be killed outright (Pdeathsig).
+func groupRun(ctx context.Context, cmd *exec.Cmd) (out []byte, stopped bool, err error) {
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A child that keeps the output pipe open must not hold Wait forever.
+	cmd.WaitDelay = groupGrace
+	if err := cmd.Start(); err != nil {
+		return nil, false, err
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		stopped = true
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(groupGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
+	// Whatever the leader left in its group (a child it did not wait for)
+	// goes too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return buf.Bytes(), stopped, err
+}
+
+// cleanupMargin is kept before the test's deadline for stopping a group and
+// the cleanups (scripts/jaeger stop waits up to 10 s); groupGrace is how
+// long a group told to stop gets before it is killed.
+const (
+	cleanupMargin = 45 * time.Second
+	groupGrace    = 15 * time.Second
+)
+
+func tailBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return "…" + string(b[len(b)-n:])
+}
+
 // startJaeger starts a Jaeger of its own through scripts/jaeger, with its
 // state (pid file, ports, log) in a temp dir and every port a free one, and
 // stops exactly that Jaeger, by its pid, when the test ends, pass or fail.
+// The binary is built first, by the script, within the test's deadline.
 func startJaeger(t *testing.T) jaeger {
 	t.Helper()
 	script := filepath.Join("..", "..", "scripts", "jaeger")
@@ -68,21 +153,31 @@ func startJaeger(t *testing.T) jaeger {
 		c.Env = env
 		return c
 	}
-	out, err := scriptCmd("start").CombinedOutput()
-	pidText, _ := os.ReadFile(filepath.Join(state, "jaeger.pid"))
-	pid, perr := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	if perr == nil {
-		t.Cleanup(func() {
-			// The script stops the pid in this test's state dir only;
-			// should that fail, the test kills its own pid itself.
-			if out, err := scriptCmd("stop").CombinedOutput(); err != nil {
-				t.Errorf("scripts/jaeger stop: %v\n%s", err, out)
+	runGroup(t, "scripts/jaeger build", scriptCmd("build"))
+	start := scriptCmd("start")
+	// The pid file appears before the script waits for health: the
+	// cleanup is registered first, so a start that fails or is stopped
+	// midway still has its Jaeger stopped.
+	t.Cleanup(func() {
+		pidText, err := os.ReadFile(filepath.Join(state, "jaeger.pid"))
+		if err != nil {
+			return // never started
+		}
+		pid, perr := strconv.Atoi(strings.TrimSpace(string(pidText)))
+		// The script stops the pid in this test's state dir only;
+		// should that fail, the test kills its own pid itself.
+		if out, err := scriptCmd("stop").CombinedOutput(); err != nil {
+			t.Errorf("scripts/jaeger stop: %v\n%s", err, out)
+			if perr == nil {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
-		})
-	}
-	if err != nil || perr != nil {
-		t.Fatalf("scripts/jaeger start: %v\n%s", err, out)
+		}
+	})
+	runGroup(t, "scripts/jaeger start", start)
+	pidText, _ := os.ReadFile(filepath.Join(state, "jaeger.pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatalf("scripts/jaeger start left no pid file: %v", err)
 	}
 	j := jaeger{otlp: fmt.Sprintf("http://127.0.0.1:%d", p[0]), query: fmt.Sprintf("http://127.0.0.1:%d", p[2]),
 		health: fmt.Sprintf("http://127.0.0.1:%d/status", p[4]), pid: pid}
@@ -95,9 +190,7 @@ func startJaeger(t *testing.T) jaeger {
 func buildSimlab(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "simlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	runGroup(t, "go build of simlab", exec.Command("go", "build", "-o", bin, "."))
 	return bin
 }
 
@@ -342,3 +435,60 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// At its deadline a command and everything it started are stopped, not
+// left running: the test's bound on the Jaeger build cannot leave a go
+// build (or a script's background child) behind, as go test's own timeout
+// did (issue 22).
+func TestGroupRunStopsTheWholeGroup(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	// The script tells its background child's pid on fd 3, then waits: the
+	// test reads it (a blocking read, no polling) and only then ends ctx.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command("bash", "-c", "sleep 600 & echo $! >&3; exec 3>&-; wait")
+	cmd.ExtraFiles = []*os.File{w}
+	type result struct {
+		stopped bool
+		err     error
+	}
+	res := make(chan result, 1)
+	go func() {
+		_, stopped, err := groupRun(ctx, cmd)
+		res <- result{stopped, err}
+	}()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	w.Close()
+	child, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		t.Fatalf("no pid from the script: %q, %v", line, err)
+	}
+	// A pidfd, taken while the child surely lives, says when it exits
+	// without polling and cannot name another process later.
+	pidfd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(child), 0, 0)
+	if errno != 0 {
+		t.Fatalf("pidfd_open(%d): %v", child, errno)
+	}
+	defer syscall.Close(int(pidfd))
+	cancel()
+	got := <-res
+	if !got.stopped || got.err == nil {
+		t.Fatalf("groupRun: stopped %v, err %v; want it stopped", got.stopped, got.err)
+	}
+	// The group was killed before groupRun returned; a kill takes effect
+	// at once, the bound only ends a failing test.
+	var set syscall.FdSet
+	set.Bits[pidfd/64] |= 1 << (pidfd % 64)
+	tv := syscall.NsecToTimeval(int64(time.Minute))
+	if n, err := syscall.Select(int(pidfd)+1, &set, nil, nil, &tv); err != nil || n != 1 {
+		t.Fatalf("the group's background child %d outlived groupRun (select: %d, %v)", child, n, err)
+	}
+}
+
+// sysPidfdOpen is pidfd_open(2), the same number on every Linux
+// architecture.
+const sysPidfdOpen = 434

@@ -14,7 +14,10 @@ import (
 // default. Each simulation is single-threaded and deterministic and results
 // are merged in a fixed order, so the output never depends on it.
 func registerJobs(cmd *cobra.Command, jobs *int, what string) {
-	cmd.Flags().IntVarP(jobs, "jobs", "j", runtime.GOMAXPROCS(0), what+", default every core (the output does not depend on it)")
+	cmd.Flags().IntVarP(jobs, "jobs", "j", runtime.GOMAXPROCS(0), what+" (the output does not depend on it)")
+	// Help says the default in words: the count is this machine's, and
+	// docs/CLI.md is the same wherever it is generated.
+	cmd.Flags().Lookup("jobs").DefValue = "every core"
 }
 
 func checkJobs(jobs int) error {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,19 +168,19 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestShardsCoverEverySeedOnce(t *testing.T) {
-	all, _ := parseSeeds(0, "1..100", "")
+	all, _, _ := parseSeeds(0, "1..100", "")
 	seen := map[uint64]int{}
 	for i := 0; i < 3; i++ {
-		part, err := parseSeeds(0, "1..100", fmt.Sprintf("%d/3", i))
+		list, sh, err := parseSeeds(0, "1..100", fmt.Sprintf("%d/3", i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range part {
+		for s := range list.Seeds(sh) {
 			seen[s]++
 		}
 	}
-	if len(seen) != len(all) {
-		t.Fatalf("shards cover %d seeds, want %d", len(seen), len(all))
+	if uint64(len(seen)) != all.Len() {
+		t.Fatalf("shards cover %d seeds, want %d", len(seen), all.Len())
 	}
 	for s, n := range seen {
 		if n != 1 {
@@ -311,6 +312,223 @@ func TestCheckSchedulesGoToTheUserCacheNamedByVariant(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Error(err)
 			}
+		}
+	}
+}
+
+// A violation is never lost for want of a place to save its schedule: with
+// no cache directory (HOME unset, or a file) or a schedules directory that
+// refuses the file, check prints the report all the same, warns that the
+// schedule was not saved and exits 1.
+func TestCheckReportsAViolationItCannotSave(t *testing.T) {
+	args := []string{"check", "--scenario", "golden-t5", "--variant", "pre-fix-fence", "--seeds", "2"}
+	expect := func(t *testing.T, extra ...string) {
+		t.Helper()
+		out, errOut, err := runCLI(t, append(slices.Clone(args), extra...)...)
+		if exitCode(err) != 1 {
+			t.Fatalf("exit %d (%v), want 1\n%s%s", exitCode(err), err, out, errOut)
+		}
+		if !strings.Contains(out, "no-start-on-terminal") || !strings.Contains(out, "VIOLATED") || !strings.Contains(out, "first counterexample (seed 1)") {
+			t.Fatalf("the report is not printed:\n%s", out)
+		}
+		if !strings.Contains(errOut, "warning: the minimized schedule of no-start-on-terminal (seed 1) was not saved") ||
+			!strings.Contains(errOut, "simlab run --scenario golden-t5 --seed 1") {
+			t.Fatalf("no warning naming the unsaved schedule and the replay command:\n%s", errOut)
+		}
+	}
+	t.Run("no HOME", func(t *testing.T) {
+		t.Setenv("HOME", "")
+		t.Setenv("XDG_CACHE_HOME", "")
+		expect(t)
+	})
+	t.Run("HOME is a file", func(t *testing.T) {
+		home := filepath.Join(t.TempDir(), "home")
+		if err := os.WriteFile(home, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CACHE_HOME", "")
+		expect(t)
+	})
+	t.Run("the file cannot be written", func(t *testing.T) {
+		dir := t.TempDir()
+		// A directory where the schedule file would go: no write can
+		// replace it, whoever runs the test (root ignores permissions).
+		name := "golden-t5+pre-fix-fence-no-start-on-terminal-seed1.json"
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, "--schedules", dir)
+		if os.Getuid() != 0 {
+			ro := t.TempDir()
+			if err := os.Chmod(ro, 0o555); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "--schedules", ro)
+		}
+	})
+}
+
+// The README opens with the suite's command and .ci/run runs exactly it:
+// the two cannot drift (the -timeout that lets a fresh clone build Jaeger
+// under load, issue 22, lives in both or neither).
+func TestREADMETestCommandIsWhatCIRuns(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)^# simlab\n+```sh\n[^\n]*\n([^#\n]*?)\\s*#").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README does not open with a sh block whose second line is the test command")
+	}
+	cmd := strings.TrimSpace(string(m[1]))
+	var last string
+	for _, l := range strings.Split(strings.TrimSpace(string(ci)), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	if last != cmd || !strings.HasPrefix(cmd, "TZ=UTC go test ") || !strings.HasSuffix(cmd, " ./...") {
+		t.Fatalf(".ci/run ends with %q, the README's test command is %q: want the same `TZ=UTC go test ... ./...`", last, cmd)
+	}
+}
+
+// The report says "variants: none" as run does (it printed "variants []"),
+// and its JSON lists are lists, never null: "declared": [] and
+// "coverage_missing": [] when there are none, in check and merge alike.
+func TestCheckReportShapes(t *testing.T) {
+	args := []string{"check", "--seeds", "2", "--set", "workflow.max_inline=16", "--schedules", t.TempDir()}
+	out, _, err := runCLI(t, args...)
+	if err != nil || !strings.Contains(out, "scenario fanout · variants: none · 2 seeds") {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, append(args, "--variant", "atomic-fan-in")...)
+	if err != nil || !strings.Contains(out, "scenario fanout · variants: atomic-fan-in · 2 seeds") {
+		t.Fatalf("check with a variant: %v\n%s", err, out)
+	}
+	js, _, err := runCLI(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"declared": []`, `"coverage_missing": []`, `"variants": []`, `"first": {}`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("check --json lacks %s:\n%s", want, js)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "whole.json")
+	if err := os.WriteFile(file, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	merged, _, err := runCLI(t, "merge", file)
+	if err != nil || merged != js {
+		t.Fatalf("merge of the whole check: %v\n%s\nwant\n%s", err, merged, js)
+	}
+}
+
+// The README's tour replays the schedule where check saved it: under
+// $XDG_CACHE_HOME when it is set (os.UserCacheDir), else ~/.cache. The tour
+// named ~/.cache only.
+func TestREADMETourReplaysWhereCheckSaves(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go run \./cmd/simlab replay (\S+)`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README's tour has no replay command")
+	}
+	sc, _ := model.Builtin("golden-t5")
+	sc.Variants = []string{"pre-fix-fence"}
+	name := properties.ScheduleFileName(sc, "no-start-on-terminal", 1)
+	home := t.TempDir()
+	for _, xdg := range []string{"", filepath.Join(t.TempDir(), "xdg")} {
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CACHE_HOME", xdg)
+		dir, err := defaultScheduleDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := exec.Command("sh", "-c", "printf %s "+string(m[1]))
+		got, err := sh.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(dir, name); string(got) != want {
+			t.Errorf("XDG_CACHE_HOME=%q: the tour replays %s, check saves %s", xdg, got, want)
+		}
+	}
+}
+
+// Every check and replay of the README's tour says when it exits 1: the
+// shipped protocol's own findings fail a swarm check, a variant's bug fails
+// its check. The tour ran them as if every check passed.
+func TestREADMETourSaysWhichCommandsExit1(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tour := regexp.MustCompile("(?s)## A five-minute tour\n\n```sh\n(.*?)```").FindSubmatch(readme)
+	if tour == nil {
+		t.Fatal("no tour")
+	}
+	xdg, trace := t.TempDir(), filepath.Join(t.TempDir(), "t5.jsonl")
+	t.Setenv("XDG_CACHE_HOME", xdg)
+	type command struct{ args, comment string }
+	var cmds []command
+	for _, l := range strings.Split(string(tour[1]), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") && len(cmds) > 0 {
+			cmds[len(cmds)-1].comment += " " + strings.TrimSpace(l)
+			continue
+		}
+		args, comment, _ := strings.Cut(l, "#")
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(args), "go run ./cmd/simlab "); ok {
+			cmds = append(cmds, command{rest, comment})
+		}
+	}
+	checked := 0
+	for _, c := range cmds {
+		args := strings.ReplaceAll(c.args, `"${XDG_CACHE_HOME:-$HOME/.cache}"`, xdg)
+		args = strings.ReplaceAll(args, "/tmp/t5.jsonl", trace)
+		f := strings.Fields(args)
+		switch {
+		case f[0] == "run" && strings.Contains(args, trace):
+			if _, _, err := runCLI(t, f...); err != nil {
+				t.Fatalf("%s: %v", c.args, err)
+			}
+			continue
+		case f[0] != "check" && f[0] != "replay":
+			continue
+		}
+		checked++
+		_, _, err := runCLI(t, f...)
+		if says := strings.Contains(c.comment, "exit 1"); says != (exitCode(err) == 1) {
+			t.Errorf("simlab %s exits %d; its comment%q says exit 1: %v", c.args, exitCode(err), c.comment, says)
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("found %d check and replay commands in the tour", checked)
+	}
+}
+
+// The README names the built-in scenarios whose check exits 1 over 100
+// seeds on the shipped protocol, and only those.
+func TestREADMESaysWhichBuiltinsExit1(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)so `simlab check` exits 1 on the built-in scenarios that reach it:(.*?)over 100 seeds the others").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README does not say which built-in scenarios' checks exit 1")
+	}
+	for _, name := range model.BuiltinNames() {
+		_, _, err := runCLI(t, "check", "--scenario", name, "--seeds", "100", "--schedules", t.TempDir())
+		if named := strings.Contains(string(m[1]), "`"+name+"`"); named != (exitCode(err) == 1) {
+			t.Errorf("check --scenario %s --seeds 100 exits %d; the README names it among those that exit 1: %v", name, exitCode(err), named)
 		}
 	}
 }

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/internal/bounded"
 	"github.com/simlab/simlab/model/sweep"
 	"github.com/simlab/simlab/properties"
 )
+
+// maxReportBytes bounds each file merge reads: a sweep shard's raw samples
+// at the sweep's own limits, with room to spare.
+const maxReportBytes = 1 << 30
 
 // The kinds of JSON result simlab merge combines.
 const (
@@ -73,8 +78,11 @@ Exit 1 when a merged check report fails, as simlab check does; 2 on bad input.`,
 			var checks []*properties.Report
 			var sweeps []*sweep.Result
 			for _, path := range args {
-				data, err := os.ReadFile(path)
-				if err != nil {
+				data, err := bounded.ReadFile(path, maxReportBytes, "a check report or sweep result")
+				var tl *bounded.TooLargeError
+				if errors.As(err, &tl) {
+					return badInput(fmt.Errorf("%s: %w", path, err))
+				} else if err != nil {
 					return badInput(userPathError(path, err))
 				}
 				k, err := resultKind(path, data)

@@ -33,7 +33,9 @@ type scenarioFlags struct{ spec model.Spec }
 func (f *scenarioFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.spec.Scenario, "scenario", "fanout", "built-in scenario name or scenario file (YAML or JSON)")
 	cmd.Flags().StringArrayVar(&f.spec.Sets, "set", nil, "override a scenario field, e.g. --set workflow.max_inline=1 (repeatable)")
-	cmd.Flags().StringArrayVar(&f.spec.Variants, "variant", nil, "protocol variant to switch on (repeatable; see `simlab variants`)")
+	// No back-quotes in a usage text: pflag would print the quoted words
+	// as the value's name (--variant simlab variants).
+	cmd.Flags().StringArrayVar(&f.spec.Variants, "variant", nil, "protocol variant to switch on (repeatable; see simlab variants)")
 }
 
 // load builds and validates the scenario; every error is bad input.
@@ -63,7 +65,7 @@ event where the two runs differ, if they ever do.`,
 			if err != nil {
 				return err
 			}
-			if err := tf.check(); err != nil {
+			if err := tf.check(cmd); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()

@@ -67,15 +67,32 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 			if err := checkJobs(jobs); err != nil {
 				return err
 			}
-			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Each: parallel(jobs)}
-			opts.Progress = progress(cmd.ErrOrStderr(), "sweeping cells")
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			opts := sweep.Options{Branches: branches, Prologues: prologues, Seeds: seeds, Shard: sh, Each: parallel(jobs),
+				Stop: func() bool { return ctx.Err() != nil }}
+			bar := progress(cmd.ErrOrStderr(), "sweeping cells")
+			opts.Progress = func(done, total int) {
+				if bar != nil {
+					bar(done, total)
+				}
+				if progressHook != nil {
+					progressHook(ctx, done)
+				}
+			}
 			res, err := sweep.Run(sc, opts)
 			if err != nil {
 				// Run checks the grid and every cell's scenario before it
 				// simulates anything, so what it refuses is the input.
 				return badInput(err)
 			}
-			return writeSweep(cmd.OutOrStdout(), res, asJSON, chart)
+			if err := writeSweep(cmd.OutOrStdout(), res, asJSON, chart); err != nil {
+				return err
+			}
+			if res.Partial {
+				return interruptError(interrupted(), "the rows cover the cells that ran (SEEDS says how many per row)")
+			}
+			return nil
 		},
 	}
 	sf.register(cmd)
@@ -117,6 +134,9 @@ func printSweep(w io.Writer, res *sweep.Result) {
 		variants = strings.Join(res.Variants, ",")
 	}
 	fmt.Fprintf(w, "scenario %s · variants: %s · seeds 1..%d · runs.get uncontended p50 %g ms\n", res.Scenario, variants, res.Seeds, res.RunsGetBaseP50MS)
+	if res.Partial {
+		fmt.Fprintf(w, "PARTIAL: interrupted before every cell ran; each row is over the seeds in its SEEDS column\n")
+	}
 	if res.Shard != nil {
 		fmt.Fprintf(w, "shard %d/%d: rows cover this shard's cells only; combine the shards' --json with simlab merge\n", res.Shard.Index, res.Shard.Count)
 	}

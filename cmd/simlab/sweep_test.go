@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
 )
 
@@ -143,12 +145,15 @@ func TestCheckShardsMergeToTheUnshardedRun(t *testing.T) {
 // shard misses and another sees, and the first counterexample coming from
 // a later part.
 func TestMergeReports(t *testing.T) {
-	a := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 2, Declared: []string{"crash", "gone"},
+	// Seeds 1..5 in two shards: 0/2 checks 1, 3 and 5; 1/2 checks 2 and 4.
+	a := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 3, Declared: []string{"crash", "gone"},
 		Violations: map[string]int{"p": 1, "q": 0}, Coverage: map[string]int{"crash": 3},
-		First: map[string]*properties.First{"p": {Seed: 5}}, Missing: []string{"gone"}}
-	b := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 3, Declared: []string{"crash", "gone"},
+		First: map[string]*properties.First{"p": {Seed: 5}}, Missing: []string{"gone"},
+		SeedList: "1..5", Shard: &seeds.Shard{Index: 0, Count: 2}, Config: "c"}
+	b := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 2, Declared: []string{"crash", "gone"},
 		Violations: map[string]int{"p": 2, "q": 0}, Coverage: map[string]int{"gone": 1, "crash": 1},
-		First: map[string]*properties.First{"p": {Seed: 2}}, Missing: nil}
+		First: map[string]*properties.First{"p": {Seed: 2}}, Missing: nil,
+		SeedList: "1..5", Shard: &seeds.Shard{Index: 1, Count: 2}, Config: "c"}
 	m, err := properties.MergeReports([]*properties.Report{a, b})
 	if err != nil {
 		t.Fatal(err)
@@ -236,5 +241,46 @@ func TestSweepShardsCoverEveryCellOnce(t *testing.T) {
 		if n != 1 {
 			t.Errorf("cell %s ran %d times", cell, n)
 		}
+	}
+}
+
+// merge combines only the shards of one whole check: each shard once, all
+// of one split, of the same seeds and the same scenario configuration. Any
+// other set of reports is refused (exit 2), naming what does not fit.
+func TestMergeRefusesWhatIsNotOneWholeCheck(t *testing.T) {
+	base := []string{"check", "--json", "--scenario", "golden-t1", "--schedules", t.TempDir()}
+	with := func(extra ...string) []string { return append(slices.Clone(base), extra...) }
+	of3 := writeShards(t, 3, with("--seeds", "6")...)
+	of4 := writeShards(t, 4, with("--seeds", "6")...)
+	nine := writeShards(t, 3, with("--seeds", "9")...)
+	low := writeShards(t, 2, with("--seed-range", "1..6")...)
+	high := writeShards(t, 2, with("--seed-range", "4..9")...)
+	set := writeShards(t, 3, with("--seeds", "6", "--set", "workflow.max_inline=1")...)
+	if _, _, err := runCLI(t, append([]string{"merge"}, of3...)...); err != nil {
+		t.Fatalf("merge of one whole check: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"a shard missing", of3[:2], []string{"shard 2/3", "missing"}},
+		{"a shard twice", []string{of3[0], of3[1], of3[1], of3[2]}, []string{"shard 1/3", "twice"}},
+		{"shards of two splits", []string{of3[0], of4[1], of4[2], of4[3]}, []string{"1/4", "0/3"}},
+		{"different --seeds", []string{of3[0], nine[1], nine[2]}, []string{"1..9", "1..6"}},
+		{"overlapping --seed-range", []string{low[0], high[1]}, []string{"4..9", "1..6"}},
+		{"a different --set", []string{of3[0], set[1], set[2]}, []string{"workflow.max_inline=1", "configuration"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _, err := runCLI(t, append([]string{"merge"}, c.files...)...)
+			if exitCode(err) != 2 {
+				t.Fatalf("merge: exit %d (%v), want 2; printed\n%s", exitCode(err), err, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
 	}
 }

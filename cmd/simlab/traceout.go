@@ -35,6 +35,10 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	}
 	st, err := os.Lstat(path)
 	switch {
+	case err == nil && st.Mode().IsRegular() && !writable(path, st):
+		// Renaming over a file needs only the directory's permission; a
+		// shell's > would be refused, and so is this.
+		return fmt.Errorf("%s is read-only (mode %v): make it writable (chmod u+w) or name another file", path, st.Mode().Perm())
 	case errors.Is(err, fs.ErrNotExist) || err == nil && st.Mode().IsRegular():
 		return userPathError(path, writeReplacing(path, write))
 	case err != nil:
@@ -51,6 +55,13 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	werr := writeBuffered(wrapTraceWriter(f), write)
 	cerr := f.Close()
 	return userPathError(path, errors.Join(werr, cerr))
+}
+
+// writable says the user may write the regular file path: it has a write
+// bit (root, whom permissions do not stop, is held to that too) and the
+// system grants this user write access.
+func writable(path string, st fs.FileInfo) bool {
+	return st.Mode().Perm()&0o222 != 0 && syscall.Access(path, 2 /* W_OK */) == nil
 }
 
 // writeReplacing writes through a temporary file in path's directory and

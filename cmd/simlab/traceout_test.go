@@ -184,3 +184,26 @@ func TestTraceOutBadPathsSayWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// A file its owner made read-only is not replaced: the shell's > would
+// refuse it, and renaming over it (allowed by the directory) would quietly
+// discard the protection. It is left as it was; the command exits 2 naming
+// it, the summary already printed. (Root ignores permissions, so the rule
+// is the mode itself: no write bit at all.)
+func TestTraceOutRefusesAReadOnlyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kept.jsonl")
+	if err := os.WriteFile(path, []byte("keep me"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "run", "--scenario", "golden-t2", "--trace-out", path)
+	if exitCode(err) != 2 || err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("exit %d (%v), want 2 naming %s as read-only", exitCode(err), err, path)
+	}
+	if !strings.Contains(out, "history ") {
+		t.Errorf("the run's summary was not printed before the refusal:\n%s", out)
+	}
+	st, serr := os.Stat(path)
+	if got, _ := os.ReadFile(path); string(got) != "keep me" || serr != nil || st.Mode().Perm() != 0o444 {
+		t.Fatalf("the read-only file was changed: %q, mode %v", got, st.Mode().Perm())
+	}
+}

@@ -24,7 +24,7 @@ type traceFlags struct {
 
 func (f *traceFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.otlp, "otlp", "", "export the run's spans over OTLP/HTTP to this endpoint, e.g. http://127.0.0.1:4318")
-	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read); - is stdout. A FIFO, device or symlink is written through, never replaced")
+	cmd.Flags().StringVar(&f.out, "trace-out", "", "write the run's spans to this OTLP JSON Lines file (what Jaeger UI upload and otel-tui read); - is stdout. A FIFO, device or symlink is written through, never replaced; a read-only file is refused")
 	cmd.Flags().StringVar(&f.epoch, "epoch", "", `wall-clock instant of virtual time 0: RFC 3339, or "now" so a backend's default search window finds the traces (default 2026-01-01T00:00:00Z)`)
 	cmd.Flags().IntVar(&f.maxSpans, "max-spans", 0, "keep at most this many spans per run, always keeping those that matter to a violation (0: all)")
 	cmd.Flags().DurationVar(&f.timeout, "otlp-timeout", traces.DefaultExportTimeout, "give up on the OTLP endpoint after this long per request")
@@ -43,8 +43,15 @@ func (f *traceFlags) outName() string {
 	return f.out
 }
 
-// check validates the flags before anything runs.
-func (f *traceFlags) check() error {
+// check validates the flags before anything runs: each value, and that
+// none is given for nothing (a trace's shape without a trace to shape).
+func (f *traceFlags) check(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("trace-out") && f.out == "" {
+		return badInput(fmt.Errorf(`--trace-out "": name a file, for example --trace-out run.jsonl (or - for stdout)`))
+	}
+	if f.timeout <= 0 {
+		return badInput(fmt.Errorf("--otlp-timeout %v: want a positive duration, for example --otlp-timeout 5s", f.timeout))
+	}
 	if _, err := traces.ParseEpoch(f.epoch, nil); err != nil {
 		return badInput(err)
 	}
@@ -54,6 +61,13 @@ func (f *traceFlags) check() error {
 	if f.otlp != "" {
 		if _, err := traces.EndpointURL(f.otlp); err != nil {
 			return badInput(err)
+		}
+	}
+	if !f.wanted() {
+		for _, n := range []string{"epoch", "max-spans", "otlp-timeout"} {
+			if cmd.Flags().Changed(n) {
+				return badInput(fmt.Errorf("--%s shapes the run's trace: give --trace-out or --otlp too, or drop it", n))
+			}
 		}
 	}
 	return nil

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,21 +31,46 @@ func tuiLogPath() string {
 	return filepath.Join(dir, "simlab", "tui.log")
 }
 
+// maxTUISeeds bounds the seeds a session simulates at once: each becomes
+// rows the TUI holds with every span.
+const maxTUISeeds = 10000
+
 // parseTUISeeds reads the repeatable --seed, each in the one seed grammar
-// (N, A..B or a list), at most 10000 seeds in all.
+// (N, A..B or a list), at most maxTUISeeds seeds in all.
 func parseTUISeeds(args []string) ([]uint64, error) {
 	if len(args) == 0 {
 		return append([]uint64(nil), tui.DefaultSeeds...), nil
 	}
-	var out []uint64
-	for _, a := range args {
-		list, err := seeds.Parse(a, 10000-len(out))
+	lists := make([]seeds.List, len(args))
+	var total uint64
+	for i, a := range args {
+		l, err := seeds.ParseList(a)
 		if err != nil {
 			return nil, fmt.Errorf("--seed %w; for example --seed 7 or --seed 1..8", err)
 		}
-		out = append(out, list...)
+		lists[i] = l
+		if total += l.Len(); total > maxTUISeeds || l.Len() > maxTUISeeds {
+			return nil, fmt.Errorf("--seed %s: at most %d seeds in all (the TUI simulates each); for example --seed 1..8", strings.Join(args, " --seed "), maxTUISeeds)
+		}
+	}
+	var out []uint64
+	for _, l := range lists {
+		out = slices.AppendSeq(out, l.Seeds(seeds.Shard{}))
 	}
 	return out, nil
+}
+
+// haveTerminal says why the TUI could not draw: it draws on the process's
+// controlling terminal (tcell opens /dev/tty), which a cron job, a CI step
+// or a detached process has none of. Said before anything is simulated,
+// in words, rather than tcell's "open /dev/tty: no such device".
+func haveTerminal() error {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("simlab tui needs a terminal to draw on, and this process has none (%v): run it in a terminal or a tmux pane; simlab run and simlab check print the same runs and verdicts without one",
+			userPathError("/dev/tty", err))
+	}
+	return tty.Close()
 }
 
 // openTUILog opens the log file, creating its directory. The screen belongs
@@ -96,10 +124,8 @@ before the screen opens.`,
 			if err := cfg.Check(); err != nil {
 				return badInput(err)
 			}
-			if tracePath == "" {
-				if runs, err = tui.Simulate(cfg); err != nil {
-					return badInput(err)
-				}
+			if err := haveTerminal(); err != nil {
+				return badInput(err)
 			}
 			if logPath == "" {
 				logPath = tuiLogPath()
@@ -109,11 +135,50 @@ before the screen opens.`,
 				return badInput(err)
 			}
 			defer closer.Close()
-			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log})
+			// Ctrl-C before the screen opens stops the simulation; after,
+			// Ctrl-C is a key, and SIGINT or SIGTERM from outside end the
+			// TUI the way q does, so the terminal is restored (tcell
+			// leaves it raw, on the alternate screen, if the process dies).
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			notice, warn := "", false
+			if tracePath == "" {
+				bar := progress(cmd.ErrOrStderr(), "simulating seeds")
+				runs, err = tui.SimulateWith(cfg, tui.SimOptions{
+					Stop: func() bool { return ctx.Err() != nil },
+					Progress: func(done, total int) {
+						if bar != nil {
+							bar(done, total)
+						}
+					},
+				})
+				var limit *tui.SpanLimitError
+				switch {
+				case errors.Is(err, tui.ErrStopped):
+					return interruptError(interrupted(), "the screen did not open")
+				case errors.As(err, &limit) && len(runs) > 0:
+					// The seeds done are shown; the message says why the
+					// rest are not.
+					notice, warn = limit.Error(), true
+				case err != nil:
+					return badInput(err)
+				}
+			}
+			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log, Notice: notice, Warn: warn})
 			if err != nil {
 				return err
 			}
-			return app.Run()
+			go func() {
+				<-ctx.Done()
+				if interrupted() != nil {
+					app.Stop()
+				}
+			}()
+			err = app.Run()
+			if s := interrupted(); s != nil {
+				return interruptError(s, "the TUI stopped and restored the terminal")
+			}
+			return err
 		},
 	}
 	sf.register(cmd)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -49,5 +52,19 @@ func TestTUISeedFlag(t *testing.T) {
 	}
 	if _, err := parseTUISeeds([]string{"9..2"}); err == nil {
 		t.Fatal("a reversed range was accepted")
+	}
+}
+
+// Without a terminal (a CI step, a cron job: no controlling terminal) the
+// TUI says so in words and exits 2 before simulating anything; tcell's own
+// "open /dev/tty: no such device or address" said neither what nor why.
+func TestTUIWithoutATerminal(t *testing.T) {
+	bin := buildSimlab(t)
+	cmd := exec.Command(bin, "tui", "--seed", "1", "--log", filepath.Join(t.TempDir(), "tui.log"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "simlab tui needs a terminal") || strings.Contains(string(out), "open /dev/tty") {
+		t.Fatalf("tui without a terminal: %v\n%s", err, out)
 	}
 }

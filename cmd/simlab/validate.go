@@ -1,13 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
-	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -58,21 +59,41 @@ the real side cannot honour is refused, named, before anything runs.`,
 					return badInput(fmt.Errorf("--trace-dir: %w", err))
 				}
 			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
+			// Ctrl-C ends the context: the real engine's processes are
+			// killed (their process groups) and temp data removed on the
+			// way out, and what was measured is printed.
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
 			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
 			defer r.Close()
 			if len(o.Cores) > 0 || o.LegacyProducer {
+				if progressHook != nil {
+					progressHook(ctx, 0) // a test's moment "while preparing"
+				}
 				if err := r.Prepare(ctx, !noInstall); err != nil {
+					if ctx.Err() != nil {
+						return interruptError(interrupted(), "stopped while preparing the real engine (installing its packages or compiling the workflow); nothing was measured")
+					}
 					return err
 				}
 			}
-			o.Progress = progress(cmd.ErrOrStderr(), "validating")
+			bar := progress(cmd.ErrOrStderr(), "validating")
+			o.Progress = func(done, total int) {
+				if bar != nil {
+					bar(done, total)
+				}
+				if progressHook != nil {
+					progressHook(ctx, done)
+				}
+			}
 			res, err := engine.Validate(ctx, r, sc, o)
 			if err != nil {
 				// Rows already measured are not lost.
 				if res != nil && len(res.Rows) > 0 {
 					printValidate(cmd.OutOrStdout(), res)
+				}
+				if ctx.Err() != nil {
+					return interruptError(interrupted(), fmt.Sprintf("%d rows measured before it (printed above): %v", rowsOf(res), err))
 				}
 				return err
 			}
@@ -99,20 +120,39 @@ the real side cannot honour is refused, named, before anything runs.`,
 }
 
 func printValidate(w io.Writer, res *engine.Result) {
-	fmt.Fprintf(w, "scenario %s · time scale ×%g · counts are per run (mean), lazy and concurrent per fan-out\n\n", res.Scenario, res.TimeScale)
+	fmt.Fprintf(w, "scenario %s · time scale ×%g\n", res.Scenario, res.TimeScale)
+	fmt.Fprintf(w, "per run (mean): READS runs.get before the claim, STARTED/REJ step_started accepted/rejected, DELIVERIES (redelivered);\n")
+	fmt.Fprintf(w, "per fan-out: LAZY lazy runs.get (min..max), CONC concurrent last completers; TTFS and TTLS p50/p90 in ms\n\n")
+	// Pairs share a column (accepted/rejected, p50/p90, a count and its
+	// part in parentheses) so that the table fits 132 columns.
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tPROLOGUE READS\tLAZY/FAN-OUT\t(min..max)\tCONCURRENT LAST\tSTARTED ok\trejected\tDELIVERIES\tredelivered\tTTFS p50\tp90\tTTLS p50\tp90\tRUNS >1 END\tmax\tUNREADABLE\t")
+	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tREADS\tLAZY\tCONC\tSTARTED/REJ\tDELIVERIES\tTTFS\tTTLS\t")
 	for _, r := range res.Rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.2f..%.2f\t%.0f%%\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f ms\t%.0f ms\t%.0f ms\t%.0f ms\t%d/%d\t%d\t%d\t\n",
-			r.Branches, r.Engine, r.Core, r.Prologue, r.Repetitions, r.RunsGetPrologue, r.LazyPerFanout, r.LazyPerFanoutMin, r.LazyPerFanoutMax,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.1f\t%s (%s..%s)\t%.0f%%\t%.1f/%.1f\t%.1f (%.1f)\t%.0f/%.0f\t%.0f/%.0f\t\n",
+			r.Branches, r.Engine, r.Core, r.Prologue, r.Repetitions, r.RunsGetPrologue,
+			trim(r.LazyPerFanout), trim(r.LazyPerFanoutMin), trim(r.LazyPerFanoutMax),
 			100*r.ConcurrentLastCompleters, r.StepStartedAccepted, r.StepStartedRejected, r.Deliveries, r.Redeliveries,
-			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
+			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS)
+	}
+	tw.Flush()
+	// The corruption counts, per row, in a table of their own (the one
+	// above is as wide as a terminal takes).
+	fmt.Fprintf(w, "\ncorruption: RUNS >1 END runs whose log holds more than one accepted terminal run event, of the runs counted;\nmax the most in one run; UNREADABLE run and step rows that could not be read back once the run was over\n\n")
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tRUNS >1 END\tmax\tUNREADABLE\t")
+	for _, r := range res.Rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%d\t\n", r.Branches, r.Engine, r.Core, r.Prologue,
+			r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
 	}
 	tw.Flush()
 	var spans, own []string
 	for _, r := range res.Rows {
 		if r.Engine == "real" && len(r.DispatchPrologue) > 0 {
-			spans = append(spans, fmt.Sprintf("  %d branches, core %s: %v", r.Branches, r.Core, r.DispatchPrologue))
+			var counts []string
+			for _, k := range slices.Sorted(maps.Keys(r.DispatchPrologue)) {
+				counts = append(counts, fmt.Sprintf("%s %d", k, r.DispatchPrologue[k]))
+			}
+			spans = append(spans, fmt.Sprintf("  %d branches, core %s: %s", r.Branches, r.Core, strings.Join(counts, ", ")))
 		}
 		if r.Engine == "real" {
 			own = append(own, fmt.Sprintf("  %d branches, core %s: p50 %.1f ms, p90 %.1f ms", r.Branches, r.Core, r.RealStoreP50MS, r.RealStoreP90MS))
@@ -124,14 +164,15 @@ func printValidate(w io.Writer, res *engine.Result) {
 	if len(spans) > 0 {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))
 	}
-	fmt.Fprintf(w, "\nRUNS >1 END: runs whose log holds more than one accepted terminal run event, of the runs counted; max: the most in one run;\nUNREADABLE: run and step rows that could not be read back once the run was over (real: from the World; simlab: its history)\n")
 }
 
-// signalContext ends on Ctrl-C, so the real engine's processes are killed
-// (their process groups) and temp data removed on the way out.
-func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	if parent == nil {
-		parent = context.Background()
+// trim writes a mean with at most two decimals and no trailing zeros.
+func trim(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
+
+// rowsOf counts a partial result's rows.
+func rowsOf(res *engine.Result) int {
+	if res == nil {
+		return 0
 	}
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	return len(res.Rows)
 }

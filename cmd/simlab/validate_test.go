@@ -2,8 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/conformance/engine"
 )
 
 // simlab validate refuses bad input before it installs or runs anything:
@@ -19,11 +25,93 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 		{[]string{"--cores", "4.0.0"}, "5.0.0-beta.52"},
 		{[]string{"--repetitions", "0"}, "--repetitions"},
 		{[]string{"--time-scale", "1000"}, "--time-scale"},
+		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
+		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
 	} {
 		_, _, err := runCLI(t, append([]string{"validate", "--engine-dir", t.TempDir()}, c.args...)...)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("validate %v: got %v, want exit 2 naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// Ctrl-C on validate stops the real engine, prints what was measured, says
+// where it stopped (not "killed after 3m30s", the timeout's message) and
+// exits 130, while preparing the engine (it exited 255: the child's exit
+// code -1 became simlab's) as during a real run. It needs Node and the
+// engine's pinned packages, as go test ./conformance/engine does.
+func TestValidateInterrupted(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"),
+		"--branches", "4", "--repetitions", "1", "--seeds", "1"}
+	before := engineTempDirs(t)
+	t.Run("while preparing", func(t *testing.T) {
+		interruptAfter(t, 0)
+		out, _, err := runCLI(t, args...)
+		if exitCode(err) != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT: stopped while preparing the real engine") {
+			t.Fatalf("exit %d (%v), want 130 saying it stopped while preparing\n%s", exitCode(err), err, out)
+		}
+	})
+	t.Run("during a real run", func(t *testing.T) {
+		// After the first real run (core beta.52), the second begins.
+		interruptAfter(t, 1)
+		out, _, err := runCLI(t, args...)
+		if exitCode(err) != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT: 1 rows measured") ||
+			!strings.Contains(err.Error(), "stopped after") || strings.Contains(err.Error(), "killed after") {
+			t.Fatalf("exit %d (%v), want 130 saying the run was stopped, not killed by the timeout", exitCode(err), err)
+		}
+		if !strings.Contains(out, "5.0.0-beta.52") {
+			t.Fatalf("the row measured before the interrupt is not printed:\n%s", out)
+		}
+	})
+	if after := engineTempDirs(t); len(after) > len(before) {
+		t.Errorf("temp dirs left behind: %v (before: %v)", after, before)
+	}
+	// A child killed by a signal is simlab's exit 2, never the child's -1
+	// (255): only simlab's own *exitError chooses.
+	killed := exec.Command("sh", "-c", "kill -KILL $$").Run()
+	if got := exitStatus(fmt.Errorf("compiling: %w", killed)); got != 2 {
+		t.Errorf("exit status of a wrapped signal-killed child's error: %d, want 2", got)
+	}
+}
+
+// engineTempDirs lists the real engine runner's temp dirs in os.TempDir.
+func engineTempDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "simlab-engine-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+// validate's table fits a 132-column terminal, and nothing prints a Go map
+// (map[run_context:1]).
+func TestValidateTableIsReadable(t *testing.T) {
+	row := engine.Row{Branches: 128, Engine: "real", Core: "5.0.0-beta.52", Prologue: "run_context", Repetitions: 3,
+		RunsGetPrologue: 0, LazyPerFanout: 71.33, LazyPerFanoutMin: 59, LazyPerFanoutMax: 92, ConcurrentLastCompleters: 1,
+		StepStartedAccepted: 128, StepStartedRejected: 12.3, Deliveries: 131.7, Redeliveries: 3.7,
+		TTFSP50MS: 1234, TTFSP90MS: 2345, TTLSP50MS: 10234, TTLSP90MS: 12345,
+		DispatchPrologue: map[string]int{"run_context": 381, "runs_get": 3}, RealStoreP50MS: 43.3, RealStoreP90MS: 80.8}
+	sim := row
+	sim.Engine, sim.Core, sim.DispatchPrologue = "simlab", "simlab", nil
+	var b strings.Builder
+	printValidate(&b, &engine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: []engine.Row{row, sim}})
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 132 {
+			t.Errorf("a line of %d columns:\n%s", n, l)
+		}
+	}
+	if strings.Contains(out, "map[") || !strings.Contains(out, "run_context 381, runs_get 3") {
+		t.Errorf("the dispatch prologues are not listed as words:\n%s", out)
+	}
+	for _, want := range []string{"71.33 (59..92)", "128.0/12.3", "131.7 (3.7)", "1234/2345", "10234/12345"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
 	}
 }

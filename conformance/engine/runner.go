@@ -358,8 +358,10 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 	}
 	// The harness stops itself at timeout and reports; the context is the
 	// backstop for a harness that cannot.
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
+	start := time.Now()
 	var stdout, stderr bytes.Buffer
 	runErr := r.node(ctx, core.Alias, &stdout, &stderr, "run", cfgPath)
 	var out RealRun
@@ -368,7 +370,11 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 		if runErr != nil {
 			msg = runErr.Error()
 		}
-		if ctx.Err() != nil {
+		switch {
+		case parent.Err() != nil:
+			// Stopped from outside (Ctrl-C), not by the timeout.
+			msg = fmt.Sprintf("stopped after %v: %v", time.Since(start).Round(time.Millisecond), context.Cause(parent))
+		case ctx.Err() != nil:
 			msg = fmt.Sprintf("killed after %v: %s", timeout+30*time.Second, msg)
 		}
 		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, Stderr: stderr.String()}

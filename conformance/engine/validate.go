@@ -114,7 +114,7 @@ func (o *Options) Check(sc model.Scenario) error {
 	if o.Repetitions < 1 {
 		return fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions)
 	}
-	if o.TimeScale < 0 || o.TimeScale > 100 {
+	if !(o.TimeScale >= 0 && o.TimeScale <= 100) { // NaN too
 		return fmt.Errorf("--time-scale %v: want a factor between 1 and 100 (0 means 1)", o.TimeScale)
 	}
 	if o.Seeds < 1 {

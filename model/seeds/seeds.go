@@ -2,6 +2,8 @@ package seeds
 
 import (
 	"fmt"
+	"iter"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -9,12 +11,21 @@ import (
 // Syntax is what Parse accepts, for error messages and help.
 const Syntax = "N, A..B or a list of them such as 1..8,42 (whole numbers from 0 up, A ≤ B)"
 
-// Parse reads a seed list: comma-separated items, each N or a range A..B
-// (A-B and A–B are read too, as people and seedList write them). The result
-// keeps the written order. limit > 0 bounds how many seeds the list may
-// hold, so that a typo like 1..100000000 in an interactive place is refused
-// rather than run; 0 means no bound.
-func Parse(s string, limit int) ([]uint64, error) {
+// List is a seed list as written: its ranges in order, never expanded, so
+// that --seed-range 1..18446744073709551615 or --seeds 1000000000000 costs
+// two numbers, and a check streams its seeds rather than listing them up
+// front.
+type List struct{ ranges []span }
+
+type span struct{ lo, hi uint64 }
+
+// Count is the list 1..n (n ≥ 1), what --seeds N means.
+func Count(n uint64) List { return List{ranges: []span{{1, max(n, 1)}}} }
+
+// ParseList reads a seed list in the one grammar: comma-separated items,
+// each N or a range A..B (A-B and A–B are read too, as people and seedList
+// write them). It keeps the written order and expands nothing.
+func ParseList(s string) (List, error) {
 	s = strings.TrimSpace(s)
 	bad := func(why string) error {
 		msg := fmt.Sprintf("%q: want %s", s, Syntax)
@@ -23,7 +34,7 @@ func Parse(s string, limit int) ([]uint64, error) {
 		}
 		return fmt.Errorf("%s", msg)
 	}
-	var out []uint64
+	var l List
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		lo, hi, isRange := item, item, false
@@ -38,20 +49,93 @@ func Parse(s string, limit int) ([]uint64, error) {
 		switch {
 		case err1 != nil || err2 != nil:
 			if item == "" {
-				return nil, bad("an empty item")
+				return List{}, bad("an empty item")
 			}
-			return nil, bad(fmt.Sprintf("%q is not a seed", item))
+			return List{}, bad(fmt.Sprintf("%q is not a seed", item))
 		case isRange && b < a:
-			return nil, bad(fmt.Sprintf("%s runs backwards", item))
-		case limit > 0 && (b-a >= uint64(limit) || len(out)+int(b-a) >= limit):
-			return nil, bad(fmt.Sprintf("at most %d seeds at once", limit))
+			return List{}, bad(fmt.Sprintf("%s runs backwards", item))
 		}
-		for x := a; ; x++ {
-			out = append(out, x)
-			if x == b {
-				break
+		l.ranges = append(l.ranges, span{a, b})
+	}
+	return l, nil
+}
+
+// Len is how many seeds the list holds, counting repeats; a list of 2^64
+// seeds or more (0..18446744073709551615) says math.MaxUint64.
+func (l List) Len() uint64 {
+	var n uint64
+	for _, r := range l.ranges {
+		k := r.hi - r.lo
+		if k == math.MaxUint64 || n+k+1 < n {
+			return math.MaxUint64
+		}
+		n += k + 1
+	}
+	return n
+}
+
+// String is the list in the grammar ParseList reads, one item per range
+// as written (1..3 stays 1..3, 4 stays 4), so that the same command line
+// always names its seeds with the same text.
+func (l List) String() string {
+	parts := make([]string, len(l.ranges))
+	for i, r := range l.ranges {
+		if r.lo == r.hi {
+			parts[i] = strconv.FormatUint(r.lo, 10)
+		} else {
+			parts[i] = fmt.Sprintf("%d..%d", r.lo, r.hi)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Seeds yields, in order, the seeds of the list the shard takes (by
+// position, as Select does), one at a time: nothing is listed up front.
+func (l List) Seeds(sh Shard) iter.Seq[uint64] {
+	n, idx := uint64(max(sh.Count, 1)), uint64(max(sh.Index, 0))
+	return func(yield func(uint64) bool) {
+		var pos uint64 // position of the range's first seed, modulo n
+		for _, r := range l.ranges {
+			// The range's first seed the shard takes, as an offset.
+			if off := (idx + n - pos) % n; r.hi-r.lo >= off {
+				for x := r.lo + off; ; x += n {
+					if !yield(x) {
+						return
+					}
+					if r.hi-x < n {
+						break
+					}
+				}
 			}
+			pos = (pos + (r.hi-r.lo)%n + 1) % n
 		}
+	}
+}
+
+// Len is how many seeds of l the shard takes (saturating, as List.Len).
+func (sh Shard) Len(l List) uint64 {
+	total, n, idx := l.Len(), uint64(max(sh.Count, 1)), uint64(max(sh.Index, 0))
+	if total <= idx {
+		return 0
+	}
+	return (total-1-idx)/n + 1
+}
+
+// Parse reads a seed list (ParseList) and lists its seeds. limit > 0
+// bounds how many seeds the list may hold, so that a typo like
+// 1..100000000 in an interactive place is refused rather than run; 0 means
+// no bound, for callers that know the list is small.
+func Parse(s string, limit int) ([]uint64, error) {
+	l, err := ParseList(s)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && l.Len() > uint64(limit) {
+		return nil, fmt.Errorf("%q: want %s; at most %d seeds at once", strings.TrimSpace(s), Syntax, limit)
+	}
+	var out []uint64
+	for x := range l.Seeds(Shard{}) {
+		out = append(out, x)
 	}
 	return out, nil
 }

@@ -76,3 +76,63 @@ func TestShardsCoverEverySeedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A List streams what Parse and Select list: the same seeds, in the same
+// order, for every shard, without holding them.
+func TestListStreamsWhatSelectLists(t *testing.T) {
+	for _, text := range []string{"1..100", "7", "1..3,42,10..20", "5..5,5..9,0", "3..1000,1,2"} {
+		l, err := ParseList(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ := Parse(text, 0)
+		if l.Len() != uint64(len(all)) {
+			t.Errorf("%s: Len %d, want %d", text, l.Len(), len(all))
+		}
+		for n := 1; n <= 7; n++ {
+			for i := 0; i < n; i++ {
+				sh := Shard{i, n}
+				got := slices.Collect(l.Seeds(sh))
+				if want := sh.Select(all); !slices.Equal(got, want) {
+					t.Errorf("%s shard %d/%d: streamed %v, want %v", text, i, n, got, want)
+				}
+				if sh.Len(l) != uint64(len(got)) {
+					t.Errorf("%s shard %d/%d: Len %d, want %d", text, i, n, sh.Len(l), len(got))
+				}
+			}
+		}
+		back, err := ParseList(l.String())
+		if err != nil || !slices.Equal(slices.Collect(back.Seeds(Shard{})), all) {
+			t.Errorf("ParseList(%q.String() = %q) = %v", text, l.String(), err)
+		}
+	}
+}
+
+// A list of 10^12 seeds, or of every seed there is, is two numbers: its
+// first seeds come at once and its length is known.
+func TestHugeListsCostNothing(t *testing.T) {
+	l := Count(1_000_000_000_000)
+	if l.Len() != 1_000_000_000_000 || l.String() != "1..1000000000000" {
+		t.Fatalf("Count(1e12): Len %d, %q", l.Len(), l.String())
+	}
+	var first []uint64
+	for s := range l.Seeds(Shard{3, 7}) {
+		if first = append(first, s); len(first) == 3 {
+			break
+		}
+	}
+	if !slices.Equal(first, []uint64{4, 11, 18}) {
+		t.Errorf("shard 3/7 of 1..1e12 starts %v", first)
+	}
+	every, err := ParseList("0..18446744073709551615")
+	if err != nil || every.Len() != 1<<64-1 {
+		t.Fatalf("every seed: Len %d, %v", every.Len(), err)
+	}
+	top, _ := ParseList("18446744073709551610..18446744073709551615")
+	if got := slices.Collect(top.Seeds(Shard{1, 2})); !slices.Equal(got, []uint64{1<<64 - 5, 1<<64 - 3, 1<<64 - 1}) {
+		t.Errorf("the last seeds, shard 1/2: %v (an overflow would loop or stop early)", got)
+	}
+	if _, err := Parse("0..18446744073709551615", 10000); err == nil || !strings.Contains(err.Error(), "at most 10000") {
+		t.Errorf("Parse with a limit: %v", err)
+	}
+}

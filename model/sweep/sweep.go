@@ -56,7 +56,19 @@ type Options struct {
 	// the cells this process runs; with a parallel Each it is called from
 	// Each's goroutines.
 	Progress func(done, total int)
+	// Stop, if set, is asked before each cell; once it says true (Ctrl-C),
+	// no more cells are simulated and the Result, marked Partial, has the
+	// rows of the cells done (each row says over how many seeds).
+	Stop func() bool
 }
+
+// MaxSeeds bounds Options.Seeds and MaxCells the cells of one sweep: a
+// row's percentiles need every sample of its seeds in memory, so a sweep
+// of 10^12 seeds is refused rather than left to exhaust it.
+const (
+	MaxSeeds = 10_000
+	MaxCells = 100_000
+)
 
 // InOrder is the default Each: one cell after another.
 func InOrder(n int, do func(i int)) {
@@ -131,6 +143,9 @@ type Result struct {
 	Rows             []Row    `json:"rows"`
 	Shard            *Shard   `json:"shard,omitempty"`
 	Samples          []Sample `json:"samples,omitempty"`
+	// Partial says the sweep was stopped (Ctrl-C) before every cell ran:
+	// the rows cover the cells that did.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // cell is one simulation of the grid; pos is its position in grid order
@@ -175,8 +190,12 @@ func (o *Options) validate(sc *model.Scenario) error {
 				i, p, legacyVariant, Legacy)
 		}
 	}
-	if o.Seeds < 1 {
-		return fmt.Errorf("seeds = %d: want at least 1", o.Seeds)
+	if o.Seeds < 1 || o.Seeds > MaxSeeds {
+		return fmt.Errorf("seeds = %d: want 1 to %d (every sample of a row is held to compute its percentiles)", o.Seeds, MaxSeeds)
+	}
+	if n := len(o.Branches) * len(o.Prologues) * o.Seeds; n > MaxCells {
+		return fmt.Errorf("%d branches × %d prologues × %d seeds = %d cells: want at most %d; sweep fewer seeds or widths (or split it with --shard and merge)",
+			len(o.Branches), len(o.Prologues), o.Seeds, n, MaxCells)
 	}
 	if s := o.Shard; s != nil && (s.Count < 1 || s.Index < 0 || s.Index >= s.Count) {
 		return fmt.Errorf("shard = %d/%d: want i/n with 0 ≤ i < n", s.Index, s.Count)
@@ -233,12 +252,13 @@ func Run(sc model.Scenario, opts Options) (*Result, error) {
 		}
 	}
 	cells := opts.grid()
-	samples, err := runCells(sc, cells, opts)
+	samples, partial, err := runCells(sc, cells, opts)
 	if err != nil {
 		return nil, err
 	}
 	res := header(sc, opts)
 	res.Rows = rows(res, samples)
+	res.Partial = partial
 	if opts.Shard != nil {
 		sh := *opts.Shard
 		res.Shard = &sh
@@ -259,17 +279,23 @@ func header(sc model.Scenario, opts Options) *Result {
 }
 
 // runCells simulates the cells, each into its own slot, so the order in
-// which a parallel Each finishes them cannot reach the result.
-func runCells(sc model.Scenario, cells []cell, opts Options) ([]Sample, error) {
+// which a parallel Each finishes them cannot reach the result. Once Stop
+// says so, the cells not begun are left out and partial is true.
+func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, partial bool, err error) {
 	out := make([]Sample, len(cells))
 	errs := make([]error, len(cells))
+	ran := make([]bool, len(cells))
 	each := opts.Each
 	if each == nil {
 		each = InOrder
 	}
 	var done atomic.Int64
 	each(len(cells), func(i int) {
+		if opts.Stop != nil && opts.Stop() {
+			return
+		}
 		out[i], errs[i] = runCell(sc, cells[i])
+		ran[i] = true
 		if n := done.Add(1); opts.Progress != nil {
 			opts.Progress(int(n), len(cells))
 		}
@@ -277,10 +303,18 @@ func runCells(sc model.Scenario, cells []cell, opts Options) ([]Sample, error) {
 	for i, err := range errs {
 		if err != nil {
 			c := cells[i]
-			return nil, fmt.Errorf("sweep: %d branches, %s prologue, seed %d: %w", c.branches, c.prologue, c.seed, err)
+			return nil, false, fmt.Errorf("sweep: %d branches, %s prologue, seed %d: %w", c.branches, c.prologue, c.seed, err)
 		}
 	}
-	return out, nil
+	samples = out[:0]
+	for i := range out {
+		if ran[i] {
+			samples = append(samples, out[i])
+		} else {
+			partial = true
+		}
+	}
+	return samples, partial, nil
 }
 
 // runCell simulates one cell with recording on (latencies need the Calls)
@@ -425,6 +459,9 @@ func Merge(parts []*Result) (*Result, error) {
 	for i, p := range parts {
 		if p.Shard == nil {
 			return nil, fmt.Errorf("merge: part %d is not a shard's output (no \"shard\"): only shard results carry the samples rows are recomputed from", i)
+		}
+		if p.Partial {
+			return nil, fmt.Errorf("merge: part %d (shard %d/%d) was stopped before all its cells ran: run that shard again", i, p.Shard.Index, p.Shard.Count)
 		}
 		if p.Scenario != base.Scenario || !slices.Equal(p.Variants, base.Variants) || !slices.Equal(p.Branches, base.Branches) ||
 			!slices.Equal(p.Prologues, base.Prologues) || p.Seeds != base.Seeds || p.RunsGetBaseP50MS != base.RunsGetBaseP50MS {

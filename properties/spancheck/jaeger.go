@@ -67,6 +67,11 @@ func FetchJaeger(ctx context.Context, client *http.Client, q JaegerQuery) ([]tra
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		// The client's *url.Error names the URL again; keep its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("jaeger: GET %s: %w", u, err)
 	}
 	defer resp.Body.Close()
@@ -77,7 +82,8 @@ func FetchJaeger(ctx context.Context, client *http.Client, q JaegerQuery) ([]tra
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("jaeger: GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
 	}
-	dec := json.NewDecoder(resp.Body)
+	// The answer is bounded as a trace file is: every span is held.
+	dec := json.NewDecoder(io.LimitReader(resp.Body, traces.MaxFileBytes))
 	dec.UseNumber()
 	var lines bytes.Buffer
 	for {

@@ -105,4 +105,12 @@ func TestFetchJaeger(t *testing.T) {
 	if _, err := FetchJaeger(context.Background(), broken.Client(), JaegerQuery{URL: broken.URL, Service: "s", Start: start, End: end}); err == nil || !strings.Contains(err.Error(), broken.URL) {
 		t.Fatalf("server error: %v", err)
 	}
+	// Nothing listening: the search URL is named once (the HTTP client's
+	// error repeated it), with what to do.
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	_, err = FetchJaeger(context.Background(), down.Client(), JaegerQuery{URL: down.URL, Service: "s", Start: start, End: end})
+	if err == nil || strings.Count(err.Error(), down.URL) != 1 || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Jaeger down: %v; want the URL once and the reason", err)
+	}
 }

@@ -30,9 +30,27 @@ type Verdict struct {
 
 // Report is `simlab check --trace`: a verdict per property.
 type Report struct {
-	Spans    int       `json:"spans"`
-	Runs     []string  `json:"runs"`
-	Verdicts []Verdict `json:"verdicts"`
+	Spans int `json:"spans"`
+	// Duplicates counts the spans read more than once (the same ids, the
+	// same content) and judged once (traces.Dedup).
+	Duplicates int       `json:"duplicate_spans"`
+	Runs       []string  `json:"runs"`
+	Verdicts   []Verdict `json:"verdicts"`
+	// Violations, First and NotJudged give the report check --json's shape,
+	// so that one script reads both: per judged property how many runs
+	// violate it, its first violation (run, message, story), and the
+	// properties spans could not judge.
+	Violations map[string]int    `json:"violations"`
+	First      map[string]*First `json:"first"`
+	NotJudged  []string          `json:"not_judged"`
+}
+
+// First is a property's first violation in the spans, in check --json's
+// field names.
+type First struct {
+	Run     string   `json:"run"`
+	Message string   `json:"message"`
+	Story   []string `json:"story"`
 }
 
 // Failed says a judged property was violated.
@@ -172,6 +190,13 @@ func terminalStatus(s string) bool { return s == "completed" || s == "failed" ||
 // simlab's calls.
 func stepOf(s *traces.Span) (string, bool) { return s.Attr(traces.KeyStepID) }
 
+// bodyEvidence is the line of a step body's beginning, stamped when it
+// began (the span ends when its delivery does, often much later).
+func bodyEvidence(s *traces.Span) string {
+	b, _ := bodyStart(s)
+	return b.UTC().Format("15:04:05.000000") + "  body of " + s.Name + " begins  span " + s.SpanID
+}
+
 func evidence(s *traces.Span) string {
 	text := s.End.UTC().Format("15:04:05.000000") + "  " + s.Name
 	if id, ok := stepOf(s); ok && !strings.HasPrefix(s.Name, traces.StepSpanPrefix) {
@@ -192,7 +217,7 @@ func evidence(s *traces.Span) string {
 // Check judges every property that spans can judge.
 func Check(spans []traces.Span) *Report {
 	ix := newIndex(spans)
-	rep := &Report{Spans: len(spans)}
+	rep := &Report{Spans: len(spans), Violations: map[string]int{}, First: map[string]*First{}, NotJudged: []string{}}
 	for _, r := range ix.runs {
 		rep.Runs = append(rep.Runs, r.id)
 	}
@@ -206,6 +231,19 @@ func Check(spans []traces.Span) *Report {
 			v.Violations[i].Property = name
 		}
 		rep.Verdicts = append(rep.Verdicts, v)
+		if !v.Judged {
+			rep.NotJudged = append(rep.NotJudged, name)
+			continue
+		}
+		runs := map[string]bool{}
+		for _, x := range v.Violations {
+			runs[x.Run] = true
+		}
+		rep.Violations[name] = len(runs)
+		if len(v.Violations) > 0 {
+			x := v.Violations[0]
+			rep.First[name] = &First{Run: x.Run, Message: x.Message, Story: append([]string{name + " violated in " + x.Run + ": " + x.Message}, x.Evidence...)}
+		}
 	}
 	return rep
 }
@@ -302,7 +340,7 @@ func noStartOnTerminal(ix *index) Verdict {
 			}
 			if b, ok := bodyStart(s); ok && b.After(term.End) {
 				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "a step body began after the run's " + term.Name,
-					Evidence: []string{evidence(term), evidence(s)}})
+					Evidence: []string{evidence(term), bodyEvidence(s)}})
 			}
 		}
 	}
@@ -714,12 +752,13 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 				after = append(after, s)
 			}
 		}
+		ev := evidenceOf(after)
 		if b, ok := bodyStart(a); ok && !b.Before(told.End) {
-			after = append(after, a)
+			ev = append(ev, bodyEvidence(a))
 		}
-		if len(after) > 0 {
-			v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%s was told the run had ended and did %d more things", a.Name, len(after)),
-				Evidence: append([]string{evidence(told)}, evidenceOf(after)...)})
+		if len(ev) > 0 {
+			v.Violations = append(v.Violations, Violation{Run: r.id, Message: fmt.Sprintf("%s was told the run had ended and did %d more things", a.Name, len(ev)),
+				Evidence: append([]string{evidence(told)}, ev...)})
 		}
 	}
 	return v

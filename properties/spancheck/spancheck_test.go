@@ -177,3 +177,38 @@ func TestCoreShapedTrace(t *testing.T) {
 		t.Fatal("report with violations does not fail")
 	}
 }
+
+// A story line is stamped with the instant it tells of: "a step body began"
+// shows when the body began (its step.body.start event), not when the step
+// span ended, which may be long after, or after the end of the story.
+func TestBodyEvidenceIsStampedWhenTheBodyBegan(t *testing.T) {
+	_, spans := export(t, "golden-t5", 1, "pre-fix-fence")
+	rep := Check(spans)
+	found := 0
+	for _, v := range rep.Verdicts {
+		for _, x := range v.Violations {
+			if !strings.Contains(x.Message, "a step body began") {
+				continue
+			}
+			found++
+			line := x.Evidence[len(x.Evidence)-1]
+			id := line[strings.LastIndex(line, "span ")+len("span "):]
+			var body *traces.Span
+			for i := range spans {
+				if spans[i].SpanID == id {
+					body = &spans[i]
+				}
+			}
+			if body == nil {
+				t.Fatalf("evidence %q names no span of the file", line)
+			}
+			b, _ := bodyStart(body)
+			if want := b.UTC().Format("15:04:05.000000"); !strings.HasPrefix(line, want) || !strings.Contains(line, "body of") {
+				t.Errorf("evidence %q: want it stamped %s, when the body began (the span ends %s)", line, want, body.End.UTC().Format("15:04:05.000000"))
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("precondition: no \"a step body began\" violation in golden-t5 with pre-fix-fence")
+	}
+}
