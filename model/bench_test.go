@@ -134,3 +134,32 @@ func BenchmarkMillionEvents(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWorldCalls runs faults and fanout on world-local and
+// world-postgres with every World call atomic (store.atomic_calls, the
+// baseline: simlab before issue 18) and in its adapter's own steps
+// (world.Txn, the default): what the real atomicity costs per run.
+func BenchmarkWorldCalls(b *testing.B) {
+	for _, name := range []string{"faults", "fanout"} {
+		for _, w := range []string{"world-local", "world-postgres"} {
+			for _, atomic := range []bool{true, false} {
+				calls := "txn"
+				if atomic {
+					calls = "atomic"
+				}
+				// key=value names, so that benchstat -col /calls sets
+				// the two side by side with their ratio.
+				b.Run("scenario="+name+"/world="+w+"/calls="+calls, func(b *testing.B) {
+					sc, ok := Builtin(name)
+					if !ok {
+						b.Fatalf("no built-in scenario %q", name)
+					}
+					sc.World, sc.Store = w, Profiles()[w]
+					sc.Store.AtomicCalls = atomic
+					tot := benchScenario(b, &sc, Options{})
+					b.ReportMetric(perSecond(b, float64(tot.events)), "events/s")
+				})
+			}
+		}
+	}
+}
