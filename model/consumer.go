@@ -127,6 +127,7 @@ func (con *consumer) claimed(p int32) {
 	case world.OK:
 		d.BodyRan = true
 		d.BodyStart = con.k.Now()
+		pr.claimAttempt = c.Attempt
 		if con.store.Get(d.Run).Status.Terminal() {
 			con.counts.BodiesAfterEnd++
 		}
@@ -180,7 +181,7 @@ func (con *consumer) bodyDone(p int32) {
 	w := &con.sc.Workflow
 	fo := &con.h.Fanouts[d.Fanout]
 	idx := int32(d.Step - fo.FirstStep)
-	attempt := con.store.Step(d.Run, d.Step).Attempt
+	attempt := pr.claimAttempt
 	fatal := idx >= fo.Branches-int32(w.FatalSteps)
 	failed := fatal || (idx >= fo.Branches-int32(w.FlakySteps) && attempt <= int32(w.FlakyTimes))
 	if !failed && con.faults.Fire(con.siteBody) {

@@ -46,9 +46,14 @@ type proc struct {
 	held        world.RunStatus // the run's status as this actor knows it
 	hasHeld     bool
 	crashed     bool
-	recreated   bool  // the consumer recreated the step in-band once
-	suspension        // the orchestrator's, while it suspends on a fan-out
-	getCall     int32 // the prologue's or lazy runs.get, read after a join
+	recreated   bool // the consumer recreated the step in-band once
+	// claimAttempt is the attempt its accepted step_started answered
+	// with: what its body's retries are judged by, as core judges them by
+	// the claim's answer (not by the row, which a concurrent claim may
+	// have moved since).
+	claimAttempt int32
+	suspension         // the orchestrator's, while it suspends on a fan-out
+	getCall      int32 // the prologue's or lazy runs.get, read after a join
 	// row is the run's identity as this actor last read it (a runs.get or
 	// run_started answer), what a v2 producer stamps as runContext.
 	row    RunContext
