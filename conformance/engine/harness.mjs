@@ -28,7 +28,10 @@ if (mode === 'build') {
 } else if (mode === 'run') {
   const cfg = JSON.parse(await readFile(arg, 'utf8'));
   const out = await run(cfg);
-  process.stdout.write(JSON.stringify(out) + '\n');
+  // Exit once the summary is written out: on a pipe the write may still be
+  // under way when write() returns, and exit would cut it short (seen with
+  // dump_calls' large summaries).
+  await new Promise((resolve) => process.stdout.write(JSON.stringify(out) + '\n', resolve));
   process.exit(out.error ? 1 : 0);
 } else {
   console.error('usage: harness.mjs build DIR | run CONFIG.json');

@@ -364,7 +364,7 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 	runErr := r.node(ctx, core.Alias, &stdout, &stderr, "run", cfgPath)
 	var out RealRun
 	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
-		msg := "the harness printed no summary"
+		msg := fmt.Sprintf("the harness printed no summary (%v; stdout: %q)", err, tail(stdout.String(), 600))
 		if runErr != nil {
 			msg = runErr.Error()
 		}
