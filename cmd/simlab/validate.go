@@ -28,7 +28,9 @@ func newValidateCommand() *cobra.Command {
 (@workflow/core 5.0.0-beta.52, fetch-free prologue, and 5.0.0-beta.50, legacy
 prologue; Node.js over world-local, with the scenario's store model imposed
 on the real World) for --repetitions runs each, and in simlab on seeds
-1..--seeds with both prologues, and print one row per (branches, engine,
+1..--seeds with both prologues (on world-local's rules and atomicity, the
+World the real side runs, with the scenario's store model; --sim-world
+scenario for the scenario's own World), and print one row per (branches, engine,
 core, prologue): runs.get before claims, lazy reads per fan-out, the share of
 fan-outs with concurrent last completers, step_started accepted/rejected,
 deliveries and redeliveries, TTFS and TTLS p50/p90, and corruption read
@@ -95,11 +97,16 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
+	cmd.Flags().StringVar(&o.SimWorld, "sim-world", engine.HarnessWorld, "the World whose rules and atomicity the simlab side applies, with the scenario's store model: "+engine.HarnessWorld+" (the real side's) or "+engine.SimWorldScenario+" (the scenario's own)")
 	return cmd
 }
 
 func printValidate(w io.Writer, res *engine.Result) {
-	fmt.Fprintf(w, "scenario %s · time scale ×%g · counts are per run (mean), lazy and concurrent per fan-out\n\n", res.Scenario, res.TimeScale)
+	fmt.Fprintf(w, "scenario %s · time scale ×%g · counts are per run (mean), lazy and concurrent per fan-out\n", res.Scenario, res.TimeScale)
+	if res.SimWorld != "" {
+		fmt.Fprintf(w, "simlab: %s's rules, %s atomicity, the store model of %s (real: world-local with the same store model imposed)\n", res.SimWorld, res.SimAtomicity, res.StoreProfile)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tPROLOGUE READS\tLAZY/FAN-OUT\t(min..max)\tCONCURRENT LAST\tSTARTED ok\trejected\tDELIVERIES\tredelivered\tTTFS p50\tp90\tTTLS p50\tp90\tRUNS >1 END\tmax\tUNREADABLE\t")
 	for _, r := range res.Rows {
@@ -124,7 +131,33 @@ func printValidate(w io.Writer, res *engine.Result) {
 	if len(spans) > 0 {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))
 	}
+	printCorruption(w, res)
 	fmt.Fprintf(w, "\nRUNS >1 END: runs whose log holds more than one accepted terminal run event, of the runs counted; max: the most in one run;\nUNREADABLE: run and step rows that could not be read back once the run was over (real: from the World; simlab: its history)\n")
+}
+
+// printCorruption sets each width's corruption counts side by side, real
+// and simlab, one line per row: the table's last three columns, readable
+// without its width.
+func printCorruption(w io.Writer, res *engine.Result) {
+	if len(res.Rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ncorruption, real beside simlab (runs with >1 terminal event of runs counted, most in one run, unreadable rows):\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	last := -1
+	for _, r := range res.Rows {
+		lead := ""
+		if r.Branches != last {
+			lead = fmt.Sprintf("%d branches", r.Branches)
+			last = r.Branches
+		}
+		who := r.Core
+		if r.Engine == "simlab" {
+			who = "simlab (" + r.World + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d\tmax %d\tunreadable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
+	}
+	tw.Flush()
 }
 
 // signalContext ends on Ctrl-C, so the real engine's processes are killed
