@@ -265,6 +265,7 @@ func (e *engine) finish(stats sim.Stats) {
 	h.FaultSites = e.faults.Report()
 	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
+		h.FinalReadable = append(h.FinalReadable, e.store.Readable(world.RunID(i)))
 		if !e.opts.Record {
 			continue
 		}

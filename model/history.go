@@ -363,6 +363,10 @@ type History struct {
 	Faults      []Fault
 	// FinalRuns is each run's row at the end.
 	FinalRuns []world.RunView
+	// FinalReadable says, per run, whether runs.get could give its row
+	// back at the end (world.Store.Readable: a world-postgres row whose
+	// fields no longer fit its status cannot be).
+	FinalReadable []bool
 	// FinalSteps is each step's row at the end, per run, indexed by step.
 	FinalSteps [][]world.Step
 	// FaultsStopAt is when the fault phase ended (liveness is judged after).

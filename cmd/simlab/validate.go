@@ -29,7 +29,9 @@ func newValidateCommand() *cobra.Command {
 (@workflow/core 5.0.0-beta.52, fetch-free prologue, and 5.0.0-beta.50, legacy
 prologue; Node.js over world-local, with the scenario's store model imposed
 on the real World) for --repetitions runs each, and in simlab on seeds
-1..--seeds with both prologues, and print one row per (branches, engine,
+1..--seeds with both prologues (on world-local's rules and atomicity, the
+World the real side runs, with the scenario's store model; --sim-world
+scenario for the scenario's own World), and print one row per (branches, engine,
 core, prologue): runs.get before claims, lazy reads per fan-out, the share of
 fan-outs with concurrent last completers, step_started accepted/rejected,
 deliveries and redeliveries, TTFS and TTLS p50/p90, and corruption read
@@ -116,15 +118,20 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
+	cmd.Flags().StringVar(&o.SimWorld, "sim-world", engine.HarnessWorld, "the World whose rules and atomicity the simlab side applies, with the scenario's store model: "+engine.HarnessWorld+" (the real side's) or "+engine.SimWorldScenario+" (the scenario's own)")
 	return cmd
 }
 
 func printValidate(w io.Writer, res *engine.Result) {
 	fmt.Fprintf(w, "scenario %s · time scale ×%g\n", res.Scenario, res.TimeScale)
+	if res.SimWorld != "" {
+		fmt.Fprintf(w, "simlab: %s's rules, %s atomicity, the store model of %s (real: world-local with the same store model imposed)\n", res.SimWorld, res.SimAtomicity, res.StoreProfile)
+	}
 	fmt.Fprintf(w, "per run (mean): READS runs.get before the claim, STARTED/REJ step_started accepted/rejected, DELIVERIES (redelivered);\n")
 	fmt.Fprintf(w, "per fan-out: LAZY lazy runs.get (min..max), CONC concurrent last completers; TTFS and TTLS p50/p90 in ms\n\n")
 	// Pairs share a column (accepted/rejected, p50/p90, a count and its
-	// part in parentheses) so that the table fits 132 columns.
+	// part in parentheses) so that the table fits 132 columns; the
+	// corruption counts follow it, real beside simlab.
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tREADS\tLAZY\tCONC\tSTARTED/REJ\tDELIVERIES\tTTFS\tTTLS\t")
 	for _, r := range res.Rows {
@@ -133,16 +140,6 @@ func printValidate(w io.Writer, res *engine.Result) {
 			trim(r.LazyPerFanout), trim(r.LazyPerFanoutMin), trim(r.LazyPerFanoutMax),
 			100*r.ConcurrentLastCompleters, r.StepStartedAccepted, r.StepStartedRejected, r.Deliveries, r.Redeliveries,
 			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS)
-	}
-	tw.Flush()
-	// The corruption counts, per row, in a table of their own (the one
-	// above is as wide as a terminal takes).
-	fmt.Fprintf(w, "\ncorruption: RUNS >1 END runs whose log holds more than one accepted terminal run event, of the runs counted;\nmax the most in one run; UNREADABLE run and step rows that could not be read back once the run was over\n\n")
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tRUNS >1 END\tmax\tUNREADABLE\t")
-	for _, r := range res.Rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%d\t\n", r.Branches, r.Engine, r.Core, r.Prologue,
-			r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
 	}
 	tw.Flush()
 	var spans, own []string
@@ -164,6 +161,34 @@ func printValidate(w io.Writer, res *engine.Result) {
 	if len(spans) > 0 {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))
 	}
+	printCorruption(w, res)
+}
+
+// printCorruption sets each width's corruption counts side by side, real
+// and simlab, one line per row.
+func printCorruption(w io.Writer, res *engine.Result) {
+	if len(res.Rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ncorruption, real beside simlab: runs whose log holds more than one accepted terminal run event, of the runs\ncounted; the most in one run; run and step rows that could not be read back once the run was over\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	last := -1
+	for _, r := range res.Rows {
+		lead := ""
+		if r.Branches != last {
+			lead = fmt.Sprintf("%d branches", r.Branches)
+			last = r.Branches
+		}
+		who := r.Core
+		if r.Engine == "simlab" {
+			who = "simlab"
+			if r.World != "" {
+				who += " (" + r.World + ")"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d runs >1 end\tmax %d\tunreadable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
+	}
+	tw.Flush()
 }
 
 // trim writes a mean with at most two decimals and no trailing zeros.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -27,6 +28,7 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 		{[]string{"--time-scale", "1000"}, "--time-scale"},
 		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
 		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
+		{[]string{"--sim-world", "world-postgres"}, "--sim-world"},
 	} {
 		_, _, err := runCLI(t, append([]string{"validate", "--engine-dir", t.TempDir()}, c.args...)...)
 		var ee *exitError
@@ -113,5 +115,40 @@ func TestValidateTableIsReadable(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// simlab validate's simlab side (--cores= runs it alone, no Node) says which
+// World it applied and sets the corruption counts beside each other; its
+// JSON carries the World and the atomicity per row.
+func TestValidateSimlabSideNamesItsWorld(t *testing.T) {
+	args := []string{"validate", "--engine-dir", t.TempDir(), "--cores=", "--scenario", "durabench-256", "--branches", "16", "--seeds", "3", "--time-scale", "5"}
+	out, _, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"simlab: world-local's rules, world-local atomicity, the store model of world-vercel",
+		"corruption, real beside simlab", "simlab (world-local) run_context", "simlab (world-local) runs_get"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate printed no %q:\n%s", want, out)
+		}
+	}
+	out, _, err = runCLI(t, append(args, "--json", "--sim-world", "scenario")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		SimWorld     string `json:"sim_world"`
+		SimAtomicity string `json:"sim_atomicity"`
+		Rows         []struct {
+			World     string `json:"world"`
+			Atomicity string `json:"atomicity"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("validate --json: %v\n%s", err, out)
+	}
+	if res.SimWorld != "world-vercel" || res.SimAtomicity != "call" || len(res.Rows) != 2 || res.Rows[0].World != "world-vercel" || res.Rows[0].Atomicity != "call" {
+		t.Errorf("--sim-world scenario --json: %+v, want world-vercel's atomic World on both rows", res)
 	}
 }

@@ -65,6 +65,20 @@ type harnessConfig struct {
 	// ProbeReplay delivers each finished run's own message and its first
 	// queued step's once more, and reports what the runtime then does.
 	ProbeReplay bool `json:"probe_replay,omitempty"`
+	// Race, if set, forces each run's first run_started and the run's cancel
+	// into one interleaving of the real World's own I/O (race.mjs, on
+	// conformance/worlds/gate.mjs).
+	Race *raceConfig `json:"race,omitempty"`
+}
+
+// raceConfig is race.mjs's spec. Kind "start_cancel": the harness cancels
+// each run (Run#cancel) when the runtime's first run_started of the run
+// reaches the store, and the two calls take their steps in Schedule's order
+// ([call, step] pairs, call 0 the run_started and call 1 the cancel; the
+// model's interleaving, conformance.Race.Forced).
+type raceConfig struct {
+	Kind     string   `json:"kind"`
+	Schedule [][2]int `json:"schedule"`
 }
 
 // gateConfig is gate.mjs's spec: FanIn holds every delivery's events.list

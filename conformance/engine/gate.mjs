@@ -21,6 +21,12 @@
 // failure. Quiescence is judged after two turns of the event loop with no
 // change in between (setImmediate, not a timer): a delivery that is between
 // two calls is in flight with nothing held, so it is never mistaken for idle.
+//
+// The same judgement, with nothing held, says when the runtime is done with
+// its runs (quiet()): no delivery in flight or about to start, no message
+// published and not yet delivered, no delivery's answer that brings its
+// message back (an error, or timeoutSeconds). A run that never ends is then
+// seen to be over without waiting on a clock.
 
 const TERMINAL_STEP = new Set(['step_completed', 'step_failed']);
 
@@ -42,6 +48,7 @@ export function createGate(spec, now) {
   const live = new Set(); // World calls and publishes of deliveries, not answered
   let gen = 0;
   let checking = false;
+  const quietWaiters = [];
 
   const touch = () => {
     gen++;
@@ -52,8 +59,15 @@ export function createGate(spec, now) {
       checking = false;
       if (gen !== g) return touch();
       if (quiescent()) escape();
+      if (quietWaiters.length && idle()) for (const resolve of quietWaiters.splice(0)) resolve();
     }));
   };
+
+  function idle() {
+    if (entering > 0 || published.size > 0 || inFlight.size > 0) return false;
+    for (const rec of live) if (rec.phase !== 'done') return false;
+    return true;
+  }
 
   const holding = () => [...held.fan_in.values(), ...held.run_completed.values()].some((l) => l.length > 0);
 
@@ -155,7 +169,17 @@ export function createGate(spec, now) {
     },
     ended(d) {
       inFlight.delete(d);
+      // An answer that brings the message back (the harness sets redeliver):
+      // it will be delivered again.
+      if (d.redeliver && d.message) published.add(d.message);
       touch();
+    },
+    // quiet settles once the runtime is idle (idle(), judged as quiescence
+    // is); call it once every run has been started.
+    quiet() {
+      const p = new Promise((resolve) => quietWaiters.push(resolve));
+      touch();
+      return p;
     },
   };
 }

@@ -105,3 +105,32 @@ test('a gate whose count cannot be reached escapes, but not while work is under 
   assert.deepEqual(gate.escapes.map((e) => [e.gate, e.held, e.want, e.have]), [['run_completed', 2, 3, 2]]);
   assert.deepEqual(gate.releases.map((r) => r.why), ['escape']);
 });
+
+test('quiet settles once nothing is in flight, published or due back, never before', async () => {
+  const { gate, deliver, call } = driver({});
+  let quiet = false;
+  const d = deliver(0);
+  gate.quiet().then(() => { quiet = true; });
+  await call(d, 'events.create', 'step_completed');
+  await turns(10);
+  assert.equal(quiet, false, 'a delivery in flight between calls');
+  // It publishes a message and ends: the message is still to be delivered.
+  gate.published('msg_1');
+  gate.ended(d);
+  await turns(10);
+  assert.equal(quiet, false, 'a published message not yet delivered');
+  // Its delivery answers with an error: the queue brings it back.
+  const e = { index: 1, message: 'msg_1', redeliver: true };
+  gate.enter('msg_1');
+  gate.started(e);
+  gate.ended(e);
+  await turns(10);
+  assert.equal(quiet, false, 'a message due back');
+  const f = { index: 2, message: 'msg_1' };
+  gate.enter('msg_1');
+  gate.started(f);
+  gate.ended(f);
+  await turns(10);
+  assert.equal(quiet, true);
+  assert.equal(gate.escapes.length, 0);
+});

@@ -10,7 +10,9 @@
 // (hooks.mjs) picks the runtime: unset for @workflow/core 5.0.0-beta.52,
 // core-b50 for 5.0.0-beta.50. Everything counted is counted from the World's
 // calls (store.mjs wraps the World) and the deliveries the queue made, never
-// inferred.
+// inferred. CONFIG's gate (gate.mjs) holds chosen World calls and releases
+// them together; its race (race.mjs) forces a run's start and its cancel
+// into one interleaving of the real World's own I/O.
 
 import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
 import { createGate } from './gate.mjs';
+import { createStartCancelRace } from './race.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [, , mode, arg] = process.argv;
@@ -28,7 +31,10 @@ if (mode === 'build') {
 } else if (mode === 'run') {
   const cfg = JSON.parse(await readFile(arg, 'utf8'));
   const out = await run(cfg);
-  process.stdout.write(JSON.stringify(out) + '\n');
+  // Exit once the summary is written out: on a pipe the write may still be
+  // under way when write() returns, and exit would cut it short (seen with
+  // dump_calls' large summaries).
+  await new Promise((resolve) => process.stdout.write(JSON.stringify(out) + '\n', resolve));
   process.exit(out.error ? 1 : 0);
 } else {
   console.error('usage: harness.mjs build DIR | run CONFIG.json');
@@ -102,8 +108,14 @@ async function run(cfg) {
   };
   const t0 = performance.now();
   const now = () => performance.now() - t0;
-  const gate = cfg.gate ? createGate(cfg.gate, now) : undefined;
-  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate });
+  // A race also needs the gate's account of the deliveries (with nothing
+  // to hold): it says when the runtime is done (gate.quiet()).
+  const gate = cfg.gate || cfg.race ? createGate(cfg.gate ?? {}, now) : undefined;
+  // race (race.mjs): each run's first run_started meets the run's cancel, in
+  // the schedule the model gives; the cancel is the runtime's own Run#cancel.
+  let getRunHandle;
+  const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : undefined;
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate, race });
   const world = store.world;
 
   // The runtime logs its warnings and errors to the console (core's
@@ -118,7 +130,8 @@ async function run(cfg) {
   }
 
   const runtime = await import('workflow/runtime');
-  const { start: startRun } = await import('workflow/api');
+  const { start: startRun, getRun } = await import('workflow/api');
+  getRunHandle = getRun;
   runtime.setWorld(world);
   const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
   await import(bundles + 'steps.mjs');
@@ -155,6 +168,9 @@ async function run(cfg) {
       });
       const res = await Promise.race([delivery.run(d, () => POST(req)), crashed]);
       d.status = res.status;
+      // An error or a timeoutSeconds answer brings the message back.
+      if (res.status >= 400) d.redeliver = true;
+      else if (gate) d.redeliver = typeof (await res.clone().json().catch(() => null))?.timeoutSeconds === 'number';
       return res;
     } finally {
       d.end = store.now();
@@ -174,13 +190,40 @@ async function run(cfg) {
     const bodyMs = cfg.fanouts.map((w) => Array.from({ length: w }, () => Math.round(draw(cfg.body, rand))));
     const start = store.now();
     const run = await startRun({ workflowId }, [cfg.fanouts, bodyMs]);
-    runs.push({ run_id: run.runId, start, handle: run });
+    const entry = { run_id: run.runId, start, handle: run };
+    if (cfg.race) {
+      // The client awaits the run's returnValue from its start on, as a
+      // caller of start() would, so it is waiting when the cancel lands.
+      entry.value = run.returnValue;
+      entry.value.then((v) => { entry.settled = { state: 'fulfilled', value: v }; },
+        (e) => { entry.settled = { state: 'rejected', error: e?.name ?? 'Error', message: String(e?.message ?? e).slice(0, 300) }; });
+    }
+    runs.push(entry);
   }
-  const outcomes = await Promise.race([
-    Promise.allSettled(runs.map((r) => r.handle.returnValue)),
-    timeout,
-  ]);
-  if (outcomes === 'timeout') {
+  let outcomes;
+  if (cfg.race) {
+    // A forced race may leave a run that never ends, and a client's
+    // returnValue that settles early or never: wait until the runtime is
+    // done with every run (gate.quiet()), then take each returnValue as it
+    // stands. The deadline is only a backstop.
+    if ((await Promise.race([gate.quiet(), timeout])) === 'timeout') {
+      error = `timed out after ${cfg.timeout_ms} ms: the runtime did not go quiet`;
+    }
+    for (const r of runs) {
+      r.return_value = r.settled ?? { state: 'pending' };
+      r.status = r.settled?.state === 'fulfilled' ? 'completed' : r.settled ? 'failed' : 'pending';
+      if (r.settled?.state === 'fulfilled') r.output = r.settled.value;
+    }
+    outcomes = 'race';
+  } else {
+    outcomes = await Promise.race([
+      Promise.allSettled(runs.map((r) => r.handle.returnValue)),
+      timeout,
+    ]);
+  }
+  if (outcomes === 'race') {
+    // judged by the caller from return_value and the read-back
+  } else if (outcomes === 'timeout') {
     error = `timed out after ${cfg.timeout_ms} ms waiting for the runs' return values`;
   } else {
     outcomes.forEach((o, i) => {
@@ -243,6 +286,7 @@ async function run(cfg) {
     lines: logLines.slice(0, 30),
   };
   if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes };
+  if (race) summary.race = race.reports;
   if (cfg.probe_replay) {
     summary.probes = probes;
     summary.probe_log = logLines.slice(logRun, logRun + 30);
@@ -269,7 +313,8 @@ async function run(cfg) {
 // (the call throws, or its answer fails the World's own schema) is listed.
 async function readRunBack(real, runId) {
   const { WorkflowRunSchema, StepSchema, TERMINAL_RUN_EVENT_TYPES } = await import('@workflow/world');
-  const out = { run_id: runId, events: 0, pages: 0, terminal_events: 0, terminal_by_type: {}, step_terminal_max: 0, steps: 0, unreadable: [] };
+  const out = { run_id: runId, events: 0, pages: 0, terminal_events: 0, terminal_by_type: {}, step_terminal_max: 0, steps: 0, unreadable: [],
+    first_terminal: '', before_terminal: {}, after_terminal: {}, run_status: '' };
   const steps = new Map(); // step id -> terminal events of that step in the log
   const seen = new Set();
   let cursor;
@@ -284,6 +329,11 @@ async function readRunBack(real, runId) {
     out.pages++;
     for (const e of page.data ?? []) {
       out.events++;
+      // The log's order (events.list's, ascending): what came before and
+      // after the run's first terminal event, by type.
+      const side = out.first_terminal ? out.after_terminal : out.before_terminal;
+      if (out.first_terminal || !TERMINAL_RUN_EVENT_TYPES.includes(e.eventType)) side[e.eventType] = (side[e.eventType] ?? 0) + 1;
+      if (!out.first_terminal && TERMINAL_RUN_EVENT_TYPES.includes(e.eventType)) out.first_terminal = e.eventType;
       if (TERMINAL_RUN_EVENT_TYPES.includes(e.eventType)) {
         out.terminal_events++;
         out.terminal_by_type[e.eventType] = (out.terminal_by_type[e.eventType] ?? 0) + 1;
@@ -305,6 +355,7 @@ async function readRunBack(real, runId) {
   const check = async (kind, id, get, schema) => {
     try {
       const row = await get();
+      if (kind === 'run') out.run_status = row?.status ?? '';
       const ok = schema.safeParse(row);
       if (!ok.success) out.unreadable.push({ kind, id, error: `does not parse: ${String(ok.error?.message ?? ok.error).slice(0, 300)}` });
     } catch (err) {
@@ -432,7 +483,7 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     core: coreVersion,
     prologue: cfg.strip_run_context ? 'runs_get' : undefined,
     seed: cfg.seed,
-    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown', output: r.output })),
+    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown', output: r.output, return_value: r.return_value })),
     fanouts,
     counts: {
       deliveries: deliveries.length,

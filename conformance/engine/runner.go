@@ -172,6 +172,14 @@ type RealRun struct {
 		Status string `json:"status"`
 		// Output is the client's returnValue, when it resolved.
 		Output json.RawMessage `json:"output,omitempty"`
+		// ReturnValue is what the client's returnValue did (a forced race
+		// only): fulfilled, rejected (with the error's name) or still pending
+		// once the runtime was done.
+		ReturnValue *struct {
+			State   string `json:"state"`
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		} `json:"return_value,omitempty"`
 	} `json:"runs"`
 	Fanouts []struct {
 		RunID          string `json:"run_id"`
@@ -218,7 +226,17 @@ type RealRun struct {
 			Text  string `json:"text"`
 		} `json:"lines"`
 	} `json:"runtime_log"`
-	Gate      *GateReport     `json:"gate,omitempty"`
+	Gate *GateReport  `json:"gate,omitempty"`
+	Race []RaceReport `json:"race,omitempty"`
+	// Calls is every World call the harness saw, with DumpCalls.
+	Calls []struct {
+		Op       string `json:"op"`
+		Event    string `json:"event"`
+		Run      string `json:"run"`
+		Delivery int    `json:"delivery"`
+		Result   string `json:"result"`
+		Status   string `json:"status"`
+	} `json:"calls,omitempty"`
 	Probes    []Probe         `json:"probes,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	RunIDs    []string        `json:"run_ids,omitempty"`
@@ -239,7 +257,15 @@ type ReadBack struct {
 	// StepTerminalMax is the most terminal events one step has in the log.
 	StepTerminalMax int `json:"step_terminal_max"`
 	Steps           int `json:"steps"`
-	Unreadable      []struct {
+	// FirstTerminal is the type of the log's first terminal run event;
+	// BeforeTerminal and AfterTerminal count the log's other events by type
+	// on either side of it (every event, when there is none).
+	FirstTerminal  string         `json:"first_terminal"`
+	BeforeTerminal map[string]int `json:"before_terminal"`
+	AfterTerminal  map[string]int `json:"after_terminal"`
+	// RunStatus is the run row's status as runs.get read it back.
+	RunStatus  string `json:"run_status"`
+	Unreadable []struct {
 		Kind  string `json:"kind"` // run, step or events
 		ID    string `json:"id"`
 		Error string `json:"error"`
@@ -262,6 +288,23 @@ type GateReport struct {
 		Want int    `json:"want"`
 		Have int    `json:"have"`
 	} `json:"escapes"`
+}
+
+// RaceReport is one run's forced race (race.mjs): what the client's
+// run_created answered before the race was armed, each call's answer, the
+// status of the run run_started answered with, and the schedule's steps the
+// gate had to let go out of order (none when the race was forced as given).
+type RaceReport struct {
+	RunID          string   `json:"run_id"`
+	RunCreated     string   `json:"run_created"`
+	StartAnswer    string   `json:"start_answer"`
+	StartRunStatus string   `json:"start_run_status"`
+	CancelAnswer   string   `json:"cancel_answer"`
+	Cancel         string   `json:"cancel"`
+	CancelMissed   bool     `json:"cancel_missed_world"`
+	Broken         []string `json:"broken"`
+	ArmedAt        float64  `json:"armed_at"`
+	ClosedAt       float64  `json:"closed_at"`
 }
 
 // Probe is one late redelivery after the run ended (ProbeReplay): the run's
@@ -366,7 +409,7 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 	runErr := r.node(ctx, core.Alias, &stdout, &stderr, "run", cfgPath)
 	var out RealRun
 	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
-		msg := "the harness printed no summary"
+		msg := fmt.Sprintf("the harness printed no summary (%v; stdout: %q)", err, tail(stdout.String(), 600))
 		if runErr != nil {
 			msg = runErr.Error()
 		}

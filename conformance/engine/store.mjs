@@ -88,7 +88,8 @@ const TERMINAL_RUN = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 // messages (a legacy producer); opts.batchCreates adds events.createBatch;
 // opts.crash(call) may return true to crash the current delivery at that call;
 // opts.gate (gate.mjs) may hold a call after its drawn latency, just before
-// it reaches the real World.
+// it reaches the real World; opts.race (race.mjs) runs chosen calls in a
+// forced interleaving of their own I/O.
 export function wrapWorld(world, store, calls, opts = {}) {
   const gate = opts.gate;
   const rand = rng(opts.seed ?? 1);
@@ -146,7 +147,9 @@ export function wrapWorld(world, store, calls, opts = {}) {
         gate.phase(rec, 'run');
       }
       const t = now();
-      const res = await fn(...args);
+      // A call of a forced race (race.mjs) runs in its call's context, so
+      // that the real World's own I/O keeps to the race's schedule.
+      const res = await (opts.race ? opts.race.run(rec, () => fn(...args)) : fn(...args));
       rec.real = now() - t; // the real World's own time, on top of the draw
       rec.result = 'ok';
       gate?.answered(rec);

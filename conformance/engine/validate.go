@@ -21,6 +21,16 @@ const (
 	RunsGet    = "runs_get"
 )
 
+// HarnessWorld is the World the real side runs (@workflow/world-local
+// 5.0.0-beta.45), and so, by default, the World whose rules and atomicity
+// the simlab side applies (SimScenario).
+const HarnessWorld = "world-local"
+
+// SimWorldScenario, as Options.SimWorld, runs the simlab side on the
+// scenario's own World instead (its rules and atomicity: world-vercel's is
+// DOMAIN.md §2's atomic World), as validate did before.
+const SimWorldScenario = "scenario"
+
 // MaxBranches is the widest fan-out the real side runs: every branch is a
 // delivery in one Node process on a 2-core machine, and the run time grows
 // with the width (docs/VALIDATION.md has the measured figures).
@@ -45,6 +55,27 @@ type Options struct {
 	TimeScale float64
 	// Progress is called after each cell, real or simulated.
 	Progress func(done, total int)
+	// SimWorld is the World whose rules and atomicity the simlab side
+	// applies, with the scenario's store model: "" or HarnessWorld (the
+	// real side's World), or SimWorldScenario (the scenario's own).
+	SimWorld string
+}
+
+// SimScenario is sc as the simlab side runs it: on simWorld's rules and
+// atomicity (world.Txn's split calls: model.StoreRules, world.AtomicityOf)
+// with sc's store model, latencies, pools and queue alike, unchanged. The
+// real side imposes that store model on world-local, whose calls are not
+// atomic; a simlab side on the scenario's own World (durabench-256's is
+// world-vercel, whose model is atomic) cannot predict the races the real
+// side meets.
+func SimScenario(sc model.Scenario, simWorld string) model.Scenario {
+	switch simWorld {
+	case SimWorldScenario:
+		return sc
+	case "", HarnessWorld:
+		sc.World = HarnessWorld
+	}
+	return sc
 }
 
 // Row is one (branches, engine, core, prologue) cell summarized: the JSON
@@ -77,6 +108,12 @@ type Row struct {
 	RealStoreP50MS float64  `json:"real_store_ms_p50,omitempty"`
 	RealStoreP90MS float64  `json:"real_store_ms_p90,omitempty"`
 	SpanNames      []string `json:"span_names,omitempty"`
+	// World is the World whose rules the row ran on: the real World, or the
+	// one the simlab side applied (SimScenario); Atomicity how the simlab
+	// side split its calls (world.Atomicity: world-local, world-postgres, or
+	// call for an atomic World).
+	World     string `json:"world,omitempty"`
+	Atomicity string `json:"atomicity,omitempty"`
 	// Corruption, judged per run on the run's own log and rows once it is
 	// over (real: read back from the World, every page of events.list, then
 	// runs.get and steps.get of every step the log names; simlab: its
@@ -94,6 +131,12 @@ type Result struct {
 	Scenario  string  `json:"scenario"`
 	Rows      []Row   `json:"rows"`
 	TimeScale float64 `json:"time_scale"`
+	// SimWorld and SimAtomicity are the simlab side's World and how it
+	// split its calls (Row.World, Row.Atomicity); StoreProfile the profile
+	// the scenario's store model came from.
+	SimWorld     string `json:"sim_world,omitempty"`
+	SimAtomicity string `json:"sim_atomicity,omitempty"`
+	StoreProfile string `json:"store_profile,omitempty"`
 }
 
 // Check refuses a grid before anything runs.
@@ -120,11 +163,14 @@ func (o *Options) Check(sc model.Scenario) error {
 	if o.Seeds < 1 {
 		return fmt.Errorf("--seeds %d: want at least 1", o.Seeds)
 	}
+	if o.SimWorld != "" && o.SimWorld != HarnessWorld && o.SimWorld != SimWorldScenario {
+		return fmt.Errorf("--sim-world %q: want %s (the real side's World) or %s (the scenario's own)", o.SimWorld, HarnessWorld, SimWorldScenario)
+	}
 	if slices.Contains(sc.Variants, "legacy-producers") && o.LegacyProducer {
 		return fmt.Errorf("--legacy-producer: the scenario already switches on legacy-producers")
 	}
 	for _, b := range o.Branches {
-		csc := sweep.CellScenario(sc, b, sweep.RunContext)
+		csc := SimScenario(sweep.CellScenario(sc, b, sweep.RunContext), o.SimWorld)
 		if err := csc.Validate(); err != nil {
 			return fmt.Errorf("scenario %s at %d branches: %w", sc.Name, b, err)
 		}
@@ -141,7 +187,8 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 		o.TimeScale = 1
 	}
 	sc = Scaled(sc, o.TimeScale)
-	res := &Result{Scenario: sc.Name, TimeScale: o.TimeScale}
+	ssc := SimScenario(sc, o.SimWorld)
+	res := &Result{Scenario: sc.Name, TimeScale: o.TimeScale, SimWorld: ssc.World, SimAtomicity: simAtomicity(ssc), StoreProfile: sc.Store.Name}
 	legacyScenario := slices.Contains(sc.Variants, "legacy-producers")
 	type realCell struct {
 		core  Core
@@ -191,7 +238,7 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 			res.Rows = append(res.Rows, realRow(b, rc.core, cfg.StripRunContext, runs))
 		}
 		for _, p := range prologues {
-			row, err := simRow(sc, b, p, o.Seeds)
+			row, err := simRow(ssc, b, p, o.Seeds)
 			if err != nil {
 				return res, err
 			}
@@ -298,7 +345,7 @@ func nsOfMS(ms []float64) []int64 {
 
 func realRow(b int, c Core, stripped bool, runs []*RealRun) Row {
 	a := rowSums{row: Row{Branches: b, Engine: "real", Core: c.Version, Prologue: realPrologue(c, stripped), Repetitions: len(runs),
-		DispatchPrologue: map[string]int{}}}
+		DispatchPrologue: map[string]int{}, World: HarnessWorld}}
 	var own []int64
 	names := map[string]bool{}
 	for _, r := range runs {
@@ -338,7 +385,7 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int) (Row, error) {
 	if prologue == sweep.Legacy {
 		p = RunsGet
 	}
-	a := rowSums{row: Row{Branches: b, Engine: "simlab", Core: "simlab", Prologue: p, Repetitions: seeds}}
+	a := rowSums{row: Row{Branches: b, Engine: "simlab", Core: "simlab", Prologue: p, Repetitions: seeds, World: sc.World, Atomicity: simAtomicity(sc)}}
 	for seed := 1; seed <= seeds; seed++ {
 		res, err := model.Run(&csc, sim.NewPCG(uint64(seed)), model.Options{Record: true, Seed: uint64(seed)})
 		if err != nil {
@@ -359,10 +406,19 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int) (Row, error) {
 	return a.finish(), nil
 }
 
+// simAtomicity is how the simlab side's World splits its calls.
+func simAtomicity(sc model.Scenario) string {
+	if sc.Store.AtomicCalls {
+		return world.AtomicCall.String()
+	}
+	return world.AtomicityOf(model.StoreRules(sc.World)).String()
+}
+
 // simCorruption is simlab's side of the read-back: the accepted terminal
-// run events of each run's log, from the History. simlab's World has no row
-// that could fail to read back (its rows are projections it never writes
-// torn), so unreadable is 0 until the model has such a fault.
+// run events of each run's log, from the History, and the runs whose row
+// runs.get could not give back at the end (History.FinalReadable; only a
+// world-postgres row can be torn so, never a world-local one, which is
+// written whole).
 func simCorruption(h *model.History) (terminal []int, unreadable int) {
 	terminal = make([]int, len(h.Runs))
 	index := make(map[world.RunID]int, len(h.Runs))
@@ -376,7 +432,12 @@ func simCorruption(h *model.History) (terminal []int, unreadable int) {
 			}
 		}
 	}
-	return terminal, 0
+	for _, ok := range h.FinalReadable {
+		if !ok {
+			unreadable++
+		}
+	}
+	return terminal, unreadable
 }
 
 func ratio(a, b int) float64 {
