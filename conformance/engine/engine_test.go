@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,18 +93,35 @@ func TestSmokeCountsMatch(t *testing.T) {
 		want      float64
 	}{
 		{"prologue reads with runContext", realNew.RunsGetPrologue, simNew.RunsGetPrologue, 0},
-		{"prologue reads without runContext (core beta.50)", realOld.RunsGetPrologue, simOld.RunsGetPrologue, queued},
-		{"prologue reads without runContext (core beta.52, legacy producer)", realStripped.RunsGetPrologue, simOld.RunsGetPrologue, queued},
 		{"lazy reads per fan-out, legacy producer", realStripped.LazyPerFanout, simOld.LazyPerFanout, 0},
 		{"lazy reads per fan-out, legacy path", realOld.LazyPerFanout, simOld.LazyPerFanout, 0},
 		{"step_started accepted, fetch-free", realNew.StepStartedAccepted, simNew.StepStartedAccepted, n},
 		{"step_started accepted, legacy", realOld.StepStartedAccepted, simOld.StepStartedAccepted, n},
-		{"step_started rejected, fetch-free", realNew.StepStartedRejected, simNew.StepStartedRejected, 0},
-		{"deliveries (the run's message and one per queued step)", realNew.Deliveries, simNew.Deliveries, 1 + queued},
 		{"redeliveries", realNew.Redeliveries + realOld.Redeliveries, simNew.Redeliveries + simOld.Redeliveries, 0},
 	} {
 		if c.real != c.want || c.sim != c.want {
 			t.Errorf("%s: real %v, simlab %v, want both %v", c.what, c.real, c.sim, c.want)
+		}
+	}
+	// The run's message and one per queued step are delivered; a replay
+	// that suspends again while a queued step is still running re-publishes
+	// it, and once that step's first delivery has finished the World's queue
+	// no longer absorbs the publish by its idempotency key (world-local
+	// dist/queue.js, inflightMessages): the extra delivery's claim is
+	// refused. Whether that happens depends on the machine's timing (seen on
+	// core beta.50 under load), so the test holds the relation, not a count:
+	// every delivery past 1+queued is a refused claim, and the legacy path
+	// pays one prologue read per step delivery (DOMAIN §9), extra ones too.
+	for _, row := range []Row{realNew, realStripped, realOld, simNew, simOld} {
+		extra := row.Deliveries - 1 - queued
+		// Rows average over runs: compare within rounding.
+		if extra < -1e-9 || math.Abs(extra-row.StepStartedRejected) > 1e-9 {
+			t.Errorf("%s %s %s: %v deliveries and %v refused claims, want 1+%v deliveries and one refused claim per delivery beyond them",
+				row.Engine, row.Core, row.Prologue, row.Deliveries, row.StepStartedRejected, queued)
+		}
+		if row.Prologue == RunsGet && math.Abs(row.RunsGetPrologue-(row.Deliveries-1)) > 1e-9 {
+			t.Errorf("%s %s %s: %v prologue reads over %v step deliveries, want one per step delivery",
+				row.Engine, row.Core, row.Prologue, row.RunsGetPrologue, row.Deliveries-1)
 		}
 	}
 	// Without contention a fan-out gets at most one lazy read on both sides
