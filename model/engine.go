@@ -265,7 +265,8 @@ func (e *engine) finish(stats sim.Stats) {
 	h.FaultSites = e.faults.Report()
 	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
-		h.FinalReadable = append(h.FinalReadable, e.store.Readable(world.RunID(i)))
+		id := world.RunID(i)
+		h.ReadBack = append(h.ReadBack, RunReadBack{Status: e.store.Get(id).Status, Readable: e.store.Readable(id)})
 		if !e.opts.Record {
 			continue
 		}

@@ -299,6 +299,15 @@ type Accepted struct {
 	Call   int32 // index into History.Calls
 }
 
+// RunReadBack is one run read back after the simulation: the status
+// runs.get answers, or Readable false when the call throws (a
+// world-postgres row whose fields no longer fit its status,
+// world.Store.Readable).
+type RunReadBack struct {
+	Status   world.RunStatus
+	Readable bool
+}
+
 // RunInfo is the static description of a run.
 type RunInfo struct {
 	ID         world.RunID
@@ -363,10 +372,11 @@ type History struct {
 	Faults      []Fault
 	// FinalRuns is each run's row at the end.
 	FinalRuns []world.RunView
-	// FinalReadable says, per run, whether runs.get could give its row
-	// back at the end (world.Store.Readable: a world-postgres row whose
-	// fields no longer fit its status cannot be).
-	FinalReadable []bool
+	// ReadBack is each run as a runs.get made once the simulation ended
+	// answers it: the read-back the real harness makes after its runs go
+	// quiet (conformance/engine harness.mjs readRunBack), an observation
+	// through the World's API, unlike FinalRuns.
+	ReadBack []RunReadBack
 	// FinalSteps is each step's row at the end, per run, indexed by step.
 	FinalSteps [][]world.Step
 	// FaultsStopAt is when the fault phase ended (liveness is judged after).

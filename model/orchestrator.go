@@ -58,6 +58,7 @@ func (o *orchestrator) loaded(p int32) {
 
 // started is run_started's answer: a refusal means the run is gone.
 func (o *orchestrator) started(p int32) {
+	d := &o.h.Deliveries[p]
 	pr := &o.procs[p]
 	if o.calls[pr.lastCall].Result != world.OK {
 		o.outcome(p, OutcomeGone)
@@ -65,6 +66,15 @@ func (o *orchestrator) started(p int32) {
 		return
 	}
 	pr.held, pr.hasHeld = world.RunRunning, true
+	// A run message's first delivery runs in turbo (core's default,
+	// WORKFLOW_TURBO; beta.50 and beta.52): its first replay reads an empty
+	// preloaded log, not the World's, so a run_cancelled that landed while
+	// run_started was in flight is not seen until the next listing (the
+	// continuation's), after the fan-out's steps were created and started
+	// (conformance/engine TestForcedCancelRacingStartReopensTheRealRun). A
+	// redelivery awaits run_started and replays the log it preloads after
+	// its write.
+	pr.turboPreload = d.Attempt == 1
 	pr.state = psReplayListed
 	o.call(p, OpEventsList, 0, world.NoStep, -1)
 }
@@ -76,6 +86,7 @@ func (o *orchestrator) started(p int32) {
 func (o *orchestrator) replay(p int32) {
 	d := &o.h.Deliveries[p]
 	pr := &o.procs[p]
+	pr.turboPreload = false
 	if o.calls[pr.lastCall].LogTerminal {
 		// The log holds the run's end: core's replay loop exits here
 		// (hasRecordedTerminalRunEvent, runtime.js), doing no replay work.

@@ -416,7 +416,7 @@ func simAtomicity(sc model.Scenario) string {
 
 // simCorruption is simlab's side of the read-back: the accepted terminal
 // run events of each run's log, from the History, and the runs whose row
-// runs.get could not give back at the end (History.FinalReadable; only a
+// runs.get could not give back at the end (History.ReadBack; only a
 // world-postgres row can be torn so, never a world-local one, which is
 // written whole).
 func simCorruption(h *model.History) (terminal []int, unreadable int) {
@@ -432,8 +432,8 @@ func simCorruption(h *model.History) (terminal []int, unreadable int) {
 			}
 		}
 	}
-	for _, ok := range h.FinalReadable {
-		if !ok {
+	for _, rb := range h.ReadBack {
+		if !rb.Readable {
 			unreadable++
 		}
 	}

@@ -555,6 +555,13 @@ func (s *Store) Log(id RunID) []LoggedEvent {
 	return s.runs[id].log
 }
 
+// LogEnded reports whether the run's log holds a terminal run event: what
+// core's replay loop looks for in the events it listed
+// (findRecordedTerminalRunEvent), whatever the run row's status says. On a
+// non-atomic World the two differ: a run_started that read pending can
+// write a cancelled run back to running after run_cancelled was logged.
+func (s *Store) LogEnded(id RunID) bool { return s.Has(id) && s.runs[id].terminalPos >= 0 }
+
 // Step returns the step row; Exists is false for unknown runs or steps.
 func (s *Store) Step(id RunID, step StepID) Step {
 	if !s.Has(id) || step < 0 || int(step) >= len(s.runs[id].steps) {
