@@ -283,6 +283,13 @@ var failingHistories = map[string]func(t *testing.T){
 		h, _ := stuckHistory(t)
 		violates(t, "liveness", h, "was acked without a terminal event", "last refused: ")
 	},
+	"ended-run-reads-ended": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "ended-run-reads-ended", h)
+		// The run's row written back to running after its end.
+		h.ReadBack[0].Status = world.RunRunning
+		violates(t, "ended-run-reads-ended", h, "yet its row reads running", "run_completed")
+	},
 	"unique-step-created": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
 		holdsOn(t, "unique-step-created", h)
@@ -507,6 +514,9 @@ func TestPropertiesIgnoreModelInternals(t *testing.T) {
 				f.Continued, f.ContinuedBy = !f.Continued, model.CallerKind((int(f.ContinuedBy)+1)%4)
 				f.PrologueFetches, f.LazyFetches, f.LastCompleters = 7, 7, 7
 			}
+			// FinalRuns is the store's own end state; ReadBack, which
+			// properties may read, is what a runs.get after the run
+			// answers (the real harness reads its runs back the same way).
 			for i := range h.FinalRuns {
 				h.FinalRuns[i] = world.RunView{}
 			}
@@ -621,5 +631,36 @@ func TestLivenessStoryNamesTheContinuation(t *testing.T) {
 		if story := strings.Join(Story(Check(h, []Property{p})[0]), "\n"); strings.Contains(story, "never continued") || strings.Contains(story, "no replay") {
 			t.Errorf("%v: the story denies the continuation:\n%s", variants, story)
 		}
+	}
+}
+
+// A cancel racing the run's start on a non-atomic World: run_started read
+// the run pending and wrote it back running after run_cancelled was logged.
+// core's replay sees the run_cancelled in the log it lists and exits, so
+// nothing ends the run again and its row reads running for ever (the real
+// core does the same, conformance/engine
+// TestForcedCancelRacingStartReopensTheRealRun). ended-run-reads-ended
+// judges the run's read-back, not only its log.
+func TestEndedRunReadsEndedSeesARunReopenedByARacingStart(t *testing.T) {
+	for _, c := range []struct {
+		world, reads string
+		seed         uint64
+	}{{"world-postgres", "cannot be read back", 9}, {"world-local", "reads running", 145}} {
+		t.Run(c.world, func(t *testing.T) {
+			sets := []string{"world=" + c.world, "faults.cancel=0.5", "faults.cancel_within=20ms"}
+			h := recorded(t, model.Spec{Scenario: "fanout", Sets: sets}, c.seed)
+			// world-postgres's row is running with the cancel's completedAt:
+			// it cannot be read back at all (docs/MODEL.md finding 18).
+			violates(t, "ended-run-reads-ended", h, "run_cancelled was accepted, yet its row "+c.reads, "run_started → ok")
+			// As on the real core: the reopened run's steps start after
+			// its end, and nothing writes a second terminal event.
+			violates(t, "no-start-on-terminal", h, "after the run's run_cancelled", "run_cancelled")
+			holdsOn(t, "single-terminal-event", h)
+			// The same history read back as its log says: no violation.
+			h.ReadBack[0] = model.RunReadBack{Status: world.RunCancelled, Readable: true}
+			holdsOn(t, "ended-run-reads-ended", h)
+			// On the atomic World the start cannot overwrite the cancel.
+			holdsOn(t, "ended-run-reads-ended", recorded(t, model.Spec{Scenario: "fanout", Sets: append(sets, "store.atomic_calls=true")}, c.seed))
+		})
 	}
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // liveness: once faults stop and the queue drains, every run has an accepted
-// terminal event. For a run without one, the story names the cause per stuck
-// step (the last accepted and the last refused call on it, and the fate of
-// its last message) and per finished fan-out nobody continued.
+// terminal event (endedRunReadsEnded asks that its row says so too). For a
+// run without one, the story names the cause per stuck step (the last
+// accepted and the last refused call on it, and the fate of its last
+// message) and per finished fan-out nobody continued.
 func liveness(o *observed) []Violation {
 	h := o.h
 	var out []Violation
@@ -25,6 +26,49 @@ func liveness(o *observed) []Violation {
 		out = append(out, o.stuck(world.RunID(r)))
 	}
 	return out
+}
+
+// endedRunReadsEnded: once the queue drains, a run whose terminal event was
+// accepted reads back terminal. A run whose row reads live then was written
+// back by a call that raced its end (a run_started that read it pending):
+// core's replay sees the terminal event in the log it lists and exits, so
+// nothing ends the run again and runs.get answers running for ever, as on
+// the real engine (conformance/engine
+// TestForcedCancelRacingStartReopensTheRealRun). Apart from liveness, whose
+// causes (a run nobody ends) are the protocol's, this one is the World's.
+func endedRunReadsEnded(o *observed) []Violation {
+	h := o.h
+	if !h.Drained {
+		return nil // liveness says so
+	}
+	var out []Violation
+	for r, t := range o.terminal {
+		if t != nil && r < len(h.ReadBack) && (!h.ReadBack[r].Readable || !h.ReadBack[r].Status.Terminal()) {
+			out = append(out, o.reopened(world.RunID(r), t))
+		}
+	}
+	return out
+}
+
+// reopened explains a run whose log holds its terminal event t while its
+// row reads live after the queue drained: the accepted run_started writes
+// after t are the evidence.
+func (o *observed) reopened(r world.RunID, t *model.Accepted) Violation {
+	h := o.h
+	reads := "reads " + h.ReadBack[r].Status.String()
+	if !h.ReadBack[r].Readable {
+		reads = "cannot be read back"
+	}
+	v := Violation{Run: r, Message: fmt.Sprintf("the run's %s was accepted, yet its row %s after the queue drained: nothing ends it again and no reader of the run sees it end",
+		t.Type, reads)}
+	v.Evidence = append(v.Evidence, callEvidence(h, &h.Calls[t.Call]))
+	for i := range h.Calls {
+		c := &h.Calls[i]
+		if c.Run == r && c.Op == model.OpEventsCreate && c.Event == world.EvRunStarted && c.Result == world.OK && c.End > t.At {
+			v.Evidence = append(v.Evidence, callEvidence(h, c))
+		}
+	}
+	return v
 }
 
 // stepFacts is what an observer knows about one step of a run.

@@ -53,6 +53,7 @@ var all = []Property{
 	onObserved("one-lazy-fetch-per-fanout", "a fan-out continued by a queued step's consumer gets exactly one lazy runs.get; one the orchestrator continues gets none", oneLazyFetchPerFanout),
 	onObserved("no-prologue-fetch-with-run-context", "a v2 consumer handling a message that carries runContext makes no runs.get before its claim", noPrologueFetchWithRunContext),
 	onObserved("liveness", "once faults stop and the queue drains, every run is terminal and every finished fan-out was continued", liveness),
+	onObserved("ended-run-reads-ended", "once the queue drains, a run whose terminal event was accepted reads back terminal: no write moved its row back to live", endedRunReadsEnded),
 	plain("unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated),
 	plain("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
 	plain("readable-run-row", "every runs.get gives the run's row back: no write leaves a row whose fields do not fit its status", readableRunRow),

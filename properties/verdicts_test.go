@@ -652,6 +652,9 @@ func TestShippedOnTheRealWorldsAtomicity(t *testing.T) {
 	findsWithin(t, fanoutFamily, nil, "single-terminal-event", both(noStaleReads, stepsCreatedBeforeEnd, slowWorldLocal), 6, 0)
 	finds(t, fanoutFamily, nil, "no-start-on-terminal", cancelsOn("world-local"))
 	finds(t, fanoutFamily, nil, "readable-run-row", cancelsOn("world-postgres"))
+	// The run a racing start reopened is never ended again: its row reads
+	// live after the queue drained (docs/MODEL.md finding 17).
+	finds(t, fanoutFamily, nil, "ended-run-reads-ended", cancelsOn("world-local"))
 	// Two invocations of the workflow message at once: a crashed
 	// delivery's redelivery meeting a misdelivery's re-route, which takes a
 	// few faults of each.
