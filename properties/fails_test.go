@@ -290,6 +290,26 @@ var failingHistories = map[string]func(t *testing.T){
 		h.ReadBack[0].Status = world.RunRunning
 		violates(t, "ended-run-reads-ended", h, "yet its row reads running", "run_completed")
 	},
+	"one-body-at-a-time": func(t *testing.T) {
+		h := history(t, "golden-t2", 1)
+		holdsOn(t, "one-body-at-a-time", h)
+		// A second delivery of a step whose body began while the first
+		// still ran it.
+		var first int = -1
+		for i := range h.Deliveries {
+			if h.Deliveries[i].BodyRan && h.Deliveries[i].BodyEnd > h.Deliveries[i].BodyStart {
+				first = i
+				break
+			}
+		}
+		if first < 0 {
+			t.Fatal("no delivery ran a body")
+		}
+		again := h.Deliveries[first]
+		again.BodyStart = (again.BodyStart + again.BodyEnd) / 2
+		h.Deliveries = append(h.Deliveries, again)
+		violates(t, "one-body-at-a-time", h, "at once: both claims were accepted", "begins while the first still runs")
+	},
 	"unique-step-created": func(t *testing.T) {
 		h := history(t, "golden-t2", 1)
 		holdsOn(t, "unique-step-created", h)

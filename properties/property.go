@@ -57,6 +57,7 @@ var all = []Property{
 	plain("unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated),
 	plain("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
 	plain("readable-run-row", "every runs.get gives the run's row back: no write leaves a row whose fields do not fit its status", readableRunRow),
+	plain("one-body-at-a-time", "a step's body never runs in two deliveries at once", oneBodyAtATime),
 	plain("attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount),
 	onObserved("run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun),
 	onObserved("run-fails-for-a-reason", "a run fails only by a write whose own cause an observer sees: a step failed for good in the log it loaded, a message out of deployment re-routes, or one retired at the delivery cap", runFailsForAReason),

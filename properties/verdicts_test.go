@@ -295,6 +295,16 @@ func onWorld(w string) func(*model.Scenario) {
 
 func TestShippedFindsConcurrentLastCompleters(t *testing.T) {
 	finds(t, fanoutFamily, nil, "one-lazy-fetch-per-fanout", nil)
+	// Each concurrent last completer replays into the next fan-out and
+	// runs its inline steps: one step's body twice at once (docs/MODEL.md
+	// finding 21).
+	findsWithin(t, fanoutFamily, nil, "one-body-at-a-time", func(sc *model.Scenario) {
+		if len(sc.Workflow.Fanouts) == 1 {
+			sc.Workflow.Fanouts = append(sc.Workflow.Fanouts, 2)
+		}
+		sc.Workflow.MaxInline = max(sc.Workflow.MaxInline, 1)
+		sc.Faults.Crash = max(sc.Faults.Crash, 0.1)
+	}, 6, 4)
 }
 
 func TestShippedHoldsTheRest(t *testing.T) {
