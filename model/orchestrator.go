@@ -20,6 +20,10 @@ type orchestrator struct{ *engine }
 type suspension struct {
 	suspendFan  int32 // the fan-out being suspended on or run inline, or -1
 	suspendNext int32 // next step to create in the fan-out being suspended
+	// prior lists the queued steps a resilient suspension found already
+	// created and unfinished: core's dispatch loop publishes them after the
+	// suspension handler (which publishes only what it creates).
+	prior []world.StepID
 }
 
 // begin loads the run the workflow message names.
@@ -132,9 +136,17 @@ func (o *orchestrator) replay(p int32) {
 			o.suspendChunk(p)
 			return
 		default:
-			// Every step exists; the queued ones have messages. Only the
-			// inline ones may need this replay to run them.
+			// Every step exists. core's dispatch loop publishes every
+			// pending queued step again under its step-scoped idempotency
+			// key (runtime.js, stepDispatchIdempotencyKey): a step whose
+			// message an invocation that crashed never published gets one
+			// now, and the queue absorbs the rest while their key is held.
+			// Then the inline steps run.
 			pr.suspendFan = fan
+			pr.state = psDispatched
+			if o.redispatch(p, fan, false, nil); pr.outstanding > 0 {
+				return
+			}
 			o.startInline(p)
 			return
 		}
@@ -153,13 +165,17 @@ func (o *orchestrator) suspendChunk(p int32) {
 	w := &o.sc.Workflow
 	if pr.suspendNext >= fo.Branches {
 		pr.state = psDispatched
-		if !w.ResilientDispatch {
-			for i := fo.Inline; i < fo.Branches; i++ {
-				o.publishStep(p, fo.FirstStep+world.StepID(i), pr.suspendFan, o.dispatchSite(d.Run, false))
-			}
-			if pr.outstanding > 0 {
-				return
-			}
+		if w.ResilientDispatch {
+			// The handler published what it created; the dispatch loop
+			// publishes the pending steps it found created.
+			prior := pr.prior
+			pr.prior = pr.prior[:0]
+			o.redispatch(p, pr.suspendFan, true, prior)
+		} else {
+			o.redispatch(p, pr.suspendFan, false, nil)
+		}
+		if pr.outstanding > 0 {
+			return
 		}
 		o.startInline(p)
 		return
@@ -175,10 +191,15 @@ func (o *orchestrator) suspendChunk(p int32) {
 	end := min(fo.Branches, pr.suspendNext+chunk)
 	for i := pr.suspendNext; i < end; i++ {
 		step := fo.FirstStep + world.StepID(i)
-		if o.store.Step(d.Run, step).Exists {
-			continue // the replay sees it in the log
-		}
 		queued := i >= fo.Inline
+		if st := o.store.Step(d.Run, step); st.Exists {
+			// The replay sees it in the log; if it is pending, the
+			// dispatch loop publishes it after the handler.
+			if queued && w.ResilientDispatch && !st.Status.Terminal() {
+				pr.prior = append(pr.prior, step)
+			}
+			continue
+		}
 		if queued && w.ResilientDispatch {
 			o.publishStep(p, step, pr.suspendFan, o.dispatchSite(d.Run, true))
 			if o.faults.Fire(o.siteLost) {
@@ -191,6 +212,37 @@ func (o *orchestrator) suspendChunk(p int32) {
 	pr.suspendNext = end
 	if pr.outstanding == 0 {
 		o.suspendChunk(p)
+	}
+}
+
+// redispatch is core's dispatch loop over the pending queued steps of
+// fan-out fan (created, not finished, as the store has them now): each is
+// published under its step's idempotency key. With limited, only the steps
+// in only (a resilient suspension's prior ones). The model's invocation
+// replays a fan-out it suspends on once, so core beta.52's skip of a step
+// it already published in the same invocation (publishedStepCorrelationIds)
+// never applies; beta.50's orchestrator replays again after its inline
+// steps and re-publishes, which the model does not (docs/MODEL.md).
+func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world.StepID) {
+	d := &o.h.Deliveries[p]
+	fo := &o.h.Fanouts[fan]
+	site := o.dispatchSite(d.Run, false)
+	pending := func(step world.StepID) bool {
+		st := o.store.Step(d.Run, step)
+		return st.Exists && !st.Status.Terminal()
+	}
+	if limited {
+		for _, step := range only {
+			if pending(step) {
+				o.republishStep(p, step, fan, site)
+			}
+		}
+		return
+	}
+	for i := fo.Inline; i < fo.Branches; i++ {
+		if step := fo.FirstStep + world.StepID(i); pending(step) {
+			o.republishStep(p, step, fan, site)
+		}
 	}
 }
 

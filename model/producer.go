@@ -21,13 +21,28 @@ func (e *engine) publishRetry(p int32, step world.StepID, fan int32, delay sim.T
 	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay)
 }
 
+// republishStep is a re-dispatch of a step that already exists: core
+// publishes it under the one key every message of the step carries, so
+// the queue absorbs it while that key is held.
+func (e *engine) republishStep(p int32, step world.StepID, fan int32, site Site) {
+	e.publishStepKeyed(p, step, fan, site, 0, e.q.stepMessageKey(e.h.Deliveries[p].Run, step))
+}
+
 func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Site, delay sim.Time) {
+	e.publishStepKeyed(p, step, fan, site, delay, 0)
+}
+
+// publishStepKeyed publishes with key, or the site's own key when 0.
+func (e *engine) publishStepKeyed(p int32, step world.StepID, fan int32, site Site, delay sim.Time, key uint64) {
 	d := &e.h.Deliveries[p]
 	dep := d.Deployment
 	ver := e.deployments[dep].Producer
 	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
 		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0), Delay: delay}
-	if site == SiteDelayedRetry {
+	switch {
+	case key != 0:
+		m.Key = key
+	case site == SiteDelayedRetry:
 		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
 	}
 	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {

@@ -42,6 +42,13 @@ type Profile struct {
 	FreshCopyOnThrow float64 `json:"fresh_copy_on_throw" yaml:"fresh_copy_on_throw"`
 	// IdempotencyTTL is how long a publish's idempotency key stays claimed.
 	IdempotencyTTL time.Duration `json:"idempotency_ttl" yaml:"idempotency_ttl"`
+	// IdempotencyInFlight: a key stays claimed only while its message is
+	// in the queue, from its publish until it is acked or retired, whatever
+	// the TTL. world-local's queue keeps its keys in an in-process map it
+	// clears when a message's delivery loop ends (dist/queue.js,
+	// inflightMessages), so a step re-published after its message was
+	// acked is delivered again.
+	IdempotencyInFlight bool `json:"idempotency_in_flight" yaml:"idempotency_in_flight"`
 	// RedeliverInFlight: a delivery still running after VisibilityTimeout is
 	// delivered again while the first goes on (at-least-once). world-local
 	// has no bound on how long an invocation may run, so it does not.
@@ -101,6 +108,7 @@ func LocalProfile() Profile {
 		ThrowBackoff:        time.Second,
 		MaxDeliveries:       0,
 		IdempotencyTTL:      time.Hour,
+		IdempotencyInFlight: true,
 		Consumers:           0,
 	}
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
@@ -69,11 +71,15 @@ type queue struct {
 	record     bool
 	deps       []Deployment // read only: a fresh copy's producer version
 
-	msgs  []msgRT
-	keys  map[uint64]sim.Time // idempotency key → claim expiry
-	pubs  []pendingPublish
-	busy  []int32   // per deployment: deliveries holding a consumer slot
-	waitQ [][]int32 // per deployment: visible messages waiting for a slot
+	msgs []msgRT
+	keys map[uint64]sim.Time // idempotency key → claim expiry
+	// lastOfStep is each step's newest message (run<<32 | step → id):
+	// core gives every message of a step one idempotency key, so a
+	// re-dispatch is absorbed by whichever message of the step holds it.
+	lastOfStep map[uint64]int32
+	pubs       []pendingPublish
+	busy       []int32   // per deployment: deliveries holding a consumer slot
+	waitQ      [][]int32 // per deployment: visible messages waiting for a slot
 }
 
 // setDeployments sizes the per-deployment state; the queue is usable after.
@@ -83,6 +89,9 @@ func (q *queue) setDeployments(deps []Deployment) {
 	q.waitQ = make([][]int32, len(deps))
 	if q.keys == nil {
 		q.keys = map[uint64]sim.Time{}
+	}
+	if q.lastOfStep == nil {
+		q.lastOfStep = map[uint64]int32{}
 	}
 }
 
@@ -105,16 +114,36 @@ func (q *queue) publish(p int32, m Message, site Site, caller Caller, producer V
 			}
 			return
 		}
-		q.keys[m.Key] = now.Add(q.prof.IdempotencyTTL)
+		if q.prof.IdempotencyInFlight {
+			q.keys[m.Key] = sim.Time(math.MaxInt64) // until done (finish)
+		} else {
+			q.keys[m.Key] = now.Add(q.prof.IdempotencyTTL)
+		}
 	}
 	m.ID = int32(len(q.h.Messages))
 	q.h.Messages = append(q.h.Messages, m)
+	if m.Kind == MsgStep {
+		q.lastOfStep[stepKey(m.Run, m.Step)] = m.ID
+	}
 	q.msgs = append(q.msgs, msgRT{state: msgPublishing, last: -1})
 	if q.record {
 		q.h.Publishes = append(q.h.Publishes, Publish{Msg: m.ID, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now})
 	}
 	q.pubs = append(q.pubs, pendingPublish{msg: m.ID, proc: p, rec: q.lastPublishRecord()})
 	q.k.After(q.prof.Publish.Draw(q.c), evPublishDone, 1, uint64(len(q.pubs)-1))
+}
+
+func stepKey(run world.RunID, step world.StepID) uint64 {
+	return uint64(uint32(run))<<32 | uint64(uint32(step))
+}
+
+// stepMessageKey is the idempotency key a re-dispatch of the step carries:
+// that of its newest message, else its dispatch key.
+func (q *queue) stepMessageKey(run world.RunID, step world.StepID) uint64 {
+	if id, ok := q.lastOfStep[stepKey(run, step)]; ok && q.h.Messages[id].Key != 0 {
+		return q.h.Messages[id].Key
+	}
+	return msgKey(run, step, 0)
 }
 
 // lastPublishRecord is the index of the publish just recorded, or -1.
@@ -187,8 +216,7 @@ func (q *queue) claim(m int32, dep int32) {
 	rt := &q.msgs[m]
 	rt.deliveries++
 	if q.prof.MaxDeliveries > 0 && int(rt.deliveries) > q.prof.MaxDeliveries {
-		rt.state = msgDone
-		rt.epoch++
+		q.finish(m)
 		q.counts.Exhausted++
 		if q.record {
 			q.h.Retired = append(q.h.Retired, m)
@@ -236,16 +264,14 @@ func (q *queue) settle(p, m int32, disp Disposition, delay sim.Time) {
 	}
 	switch disp {
 	case DispAck:
-		rt.state = msgDone
-		rt.epoch++
+		q.finish(m)
 	case DispRedeliver:
 		q.makeVisible(m, q.k.Now()+delay)
 	case DispThrow:
 		msg := q.h.Messages[m]
 		if q.prof.FreshCopyOnThrow > 0 && sim.Chance(q.c, q.prof.FreshCopyOnThrow) {
 			// world-vercel's failure path: a fresh copy, attempt 1.
-			rt.state = msgDone
-			rt.epoch++
+			q.finish(m)
 			msg.Origin = msg.ID
 			msg.Key = 0
 			msg.Delay = sim.Time(q.prof.ThrowBackoff)
@@ -258,6 +284,18 @@ func (q *queue) settle(p, m int32, disp Disposition, delay sim.Time) {
 			return // the visibility timeout set at delivery brings it back
 		}
 		q.makeVisible(m, q.k.Now().Add(q.prof.VisibilityTimeout))
+	}
+}
+
+// finish ends message m for good (acked, retired, or replaced by a fresh
+// copy); on a queue whose keys live while their message does, its key is
+// free again.
+func (q *queue) finish(m int32) {
+	rt := &q.msgs[m]
+	rt.state = msgDone
+	rt.epoch++
+	if k := q.h.Messages[m].Key; k != 0 && q.prof.IdempotencyInFlight {
+		delete(q.keys, k)
 	}
 }
 

@@ -249,10 +249,13 @@ func TestDelayedRetryTimingIsExactWithFixedLatencies(t *testing.T) {
 }
 
 // An idempotency key stays claimed for its TTL whatever happens to the
-// message that claimed it: delivery and ack do not release it; only time does.
+// message that claimed it: delivery and ack do not release it; only time
+// does (a queue without idempotency_in_flight, as world-postgres's and
+// world-vercel's are modelled).
 func TestIdempotencyKeyHoldsForItsTTLDespiteDeliveryAndAck(t *testing.T) {
 	sc := DefaultScenario()
 	sc.Store = queueProfile(t, "world-local")
+	sc.Store.IdempotencyInFlight = false
 	ttl := sc.Store.IdempotencyTTL
 	e := newQueueEngine(t, &sc, 1)
 	run, fan := e.addTestRun()
@@ -310,10 +313,11 @@ func TestIdempotencyKeyHoldsForItsTTLDespiteDeliveryAndAck(t *testing.T) {
 	}
 }
 
-// Exhausting a message does not release its key either.
+// Exhausting a message does not release its key either (TTL keys).
 func TestIdempotencyKeyHoldsAfterExhaustion(t *testing.T) {
 	sc := DefaultScenario()
 	sc.Store = queueProfile(t, "world-local")
+	sc.Store.IdempotencyInFlight = false
 	sc.Store.MaxDeliveries = 1
 	sc.Faults.Crash = 1
 	e := newQueueEngine(t, &sc, 1)
@@ -675,5 +679,55 @@ func TestWaitingMessagesAreNotDeliveredAfterAnAck(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// world-local's queue holds a key only while its message is in the queue
+// (dist/queue.js inflightMessages, cleared when the delivery loop ends): a
+// publish while the first message waits or runs is absorbed, one after its
+// ack or its retirement is a new message, delivered.
+func TestWorldLocalIdempotencyKeyLivesWhileItsMessageDoes(t *testing.T) {
+	sc := DefaultScenario()
+	sc.Store = queueProfile(t, "world-local")
+	if !sc.Store.IdempotencyInFlight {
+		t.Fatal("world-local's profile does not hold keys in flight")
+	}
+	e := newQueueEngine(t, &sc, 1)
+	run, fan := e.addTestRun()
+	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: 0xbeef}
+	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
+	e.publish(-1, msg, SiteNodeDispatchLoop, V1) // the first is still being published
+	if len(e.h.Messages) != 1 || !e.h.Publishes[1].Deduped {
+		t.Fatalf("publish while the first is in the queue: %d messages, %+v; want absorbed", len(e.h.Messages), e.h.Publishes[1])
+	}
+	runUntil(t, e, time.Second)
+	if len(e.h.Deliveries) != 1 || e.q.msgs[0].state != msgDone {
+		t.Fatalf("first message not delivered and acked: %+v", e.h.Deliveries)
+	}
+	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
+	if p := e.h.Publishes[2]; p.Deduped || len(e.h.Messages) != 2 {
+		t.Fatalf("publish after the ack: %+v, %d messages; want a new message", p, len(e.h.Messages))
+	}
+	runUntil(t, e, 2*time.Second)
+	if len(e.h.Deliveries) != 2 {
+		t.Fatalf("%d deliveries, want the new message delivered too", len(e.h.Deliveries))
+	}
+
+	// Retired at the delivery cap: the key is free as well.
+	sc2 := DefaultScenario()
+	sc2.Store = queueProfile(t, "world-local")
+	sc2.Store.MaxDeliveries = 1
+	sc2.Faults.Crash = 1
+	e2 := newQueueEngine(t, &sc2, 1)
+	run2, fan2 := e2.addTestRun()
+	m2 := Message{Kind: MsgStep, Run: run2, Step: 0, Fanout: fan2, HasInput: true, Target: 0, Origin: -1, Key: 42}
+	e2.publish(-1, m2, SiteNodeDispatchLoop, V1)
+	runUntil(t, e2, time.Minute)
+	if e2.counts.Exhausted != 1 {
+		t.Fatalf("message not exhausted: %d", e2.counts.Exhausted)
+	}
+	e2.publish(-1, m2, SiteNodeDispatchLoop, V1)
+	if p := e2.h.Publishes[1]; p.Deduped || len(e2.h.Messages) != 2 {
+		t.Fatalf("publish after retirement: %+v, %d messages; want a new message", p, len(e2.h.Messages))
 	}
 }

@@ -1,0 +1,50 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// core's dispatch loop publishes every pending queued step again on each
+// replay that suspends on its fan-out (runtime.js, the loop over
+// pendingSteps): an orchestrator that crashed after its step_created and
+// before its publishes leaves steps with no message, and the redelivered
+// orchestrator's replay, finding every step created, publishes them. The
+// model's replay did nothing there, and the run never ended (issue 20: 34
+// of 200 faults seeds with resilient_dispatch=false).
+func TestReplayPublishesCreatedStepsThatHaveNoMessage(t *testing.T) {
+	sc, _ := Builtin("faults")
+	if err := sc.Set("workflow.resilient_dispatch=false"); err != nil {
+		t.Fatal(err)
+	}
+	const seed = 9 // the orchestrator of wrun_0001 crashes after its creates
+	r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.History
+	const run = world.RunID(1)
+	if st := h.ReadBack[run].Status; st != world.RunCompleted {
+		t.Fatalf("wrun_0001 ended %v, want completed", st)
+	}
+	// Some step of the run got its only message from a redelivered
+	// workflow message's dispatch loop.
+	redispatched := 0
+	for _, p := range h.Publishes {
+		if p.Run != run || p.Deduped || p.Site != SiteNodeDispatchLoop || p.Caller.Delivery < 0 {
+			continue
+		}
+		inv := p.Caller.Delivery
+		if i := h.Invocation(inv); i >= 0 {
+			inv = i
+		}
+		if d := &h.Deliveries[inv]; d.Kind == MsgWorkflow && d.Attempt > 1 {
+			redispatched++
+		}
+	}
+	if redispatched == 0 {
+		t.Fatal("no step of wrun_0001 was published by a redelivered orchestrator")
+	}
+}
