@@ -456,19 +456,37 @@ var failingHistories = map[string]func(t *testing.T){
 		h := firstFailing(t, "recovery-in-band", "faults", 100, "attempt-gated-recovery")
 		violates(t, "recovery-in-band", h, "missing and ended", "not_found")
 		// An edit of the shipped protocol: the in-band step_created is gone.
-		notFound := func(c *model.Call) bool { return c.Result == world.NotFound && c.Event == world.EvStepStarted }
-		for seed := uint64(1); ; seed++ {
-			if h = history(t, "faults", seed); len(h.Calls) > 0 && hasCall(h, notFound) {
-				break
+		// A seed where a queued step's delivery met its step missing,
+		// created it in-band and ended normally; the edit takes that create
+		// away.
+		recovered := func(h *model.History) int {
+			for i := range h.Calls {
+				c := &h.Calls[i]
+				if c.Result != world.NotFound || c.Event != world.EvStepStarted || c.Caller.Delivery < 0 {
+					continue
+				}
+				if d := &h.Deliveries[c.Caller.Delivery]; d.Msg < 0 || d.Disposition == model.DispCrash || d.Disposition == model.DispPending {
+					continue
+				}
+				for j := i + 1; j < len(h.Calls); j++ {
+					if n := &h.Calls[j]; n.Caller == c.Caller && n.Event == world.EvStepCreated && n.Step == c.Step {
+						return i
+					}
+				}
 			}
-			if seed == 200 {
-				t.Fatal("no claim met a missing step in faults seeds 1..200")
+			return -1
+		}
+		nf := -1
+		for seed := uint64(1); nf < 0; seed++ {
+			if seed > 200 {
+				t.Fatal("no queued step's delivery recovered its missing step in faults seeds 1..200")
 			}
+			h = history(t, "faults", seed)
+			nf = recovered(h)
 		}
 		holdsOn(t, "recovery-in-band", h)
-		nf := callWith(t, h, notFound)
 		for i := range h.Calls {
-			if c := &h.Calls[i]; i > int(nf) && c.Caller == h.Calls[nf].Caller && c.Event == world.EvStepCreated {
+			if c := &h.Calls[i]; i > nf && c.Caller == h.Calls[nf].Caller && c.Event == world.EvStepCreated {
 				c.Step++
 			}
 		}
@@ -599,9 +617,15 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 			h.Publishes = append(h.Publishes, p)
 		}},
 		{"never published", func(h *model.History, msg int32) {
+			step := h.Messages[msg].Step
 			for i := range h.Messages {
-				if h.Messages[i].Step == h.Messages[msg].Step {
+				if h.Messages[i].Step == step {
 					h.Messages[i].Step = 99
+				}
+			}
+			for i := range h.Publishes {
+				if h.Publishes[i].Step == step {
+					h.Publishes[i].Step = 99
 				}
 			}
 		}},

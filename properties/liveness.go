@@ -182,8 +182,25 @@ func (o *observed) stepCause(r world.RunID, step world.StepID, inline bool) (str
 			lastPub = p
 		}
 	}
+	// A publish absorbed by a key after the last message's: the message
+	// that holds the key (or held it for its TTL) is still the step's
+	// fate; the absorbed publish is said after it.
+	absorbed := ""
+	if lastDedup != nil && lastPub != nil && lastDedup.At > lastPub.At {
+		ev = append(ev, Evidence{At: lastDedup.At, Text: fmt.Sprintf("%s: publish of %s (%s) absorbed by its idempotency key",
+			actor(h, lastDedup.Caller), stepLabel(h, r, step), lastDedup.Site)})
+		absorbed = fmt.Sprintf("; a later publish (%s, %v) was absorbed by an idempotency key", lastDedup.Site, lastDedup.At)
+	}
+	cause, ev := o.messageFate(r, step, inline, last, lastPub, lastDedup, ev)
+	return cause + absorbed, ev
+}
+
+// messageFate is stepCause's fate of the step's last message last (or of
+// its absence).
+func (o *observed) messageFate(r world.RunID, step world.StepID, inline bool, last int32, lastPub, lastDedup *model.Publish, ev []Evidence) (string, []Evidence) {
+	h := o.h
 	switch {
-	case lastDedup != nil && (lastPub == nil || lastDedup.At > lastPub.At):
+	case lastDedup != nil && lastPub == nil:
 		ev = append(ev, Evidence{At: lastDedup.At, Text: fmt.Sprintf("%s: publish of %s (%s) absorbed by its idempotency key: no message",
 			actor(h, lastDedup.Caller), stepLabel(h, r, step), lastDedup.Site)})
 		return "its last publish was absorbed by an idempotency key", ev
@@ -366,13 +383,6 @@ func (o *observed) messageJourney(m int32) (string, bool) {
 			b.WriteString("; then it was retired at the delivery cap")
 		}
 	}
-	msg := &h.Messages[m]
-	for i := range h.Publishes {
-		p := &h.Publishes[i]
-		if p.Deduped && p.Run == msg.Run && p.Step == msg.Step && len(dels) > 0 && p.At >= h.Deliveries[dels[first]].End {
-			fmt.Fprintf(&b, "; a re-publish of it (%s) was absorbed by its idempotency key", p.Site)
-			break
-		}
-	}
+	// A re-publish the key absorbed is said by stepCause, after the fate.
 	return b.String(), true
 }

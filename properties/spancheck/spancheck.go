@@ -443,7 +443,10 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 		fetchFree bool
 	}
 	first := map[fk]cont{}
-	contCrashed, contFetchFree := map[fk]bool{}, map[fk]bool{}
+	// crashedAt is, per fan-out, when its first continuer that died did
+	// (its invocation's end): a lazy read begun after it is the retry the
+	// crash forced, as the History's property excuses it.
+	crashedAt, contFetchFree := map[fk]time.Time{}, map[fk]bool{}
 	var order []fk
 	seen := map[fk]bool{}
 	note := func(k fk) {
@@ -501,7 +504,9 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 			if f, ok := first[k]; !ok || load.Start.Before(f.load.Start) {
 				first[k] = c
 			}
-			contCrashed[k] = contCrashed[k] || crashed
+			if at, ok := crashedAt[k]; crashed && (!ok || inv.End.Before(at)) {
+				crashedAt[k] = inv.End
+			}
 			contFetchFree[k] = contFetchFree[k] || c.fetchFree
 		}
 	}
@@ -511,7 +516,7 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 		switch n := len(lazy[k]); {
 		case n > 1:
 			msg = fmt.Sprintf("fan-out %s made %d lazy runs.get", k.fan, n)
-		case continued && f.inline && n > 0 && !contCrashed[k]:
+		case continued && f.inline && unexcusedReads(lazy[k], crashedAt, k) > 0:
 			msg = fmt.Sprintf("fan-out %s was continued by an inline step, yet a consumer also made a lazy runs.get", k.fan)
 		case continued && !f.inline && anyLazy[k] == 0 && contFetchFree[k]:
 			msg = fmt.Sprintf("fan-out %s was continued by a fetch-free consumer without its lazy runs.get", k.fan)
@@ -521,6 +526,19 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 		v.Violations = append(v.Violations, Violation{Run: k.run, Message: msg, Evidence: evidenceOf(lazy[k])})
 	}
 	return v
+}
+
+// unexcusedReads counts the lazy reads begun before the fan-out's first
+// continuer died (all of them if none did).
+func unexcusedReads[K comparable](reads []*traces.Span, diedAt map[K]time.Time, k K) int {
+	at, died := diedAt[k]
+	n := 0
+	for _, r := range reads {
+		if !died || r.Start.Before(at) {
+			n++
+		}
+	}
+	return n
 }
 
 // stepOf is the step.execute span a call was made by: its nearest step
