@@ -65,6 +65,9 @@ type harnessConfig struct {
 	// ProbeReplay delivers each finished run's own message and its first
 	// queued step's once more, and reports what the runtime then does.
 	ProbeReplay bool `json:"probe_replay,omitempty"`
+	// RecordBodies reports every step body (its run, step, delivery, begin
+	// and end) and lets the gate's holds hold a body as it begins.
+	RecordBodies bool `json:"record_bodies,omitempty"`
 	// Race, if set, forces each run's first run_started and the run's cancel
 	// into one interleaving of the real World's own I/O (race.mjs, on
 	// conformance/worlds/gate.mjs).
@@ -88,6 +91,35 @@ type raceConfig struct {
 type gateConfig struct {
 	FanIn        int `json:"fan_in,omitempty"`
 	RunCompleted int `json:"run_completed,omitempty"`
+	// Holds are gate.mjs's rules: each holds the World call or step body
+	// What picks until a happening Until picks has happened on its run.
+	Holds []holdRule `json:"holds,omitempty"`
+}
+
+// holdRule holds what What matches (a World call as it reaches the World, or
+// a step body as it begins) until a happening Until matches: an interleaving
+// named by what happens, never by when (gate.mjs, matches()).
+type holdRule struct {
+	Name  string      `json:"name"`
+	What  holdPattern `json:"what"`
+	Until holdPattern `json:"until"`
+}
+
+// holdPattern matches a happening on a run. Kind: call, body (What); call,
+// answer, body_begin, body_end (Until). From: run (the run's own message's
+// delivery, the orchestrator) or step (a queued step's delivery). Step
+// "same" and Delivery "other"/"same" relate an Until happening to the held
+// item; Nth picks the nth match of What on the run (0: every one).
+type holdPattern struct {
+	Kind     string `json:"kind"`
+	Op       string `json:"op,omitempty"`
+	Event    string `json:"event,omitempty"`
+	Lazy     *bool  `json:"lazy,omitempty"`
+	Result   string `json:"result,omitempty"`
+	From     string `json:"from,omitempty"`
+	Step     string `json:"step,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
+	Nth      int    `json:"nth,omitempty"`
 }
 
 // The real world-local queue's own rules (@workflow/world-local 5.0.0-beta.45,

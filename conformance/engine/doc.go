@@ -14,7 +14,10 @@
 // does not read back) is counted on both sides. gate.mjs can hold chosen
 // World calls and release them together, waiting on counts only, which
 // forces a race instead of meeting it by timing
-// (TestGatedLastCompletersCorruptTheRealLog). race.mjs forces a race inside
+// (TestGatedLastCompletersCorruptTheRealLog); its hold rules hold one chosen
+// call or step body until a chosen happening on its run (another delivery's
+// answer, another body's beginning), which orders an interleaving by what
+// happens (TestForcedEarlyQueuedCompletionAgainstTheInlineStep). race.mjs forces a race inside
 // the real World's own calls instead: each run's first run_started and the
 // run's cancel take their file-system steps in the model's interleaving
 // (conformance/worlds/gate.mjs, shared with the concurrent conformance test;

@@ -12,6 +12,23 @@
 //   run_completed: K   hold events.create(run_completed) on a run until K are
 //                      held; then release them all in one tick, so the K writes
 //                      reach the World side by side.
+//   holds: [rule]      hold a chosen World call, or a chosen step body, until
+//                      a chosen later happening on its run: an interleaving
+//                      named by what happens, not by when (see matches()).
+//
+// A rule is {name, what, until}. `what` picks what is held: a World call as
+// it reaches the World (kind 'call', after its drawn latency) or a step body
+// as it begins (kind 'body', from the bundle's step body through the
+// harness's hook), by op, event, lazy (a step_started carrying its input),
+// from ('run': the delivery of the run's own message, the orchestrator;
+// 'step': a queued step's delivery) and nth (the nth such on the run, 1 for
+// the first; every one when absent). `until` is the happening that lets it
+// go: 'call' (a call reaching the World), 'answer' (a call answered, with
+// result 'ok' or an error's name), 'body_begin' or 'body_end', matched by the
+// same fields plus step 'same' (the held item's step: its correlation id)
+// and delivery 'other' or 'same' (relative to the held item's delivery). A
+// hold whose `until` already happened on the run does not hold at all. Held
+// items of one rule are released in arrival order, in one tick.
 //
 // A gate whose count can no longer be reached must not hang the run. The
 // escape is quiescence: no message published and not yet delivered, no World
@@ -33,6 +50,11 @@ const TERMINAL_STEP = new Set(['step_completed', 'step_failed']);
 export function createGate(spec, now) {
   const fanIn = spec?.fan_in ?? 0;
   const wantCompleted = spec?.run_completed ?? 0;
+  const rules = Array.isArray(spec?.holds) ? spec.holds : [];
+  const ruleHeld = new Map(); // rule name -> [entry]
+  const ruleSeen = new Map(); // `${rule} ${run}` -> matches of `what` so far
+  const happened = new Map(); // run -> [happening], in order
+  const kinds = new Map(); // delivery index -> 'run' | 'step'
   const stepEnds = new Map(); // run -> accepted terminal step writes
   const endedBy = new Set(); // `${delivery} ${run}`: that delivery wrote a step's end
   const held = { fan_in: new Map(), run_completed: new Map() }; // gate -> run -> [entry]
@@ -69,7 +91,69 @@ export function createGate(spec, now) {
     return true;
   }
 
-  const holding = () => [...held.fan_in.values(), ...held.run_completed.values()].some((l) => l.length > 0);
+  const holding = () => [...held.fan_in.values(), ...held.run_completed.values(), ...ruleHeld.values()].some((l) => l.length > 0);
+
+  // matches says whether happening h (kind, run, delivery, op, event, lazy,
+  // result, step) fits pattern p, relative to the held item `rel` when given.
+  function matches(p, h, rel) {
+    if (p.kind && p.kind !== h.kind) return false;
+    for (const k of ['op', 'event', 'result']) if (p[k] !== undefined && p[k] !== h[k]) return false;
+    if (p.lazy !== undefined && p.lazy !== !!h.lazy) return false;
+    if (p.from !== undefined && p.from !== kinds.get(h.delivery)) return false;
+    if (rel) {
+      if (h.run !== rel.run) return false;
+      if (p.step === 'same' && (h.step === undefined || h.step !== rel.step)) return false;
+      if (p.delivery === 'other' && h.delivery === rel.delivery) return false;
+      if (p.delivery === 'same' && h.delivery !== rel.delivery) return false;
+    }
+    return true;
+  }
+
+  // happen records a happening and lets go every held item it was waiting on.
+  function happen(h) {
+    if (!h.run || rules.length === 0) return;
+    h.at = now();
+    const list = happened.get(h.run) ?? [];
+    list.push(h);
+    happened.set(h.run, list);
+    for (const rule of rules) {
+      const entries = ruleHeld.get(rule.name) ?? [];
+      const go = entries.filter((e) => matches(rule.until, h, e.item));
+      if (!go.length) continue;
+      ruleHeld.set(rule.name, entries.filter((e) => !go.includes(e)));
+      for (const e of go) {
+        releases.push({ gate: rule.name, run: e.item.run, calls: 1, why: 'until', at: now(), by: describe(h) });
+        e.resolve();
+      }
+    }
+  }
+
+  const describe = (h) => [h.kind, h.op, h.event, h.result, h.step, `d${h.delivery}`].filter((x) => x !== undefined).join(' ');
+
+  // holdRule returns a promise for item (a happening of kind 'call' or
+  // 'body') when a rule holds it, or null.
+  function holdRule(item) {
+    for (const rule of rules) {
+      if (!matches(rule.what, item)) continue;
+      const key = `${rule.name} ${item.run}`;
+      const n = (ruleSeen.get(key) ?? 0) + 1;
+      ruleSeen.set(key, n);
+      if (rule.what.nth !== undefined && rule.what.nth !== n) continue;
+      // A happening it would wait for is already past: nothing to hold.
+      if ((happened.get(item.run) ?? []).some((h) => matches(rule.until, h, item))) {
+        releases.push({ gate: rule.name, run: item.run, calls: 0, why: 'already', at: now() });
+        continue;
+      }
+      return new Promise((resolve) => {
+        const entries = ruleHeld.get(rule.name) ?? [];
+        entries.push({ item, resolve });
+        ruleHeld.set(rule.name, entries);
+      });
+    }
+    return null;
+  }
+
+  const callHappening = (kind, rec) => ({ kind, run: rec.run, delivery: rec.delivery, op: rec.op, event: rec.event, lazy: rec.lazy, result: rec.result, step: rec.correlation });
 
   function quiescent() {
     if (!holding() || entering > 0 || published.size > 0) return false;
@@ -102,6 +186,15 @@ export function createGate(spec, now) {
         release(gate, run, 'escape');
       }
     }
+    for (const [name, entries] of [...ruleHeld]) {
+      if (!entries.length) continue;
+      ruleHeld.set(name, []);
+      for (const e of entries) {
+        escapes.push({ gate: name, run: e.item.run, held: 1, want: 1, have: 0, at: now(), what: describe(e.item) });
+        releases.push({ gate: name, run: e.item.run, calls: 1, why: 'escape', at: now() });
+        e.resolve();
+      }
+    }
   }
 
   const park = (gate, rec) =>
@@ -119,6 +212,14 @@ export function createGate(spec, now) {
     // null when the call is not gated.
     hold(rec) {
       if (rec.delivery < 0 || !rec.run) return null;
+      if (rules.length) {
+        // A held call reaches the World when it is let go: that is its
+        // 'call' happening.
+        const h = callHappening('call', rec);
+        const p = holdRule(h);
+        if (p) return p.then(() => happen(h));
+        happen(h);
+      }
       if (fanIn > 0 && rec.op === 'events.list' && !spent.fan_in.has(rec.run) &&
           endedBy.has(`${rec.delivery} ${rec.run}`) && (stepEnds.get(rec.run) ?? 0) < fanIn) {
         return park('fan_in', rec);
@@ -143,6 +244,7 @@ export function createGate(spec, now) {
     // run (being served), gate (held), done.
     phase(rec, p) {
       if (rec.delivery < 0) return;
+      if (p === 'done' && rec.phase !== 'done' && rec.op !== 'body' && rules.length) happen(callHappening('answer', rec));
       rec.phase = p;
       if (p === 'done') live.delete(rec);
       else live.add(rec);
@@ -162,7 +264,29 @@ export function createGate(spec, now) {
       }
       touch();
     },
+    // body is a step body beginning (rec: run, step, delivery; kind
+    // 'body_begin') or ending ('body_end'). A beginning body may be held:
+    // the promise settles when it may go on, or null.
+    body(rec, kind) {
+      if (rec.delivery < 0 || !rec.run) return null;
+      const h = { kind, run: rec.run, delivery: rec.delivery, step: rec.step };
+      let p = null;
+      if (kind === 'body_begin' && rules.length) {
+        p = holdRule({ ...h, kind: 'body' });
+      }
+      happen(h);
+      if (!p) return null;
+      // A held body is its delivery waiting on the gate, as a held call is.
+      const pseudo = { op: 'body', run: rec.run, delivery: rec.delivery };
+      this.phase(pseudo, 'gate');
+      rec.held = true;
+      return p.then(() => {
+        rec.released = now();
+        this.phase(pseudo, 'done');
+      });
+    },
     started(d) {
+      kinds.set(d.index, d.step ? 'step' : 'run');
       entering--;
       inFlight.add(d);
       touch();

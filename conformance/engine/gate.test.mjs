@@ -134,3 +134,102 @@ test('quiet settles once nothing is in flight, published or due back, never befo
   assert.equal(quiet, true);
   assert.equal(gate.escapes.length, 0);
 });
+
+// A driver for hold rules: deliveries of a kind (the run's own message or a
+// queued step's), calls carrying a step, and bodies as the harness's hook
+// reports them.
+function ruleDriver(holds) {
+  const gate = createGate({ holds }, () => 0);
+  const order = [];
+  const deliver = (index, step) => {
+    const d = { index, step };
+    gate.enter(`msg_${index}`);
+    gate.started(d);
+    return d;
+  };
+  const call = async (d, event, correlation, { lazy = false, result = 'ok' } = {}) => {
+    const rec = { op: 'events.create', event, run: 'wrun_1', correlation, lazy, delivery: d.index };
+    gate.phase(rec, 'pool');
+    gate.phase(rec, 'run');
+    const held = gate.hold(rec);
+    if (held) {
+      gate.phase(rec, 'gate');
+      await held;
+      gate.phase(rec, 'run');
+    }
+    order.push(`${d.index}:${event} ${correlation}`);
+    rec.result = result;
+    if (result === 'ok') gate.answered(rec);
+    gate.phase(rec, 'done');
+  };
+  const body = async (d, step) => {
+    const b = { run: 'wrun_1', step, delivery: d.index };
+    const held = gate.body(b, 'body_begin');
+    if (held) await held;
+    order.push(`${d.index}:body ${step}`);
+    gate.body(b, 'body_end');
+  };
+  return { gate, order, deliver, call, body };
+}
+
+const claimRule = {
+  name: 'inline_claim',
+  what: { kind: 'call', op: 'events.create', event: 'step_started', lazy: true, from: 'run', nth: 1 },
+  until: { kind: 'answer', op: 'events.create', event: 'step_started', step: 'same', delivery: 'other' },
+};
+const bodyRule = { name: 'inline_body', what: { kind: 'body', from: 'run', nth: 1 }, until: { kind: 'body_begin', step: 'same', delivery: 'other' } };
+
+test('a hold rule holds its call until another delivery answered the same step', async () => {
+  const { gate, order, deliver, call } = ruleDriver([claimRule]);
+  const orch = deliver(0);
+  const cons = deliver(1, 'step_q');
+  const held = call(orch, 'step_started', 'step_i', { lazy: true });
+  // Calls the rule does not pick pass: a queued step's claim, another step.
+  await call(cons, 'step_started', 'step_q');
+  await call(cons, 'step_completed', 'step_q');
+  await turns(5);
+  assert.deepEqual(order, ['1:step_started step_q', '1:step_completed step_q']);
+  // The consumer's claim of the same step, refused or not, lets it go once answered.
+  await call(cons, 'step_started', 'step_i', { lazy: true, result: 'EntityConflictError' });
+  await held;
+  assert.deepEqual(order.slice(-2), ['1:step_started step_i', '0:step_started step_i']);
+  assert.deepEqual(gate.releases.map((r) => [r.gate, r.why, r.by]),
+    [['inline_claim', 'until', 'answer events.create step_started EntityConflictError step_i d1']]);
+  // nth 1: the orchestrator's next lazy claim passes.
+  await call(orch, 'step_started', 'step_j', { lazy: true });
+  assert.equal(order.at(-1), '0:step_started step_j');
+  assert.equal(gate.escapes.length, 0);
+});
+
+test('a hold rule whose happening is already past holds nothing', async () => {
+  const { gate, order, deliver, call } = ruleDriver([claimRule]);
+  const orch = deliver(0);
+  const cons = deliver(1, 'step_q');
+  await call(cons, 'step_started', 'step_i', { lazy: true });
+  await call(orch, 'step_started', 'step_i', { lazy: true });
+  assert.deepEqual(order, ['1:step_started step_i', '0:step_started step_i']);
+  assert.deepEqual(gate.releases.map((r) => [r.gate, r.why, r.calls]), [['inline_claim', 'already', 0]]);
+});
+
+test('a held body waits for another delivery\'s body of its step, and escapes when none can come', async () => {
+  const { gate, order, deliver, body } = ruleDriver([bodyRule]);
+  const orch = deliver(0);
+  const cons = deliver(1, 'step_q');
+  const held = body(orch, 'step_i');
+  await body(cons, 'step_q'); // another step's body does not release it
+  await turns(5);
+  assert.deepEqual(order, ['1:body step_q']);
+  await body(cons, 'step_i');
+  await held;
+  assert.deepEqual(order, ['1:body step_q', '1:body step_i', '0:body step_i']);
+  assert.equal(gate.escapes.length, 0);
+
+  // A second run: its orchestrator's body held, and nothing else in flight
+  // that could begin another: the hold escapes and says so.
+  const g2 = ruleDriver([bodyRule]);
+  const o2 = g2.deliver(0);
+  const lone = g2.body(o2, 'step_i');
+  await lone;
+  assert.deepEqual(g2.gate.escapes.map((e) => [e.gate, e.what]), [['inline_body', 'body step_i d0']]);
+  assert.deepEqual(g2.gate.releases.map((r) => r.why), ['escape']);
+});

@@ -10,8 +10,9 @@
 // (hooks.mjs) picks the runtime: unset for @workflow/core 5.0.0-beta.52,
 // core-b50 for 5.0.0-beta.50. Everything counted is counted from the World's
 // calls (store.mjs wraps the World) and the deliveries the queue made, never
-// inferred. CONFIG's gate (gate.mjs) holds chosen World calls and releases
-// them together; its race (race.mjs) forces a run's start and its cancel
+// inferred. CONFIG's gate (gate.mjs) holds chosen World calls (and, with
+// record_bodies, chosen step bodies) and releases them together or on a
+// chosen happening; its race (race.mjs) forces a run's start and its cancel
 // into one interleaving of the real World's own I/O.
 
 import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -115,7 +116,7 @@ async function run(cfg) {
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
   const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : undefined;
-  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate, race });
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate, race, listed: cfg.dump_calls });
   const world = store.world;
 
   // The runtime logs its warnings and errors to the console (core's
@@ -126,6 +127,33 @@ async function run(cfg) {
     console[level] = (...a) => {
       logLines.push({ level, at: Math.round(now()), text: format(...a).slice(0, 600) });
       orig.apply(console, a);
+    };
+  }
+
+  // Step bodies (workflow/fanout.ts calls the hook when it is installed):
+  // which delivery ran which step's body, from when to when, and the gate's
+  // body holds. The step's id and attempt come from the runtime's own step
+  // context (a process-wide AsyncLocalStorage under a Symbol.for key, the
+  // store getStepMetadata() reads).
+  const bodies = [];
+  if (cfg.record_bodies) {
+    const stepContext = () => globalThis[Symbol.for('WORKFLOW_STEP_CONTEXT_STORAGE')]?.getStore?.();
+    globalThis[Symbol.for('simlab.step_body')] = {
+      async begin(fanout, index) {
+        const d = delivery.getStore();
+        const meta = stepContext()?.stepMetadata;
+        const b = { run: stepContext()?.workflowMetadata?.workflowRunId, step: meta?.stepId, attempt: meta?.attempt, fanout, index,
+          delivery: d?.index ?? -1, begin: store.now(), end: -1 };
+        bodies.push(b);
+        const held = gate?.body(b, 'body_begin');
+        if (held) await held;
+        return b;
+      },
+      end(b) {
+        if (!b) return;
+        b.end = store.now();
+        gate?.body(b, 'body_end');
+      },
     };
   }
 
@@ -291,6 +319,7 @@ async function run(cfg) {
     summary.probes = probes;
     summary.probe_log = logLines.slice(logRun, logRun + 30);
   }
+  if (cfg.record_bodies) summary.bodies = bodies;
   if (cfg.dump_calls) {
     summary.calls = calls;
     summary.deliveries = deliveries.map(({ crash, ...d }) => d);

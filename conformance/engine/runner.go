@@ -229,19 +229,71 @@ type RealRun struct {
 	Gate *GateReport  `json:"gate,omitempty"`
 	Race []RaceReport `json:"race,omitempty"`
 	// Calls is every World call the harness saw, with DumpCalls.
-	Calls []struct {
-		Op       string `json:"op"`
-		Event    string `json:"event"`
-		Run      string `json:"run"`
-		Delivery int    `json:"delivery"`
-		Result   string `json:"result"`
-		Status   string `json:"status"`
-	} `json:"calls,omitempty"`
+	Calls []Call `json:"calls,omitempty"`
+	// Deliveries is every queue delivery the harness saw, with DumpCalls.
+	Deliveries []Delivery `json:"deliveries,omitempty"`
+	// Bodies is every step body that began, with RecordBodies.
+	Bodies    []Body          `json:"bodies,omitempty"`
 	Probes    []Probe         `json:"probes,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	RunIDs    []string        `json:"run_ids,omitempty"`
 	LastSpans json.RawMessage `json:"last_spans,omitempty"`
 	WorldLog  json.RawMessage `json:"world_log,omitempty"`
+}
+
+// Call is one World call (or publish) as the store wrapper saw it: which
+// delivery made it (-1: the client), what it was, what it answered, and its
+// times in milliseconds from the harness's start (Released: when the gate
+// let it go, -1 when it was not held).
+type Call struct {
+	Op          string  `json:"op"`
+	Event       string  `json:"event"`
+	Run         string  `json:"run"`
+	Correlation string  `json:"correlation"`
+	Lazy        bool    `json:"lazy"`
+	Delivery    int     `json:"delivery"`
+	Result      string  `json:"result"`
+	Error       string  `json:"error"`
+	Status      string  `json:"status"`
+	Attempt     int     `json:"attempt"`
+	Start       float64 `json:"start"`
+	Released    float64 `json:"released"`
+	End         float64 `json:"end"`
+	// Step and Delay are a publish's step id and delaySeconds.
+	Step  string `json:"step"`
+	Delay int    `json:"delay"`
+	// Listed is what an events.list page held: "type correlation", in order.
+	Listed []string `json:"listed"`
+}
+
+// Delivery is one queue delivery: its index (the Delivery of its calls),
+// the message's run and step (none: the run's own message), attempt and
+// the HTTP status it answered.
+type Delivery struct {
+	Index   int     `json:"index"`
+	Run     string  `json:"run"`
+	Step    string  `json:"step"`
+	Attempt int     `json:"attempt"`
+	Message string  `json:"message"`
+	Start   float64 `json:"start"`
+	End     float64 `json:"end"`
+	Status  int     `json:"status"`
+}
+
+// Body is one step body (workflow/fanout.ts's hook): the step it ran, the
+// delivery it ran in, the attempt the runtime gave it, and when it began
+// and ended (End -1: it never returned); Held when the gate held it as it
+// began.
+type Body struct {
+	Run      string  `json:"run"`
+	Step     string  `json:"step"`
+	Attempt  int     `json:"attempt"`
+	Fanout   int     `json:"fanout"`
+	Index    int     `json:"index"`
+	Delivery int     `json:"delivery"`
+	Begin    float64 `json:"begin"`
+	End      float64 `json:"end"`
+	Held     bool    `json:"held"`
 }
 
 // ReadBack is one run read back from the real World: how many accepted
@@ -280,6 +332,8 @@ type GateReport struct {
 		Run   string `json:"run"`
 		Calls int    `json:"calls"`
 		Why   string `json:"why"`
+		// By is the happening that released a hold rule's item.
+		By string `json:"by"`
 	} `json:"releases"`
 	Escapes []struct {
 		Gate string `json:"gate"`
@@ -287,6 +341,8 @@ type GateReport struct {
 		Held int    `json:"held"`
 		Want int    `json:"want"`
 		Have int    `json:"have"`
+		// What is a hold rule's item that escaped.
+		What string `json:"what"`
 	} `json:"escapes"`
 }
 

@@ -88,7 +88,8 @@ const TERMINAL_RUN = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 // messages (a legacy producer); opts.batchCreates adds events.createBatch;
 // opts.crash(call) may return true to crash the current delivery at that call;
 // opts.gate (gate.mjs) may hold a call after its drawn latency, just before
-// it reaches the real World; opts.race (race.mjs) runs chosen calls in a
+// it reaches the real World; opts.listed records what each events.list page
+// held; opts.race (race.mjs) runs chosen calls in a
 // forced interleaving of their own I/O.
 export function wrapWorld(world, store, calls, opts = {}) {
   const gate = opts.gate;
@@ -162,6 +163,8 @@ export function wrapWorld(world, store, calls, opts = {}) {
         // terminal events in it.
         rec.events = res.data.length;
         rec.run_ends = res.data.filter((e) => TERMINAL_RUN.has(e.eventType)).length;
+        // opts.listed: what the page held, event type and step, in order.
+        if (opts.listed) rec.listed = res.data.map((e) => (e.correlationId ? `${e.eventType} ${e.correlationId}` : e.eventType));
       }
       if (op === 'runs.get') {
         if (store.stale_read > 0 && rand() < store.stale_read) {
