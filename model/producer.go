@@ -76,7 +76,17 @@ func (e *engine) heldContext(p int32) RunContext {
 }
 
 // msgKey is a step message's idempotency key: the dispatch of a step, or one
-// retry of it, is published at most once per key TTL.
+// retry of it, is published at most once per key TTL. It hashes the whole
+// (run, step, attempt): a key that kept 8 bits of the attempt let the retry
+// after attempt 256 reuse the dispatch's key and be absorbed (issue 20). The
+// top bit is set so that no key is 0 (no key).
 func msgKey(run world.RunID, step world.StepID, attempt int32) uint64 {
-	return 1<<63 | uint64(uint32(run))<<32 | uint64(uint32(step))<<8 | uint64(uint8(attempt))
+	h := uint64(14695981039346656037) // FNV-1a, 64 bits
+	for _, v := range [3]uint32{uint32(run), uint32(step), uint32(attempt)} {
+		for i := 0; i < 4; i++ {
+			h ^= uint64(byte(v >> (8 * i)))
+			h *= 1099511628211
+		}
+	}
+	return 1<<63 | h
 }
