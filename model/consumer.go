@@ -231,6 +231,14 @@ func (con *consumer) terminalWritten(p int32) {
 		con.completer.checkPending(p)
 	default:
 		con.outcome(p, OutcomeGone)
+		if c.Event != world.EvStepCompleted {
+			// core catches only an entity conflict around step_retrying
+			// and step_failed (and a run-expired answer only around
+			// step_completed): any other refusal is rethrown, and the
+			// queue delivers the message again (runtime/step-executor.js).
+			con.done(p, DispThrow, 0)
+			return
+		}
 		con.done(p, DispAck, 0)
 	}
 }

@@ -72,3 +72,48 @@ func TestMessageKeysNameTheWholeAttempt(t *testing.T) {
 		}
 	}
 }
+
+// core catches only an entity conflict around step_retrying (and
+// step_failed): a run-expired answer is rethrown and the message delivered
+// again (runtime/step-executor.js), where the model's consumer acked.
+// world-local and world-postgres accept a step_retrying of a running step
+// on an ended run (world-local's "only allow completing/failing in-progress
+// steps"); world-vercel's rules (DOMAIN §2) refuse it, as in faults seed 47.
+func TestRefusedStepRetryingThrows(t *testing.T) {
+	sc, _ := Builtin("faults")
+	if err := sc.Set("world=world-vercel"); err != nil {
+		t.Fatal(err)
+	}
+	const seed = 47
+	r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.History
+	found := false
+	for _, c := range h.Calls {
+		if c.Event != world.EvStepRetrying || c.Result != world.RunExpired {
+			continue
+		}
+		found = true
+		d := &h.Deliveries[c.Caller.Delivery]
+		if d.Disposition != DispThrow {
+			t.Fatalf("delivery d%d's step_retrying was refused run_expired and it ended %v, want throw", c.Caller.Delivery, d.Disposition)
+		}
+		// Delivered again: the same message, or world-vercel's fresh copy
+		// of it (its failure path).
+		again := false
+		for i := range h.Deliveries {
+			o := &h.Deliveries[i]
+			if o.Msg == d.Msg && o.Attempt > d.Attempt || o.Msg >= 0 && h.Messages[o.Msg].Origin == d.Msg {
+				again = true
+			}
+		}
+		if !again {
+			t.Fatalf("message %d was not delivered again after its delivery threw", d.Msg)
+		}
+	}
+	if !found {
+		t.Fatal("no step_retrying was refused run_expired in faults seed 47 on world-vercel")
+	}
+}
