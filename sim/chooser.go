@@ -155,6 +155,13 @@ type Dist struct {
 	Max time.Duration `json:"max" yaml:"max"`
 }
 
+// Scaled returns d with every quantile multiplied by k, rounded to the
+// nanosecond: the same shape, k times as slow.
+func (d Dist) Scaled(k float64) Dist {
+	s := func(x time.Duration) time.Duration { return time.Duration(math.Round(float64(x) * k)) }
+	return Dist{Min: s(d.Min), P50: s(d.P50), P90: s(d.P90), P99: s(d.P99), Max: s(d.Max)}
+}
+
 // Fixed returns a distribution that always draws d (and makes no choice).
 func Fixed(d time.Duration) Dist { return Dist{d, d, d, d, d} }
 

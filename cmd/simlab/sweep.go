@@ -40,6 +40,7 @@ func newSweepCommand() *cobra.Command {
 	var seeds, jobs int
 	var shard, chart string
 	var asJSON bool
+	var sensitivity float64
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Measure TTFS, TTLS and runs.get contention across fan-out widths and prologues",
@@ -50,7 +51,11 @@ every claim; run_context = fetch-free) on seeds 1..N, and print one row per
 latency, reads and lazy reads per fan-out, and the share of fan-outs with
 concurrent last completers. --json prints the contract of docs/SWEEP.md;
 --chart writes TTLS p90 and runs.get p90 against branches (SVG or PNG).
---shard i/n runs every n-th cell and keeps its raw samples for simlab merge.`,
+--shard i/n runs every n-th cell and keeps its raw samples for simlab merge.
+--sensitivity F says what the counts rest on: the sweep again with each
+latency (store.runs_get, store.events_create, store.events_list,
+store.publish, store.deliver, workflow.body) scaled by 1-F and 1+F, on the
+same seeds, and how much lazy reads per fan-out and TTLS p50 move.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := sf.load()
@@ -79,6 +84,26 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 				if progressHook != nil {
 					progressHook(ctx, done)
 				}
+			}
+			if cmd.Flags().Changed("sensitivity") {
+				if chart != "" || sh != nil {
+					return badInput(fmt.Errorf("--sensitivity runs whole sweeps and prints a table: it takes neither --chart nor --shard"))
+				}
+				sens, err := sweep.RunSensitivity(sc, opts, sensitivity)
+				if err != nil {
+					return badInput(err)
+				}
+				if asJSON {
+					if err := writeJSON(cmd.OutOrStdout(), sens); err != nil {
+						return err
+					}
+				} else {
+					printSensitivity(cmd.OutOrStdout(), sens)
+				}
+				if sens.Partial {
+					return interruptError(interrupted(), "the rows cover the knobs that ran")
+				}
+				return nil
 			}
 			res, err := sweep.Run(sc, opts)
 			if err != nil {
@@ -109,7 +134,33 @@ concurrent last completers. --json prints the contract of docs/SWEEP.md;
 	registerJobs(cmd, &jobs, "simulations run at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/SWEEP.md)")
 	cmd.Flags().StringVar(&chart, "chart", "", "write a chart of TTLS p90 and runs.get p90 against branches to FILE (.svg or .png)")
+	cmd.Flags().Float64Var(&sensitivity, "sensitivity", 0.2, "print how much each latency knob, scaled by 1-F and 1+F, moves lazy reads per fan-out and TTLS p50 (F in (0, 0.9])")
 	return cmd
+}
+
+// printSensitivity prints the base rows, then per knob and factor how the
+// figures moved.
+func printSensitivity(w io.Writer, s *sweep.Sensitivity) {
+	fmt.Fprintf(w, "scenario %s · seeds 1..%d · every knob scaled by ×%g and ×%g, one at a time, on the same seeds\n", s.Scenario, s.Seeds, 1-s.Change, 1+s.Change)
+	if s.Partial {
+		fmt.Fprintf(w, "PARTIAL: interrupted; the rows cover the knobs that ran\n")
+	}
+	fmt.Fprintln(w)
+	change := func(c *float64) string {
+		if c == nil {
+			return "from 0"
+		}
+		return fmt.Sprintf("%+.0f%%", 100**c)
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "KNOB\tFACTOR\tBRANCHES\tPROLOGUE\tLAZY/FAN-OUT\tΔ\tTTLS p50\tΔ\t")
+	for _, r := range s.Base {
+		fmt.Fprintf(tw, "(base)\t×1\t%d\t%s\t%.2f\t\t%.0f ms\t\t\n", r.Branches, r.Prologue, r.LazyPerFanout, r.TTLSP50MS)
+	}
+	for _, r := range s.Rows {
+		fmt.Fprintf(tw, "%s\t×%g\t%d\t%s\t%.2f\t%s\t%.0f ms\t%s\t\n", r.Knob, r.Factor, r.Branches, r.Prologue, r.LazyPerFanout, change(r.LazyChange), r.TTLSP50MS, change(r.TTLSP50Change))
+	}
+	tw.Flush()
 }
 
 // writeSweep prints a sweep result as a table or JSON and draws its chart.

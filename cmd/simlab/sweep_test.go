@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model/seeds"
+	"github.com/simlab/simlab/model/sweep"
 	"github.com/simlab/simlab/properties"
 )
 
@@ -282,5 +283,56 @@ func TestMergeRefusesWhatIsNotOneWholeCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sweep --sensitivity: a row per knob and factor with the figures and
+// their change against the base on the same seeds; the JSON carries the
+// same; what it cannot combine or measure is refused before it simulates.
+func TestSweepSensitivity(t *testing.T) {
+	args := []string{"sweep", "--branches", "16", "--prologue", "run_context", "--seeds", "3", "--sensitivity", "0.5"}
+	table, _, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"(base)", "store.runs_get", "store.events_create", "store.events_list", "store.publish", "store.deliver", "workflow.body"} {
+		if !strings.Contains(table, k) {
+			t.Errorf("table lacks %s:\n%s", k, table)
+		}
+	}
+	out, _, err := runCLI(t, append(args, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sweep.Sensitivity
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Base) != 1 || len(s.Rows) != 2*len(sweep.Knobs) {
+		t.Fatalf("%d base rows and %d rows, want 1 and %d", len(s.Base), len(s.Rows), 2*len(sweep.Knobs))
+	}
+	// Slower step bodies (×1.5) end the last step later than faster ones
+	// (×0.5), on the same seeds.
+	var slow, fast float64
+	for _, r := range s.Rows {
+		if r.Knob == "workflow.body" {
+			if r.Factor > 1 {
+				slow = r.TTLSP50MS
+			} else {
+				fast = r.TTLSP50MS
+			}
+		}
+	}
+	if !(slow > fast) {
+		t.Errorf("workflow.body ×1.5 gives TTLS p50 %v ms, ×0.5 %v ms: want the slower bodies later", slow, fast)
+	}
+	for _, bad := range [][]string{
+		{"--sensitivity", "0"}, {"--sensitivity", "1"}, {"--sensitivity", "-0.2"},
+		{"--sensitivity", "0.2", "--chart", filepath.Join(t.TempDir(), "c.svg")},
+		{"--sensitivity", "0.2", "--shard", "1/2"},
+	} {
+		if _, _, err := runCLI(t, append([]string{"sweep", "--branches", "8", "--seeds", "1"}, bad...)...); exitCode(err) != 2 {
+			t.Errorf("sweep %v: exit %d, want 2", bad, exitCode(err))
+		}
 	}
 }

@@ -264,9 +264,7 @@ func Scaled(sc model.Scenario, k float64) model.Scenario {
 		return sc
 	}
 	s := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * k)) }
-	sd := func(d sim.Dist) sim.Dist {
-		return sim.Dist{Min: s(d.Min), P50: s(d.P50), P90: s(d.P90), P99: s(d.P99), Max: s(d.Max)}
-	}
+	sd := func(d sim.Dist) sim.Dist { return d.Scaled(k) }
 	p := &sc.Store
 	p.RunsGet, p.EventsWrite, p.EventsList = sd(p.RunsGet), sd(p.EventsWrite), sd(p.EventsList)
 	p.Publish, p.Deliver = sd(p.Publish), sd(p.Deliver)
