@@ -139,6 +139,9 @@ func (con *consumer) claimed(p int32) {
 		con.done(p, DispAck, 0)
 	case world.EntityConflict:
 		con.outcome(p, OutcomeSkipped)
+		if con.handOffReplay(p) {
+			return
+		}
 		con.completer.checkPending(p)
 	case world.TooEarly:
 		con.outcome(p, OutcomeThrottled)
@@ -200,6 +203,22 @@ func (con *consumer) bodyDone(p int32) {
 	}
 }
 
+// handOffReplay is core beta.55 on an invoke World: a queued step that
+// finished (or was skipped) publishes a workflow message for its run and
+// returns; the World's runner lane replays the workflow, one delivery of
+// the run at a time. Inline steps stay in their invocation's loop. It
+// reports whether it handed off.
+func (con *consumer) handOffReplay(p int32) bool {
+	d := &con.h.Deliveries[p]
+	if !con.prof.Invoke || d.Msg < 0 {
+		return false
+	}
+	m := Message{Kind: MsgWorkflow, Run: d.Run, Step: world.NoStep, Fanout: -1, Target: con.h.Runs[d.Run].Deployment, Origin: -1}
+	con.procs[p].state = psAfterPublish
+	con.publish(p, m, SiteInvokeReplay, con.deployments[d.Deployment].Producer)
+	return true
+}
+
 // terminalWritten is the terminal write answered: a retry re-publishes the
 // step; a completion or failure goes on to the fan-in (completer.go).
 func (con *consumer) terminalWritten(p int32) {
@@ -217,6 +236,9 @@ func (con *consumer) terminalWritten(p int32) {
 		default:
 			con.outcome(p, OutcomeCompleted)
 		}
+		if con.handOffReplay(p) {
+			return
+		}
 		if con.vs.atomicFanIn {
 			if c.WasLast {
 				con.completer.become(p)
@@ -228,6 +250,9 @@ func (con *consumer) terminalWritten(p int32) {
 		con.completer.checkPending(p)
 	case world.EntityConflict:
 		con.outcome(p, OutcomeSkipped)
+		if con.handOffReplay(p) {
+			return
+		}
 		con.completer.checkPending(p)
 	default:
 		con.outcome(p, OutcomeGone)

@@ -110,11 +110,12 @@ const (
 	SiteReroute                // the deployment guard re-enqueueing a message
 	SiteStart                  // the client starting a run (workflow message)
 	SiteFreshCopy              // world-vercel's failure path copying a message
+	SiteInvokeReplay           // a finished step handing the replay to an invoke World's runner lane
 )
 
 func (s Site) String() string {
 	return [...]string{"", "node_dispatch_loop", "delayed_retry", "suspension_resilient_publish",
-		"quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy"}[s]
+		"quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy", "invoke_replay"}[s]
 }
 
 // MsgKind says what a message asks for.

@@ -61,6 +61,14 @@ type Profile struct {
 	// single-event path: every step_created of the fan-out is written at
 	// once, and the queued steps are published after the last one lands.
 	BatchCreates bool `json:"batch_creates" yaml:"batch_creates"`
+	// Invoke: the World declares capabilities.invoke (@workflow/world
+	// beta.37: at most one active workflow runner per run). Its queue
+	// delivers a run's workflow messages one at a time, and core beta.55
+	// hands every finished background step's replay to that lane: the step's
+	// consumer publishes a workflow message and returns, with no pending
+	// check and no lazy read (runtime.js, "Invoke-capable worlds serialize
+	// orchestrator deliveries"). No built-in World declares it.
+	Invoke bool `json:"invoke" yaml:"invoke"`
 	// Consumers bounds how many deliveries each deployment handles at once;
 	// the rest wait in the queue. 0 means unbounded.
 	Consumers int `json:"consumers" yaml:"consumers"`

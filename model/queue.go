@@ -77,6 +77,11 @@ type queue struct {
 	// core gives every message of a step one idempotency key, so a
 	// re-dispatch is absorbed by whichever message of the step holds it.
 	lastOfStep map[uint64]int32
+	// runner and runnerWait are an invoke World's workflow lane: the run
+	// whose workflow delivery is active, and its workflow messages waiting
+	// (with the deployment each was delivered to).
+	runner     map[world.RunID]bool
+	runnerWait map[world.RunID][][2]int32
 	pubs       []pendingPublish
 	busy       []int32   // per deployment: deliveries holding a consumer slot
 	waitQ      [][]int32 // per deployment: visible messages waiting for a slot
@@ -92,6 +97,9 @@ func (q *queue) setDeployments(deps []Deployment) {
 	}
 	if q.lastOfStep == nil {
 		q.lastOfStep = map[uint64]int32{}
+	}
+	if q.prof.Invoke && q.runner == nil {
+		q.runner, q.runnerWait = map[world.RunID]bool{}, map[world.RunID][][2]int32{}
 	}
 }
 
@@ -201,6 +209,13 @@ func (q *queue) deliver(m int32, epoch uint32) {
 		dep = other
 		q.host.fault(FaultMisdeliver, msg.Run, -1)
 	}
+	q.admit(m, dep)
+}
+
+// admit claims message m for deployment dep, or queues it for one of dep's
+// consumer slots when they are all busy.
+func (q *queue) admit(m, dep int32) {
+	rt := &q.msgs[m]
 	if lim := int32(q.prof.Consumers); lim > 0 && q.busy[dep] >= lim {
 		rt.state = msgWaiting
 		rt.epoch++
@@ -214,6 +229,16 @@ func (q *queue) deliver(m int32, epoch uint32) {
 // consumer, or retires the message past its delivery cap.
 func (q *queue) claim(m int32, dep int32) {
 	rt := &q.msgs[m]
+	if msg := &q.h.Messages[m]; q.prof.Invoke && msg.Kind == MsgWorkflow {
+		// An invoke World runs one workflow delivery of a run at a time.
+		if q.runner[msg.Run] {
+			rt.state = msgWaiting
+			rt.epoch++
+			q.runnerWait[msg.Run] = append(q.runnerWait[msg.Run], [2]int32{m, dep})
+			return
+		}
+		q.runner[msg.Run] = true
+	}
 	rt.deliveries++
 	if q.prof.MaxDeliveries > 0 && int(rt.deliveries) > q.prof.MaxDeliveries {
 		q.finish(m)
@@ -305,6 +330,9 @@ func (q *queue) releaseConsumer(m, p int32) {
 	q.msgs[m].holding = false
 	dep := q.h.Deliveries[p].Deployment
 	q.busy[dep]--
+	if msg := &q.h.Messages[m]; q.prof.Invoke && msg.Kind == MsgWorkflow {
+		defer q.releaseRunner(msg.Run) // after a consumer slot's waiter took the slot
+	}
 	for w := q.waitQ[dep]; len(w) > 0; w = q.waitQ[dep] {
 		next := w[0]
 		q.waitQ[dep] = w[1:]
@@ -312,6 +340,20 @@ func (q *queue) releaseConsumer(m, p int32) {
 		// only one still waiting is claimed.
 		if q.msgs[next].state == msgWaiting {
 			q.claim(next, dep)
+			return
+		}
+	}
+}
+
+// releaseRunner ends run's active workflow delivery on an invoke World and
+// claims its longest-waiting workflow message still waiting.
+func (q *queue) releaseRunner(run world.RunID) {
+	q.runner[run] = false
+	for w := q.runnerWait[run]; len(w) > 0; w = q.runnerWait[run] {
+		next := w[0]
+		q.runnerWait[run] = w[1:]
+		if q.msgs[next[0]].state == msgWaiting {
+			q.admit(next[0], next[1])
 			return
 		}
 	}
