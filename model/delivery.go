@@ -68,8 +68,8 @@ type proc struct {
 func (e *engine) newProc(d Delivery) int32 {
 	d.Start = e.k.Now()
 	p := int32(len(e.h.Deliveries))
-	e.h.Deliveries = append(e.h.Deliveries, d)
-	e.procs = append(e.procs, proc{parent: d.Parent, lastCall: -1, getCall: -1, suspension: suspension{suspendFan: -1}})
+	e.h.Deliveries = append(grow(e.h.Deliveries), d)
+	e.procs = append(grow(e.procs), proc{parent: d.Parent, lastCall: -1, getCall: -1, suspension: suspension{suspendFan: -1}})
 	return p
 }
 

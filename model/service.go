@@ -48,7 +48,7 @@ func (e *engine) newCall(p int32, op Op, run world.RunID, step world.StepID, fan
 		e.calls[idx] = c
 	} else {
 		idx = int32(len(e.calls))
-		e.calls = append(e.calls, c)
+		e.calls = append(grow(e.calls), c)
 	}
 	return idx
 }
@@ -279,7 +279,7 @@ func (e *engine) answerCreate(idx int32, c *Call, res world.Result, retry sim.Ti
 	}
 	if e.opts.Record {
 		if i := e.store.LogIndex(c.Run, pos); i >= 0 {
-			e.h.Accepted = append(e.h.Accepted, Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
+			e.h.Accepted = append(grow(e.h.Accepted), Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
 		}
 	}
 }

@@ -53,6 +53,11 @@ func (r *runRow) record(at sim.Time, st RunStatus) {
 func (r *runRow) append(now sim.Time, ev Event) int32 {
 	pos := r.nextPos
 	r.nextPos++
+	if len(r.log) == cap(r.log) {
+		// Doubled, not grown by a quarter: a long workflow's log is then
+		// copied about once in all, not four times (model/grow.go).
+		r.log = append(r.log, make([]LoggedEvent, max(len(r.log), 8))...)[:len(r.log)]
+	}
 	r.log = append(r.log, LoggedEvent{Event: ev, At: now, Pos: pos})
 	return pos
 }
