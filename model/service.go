@@ -68,7 +68,7 @@ func (e *engine) callerOf(p int32) Caller {
 
 // rootKind returns the message kind of the delivery an inline step runs in.
 func (e *engine) rootKind(p int32) MsgKind {
-	if inv := e.h.Invocation(p); inv >= 0 {
+	if inv := e.procs[p].root; inv >= 0 {
 		p = inv
 	}
 	return e.h.Deliveries[p].Kind

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // A replay starts after its run's settled fan-outs (finished, none failed);
@@ -29,5 +30,36 @@ func TestLaterFailureUnsettlesAFanout(t *testing.T) {
 	lc.written(&Call{Event: world.EvStepFailed, Fanout: 0, Step: 0, Caller: Caller{Delivery: -1}})
 	if lc.settled[0] != 0 {
 		t.Fatalf("step_failed in run 0's fan-out 0: settled = %d, want 0", lc.settled[0])
+	}
+}
+
+// A proc's root is History.Invocation of its delivery, kept as procs are
+// made: chains of inline steps continuing the workflow, and deliveries of
+// messages among them.
+func TestProcRootIsTheInvocation(t *testing.T) {
+	e := &engine{h: &History{}, k: sim.New(sim.Config{Handler: func(sim.Event) {}})}
+	mk := func(msg, parent int32) int32 { return e.newProc(Delivery{Msg: msg, Parent: parent}) }
+	a := mk(0, -1)
+	b := mk(-1, a)
+	c := mk(-1, b)
+	d := mk(1, -1)
+	mk(-1, c)
+	mk(-1, d)
+	mk(-1, a)
+	for p := range int32(len(e.procs)) {
+		if got, want := e.procs[p].root, e.h.Invocation(p); got != want {
+			t.Errorf("proc %d: root %d, History.Invocation %d", p, got, want)
+		}
+	}
+	e.procs[c].crashed = true
+	e.procs[a].crashed = true // crash marks the delivery and its invocation
+	for p := range int32(len(e.procs)) {
+		walk := false
+		for q := p; q >= 0; q = e.procs[q].parent {
+			walk = walk || e.procs[q].crashed
+		}
+		if got := e.crashedTree(p); got != walk {
+			t.Errorf("proc %d: crashedTree %v, the walk up its chain %v", p, got, walk)
+		}
 	}
 }
