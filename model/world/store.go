@@ -104,6 +104,11 @@ func (s *Store) LogIndex(id RunID, pos int32) int {
 		return -1
 	}
 	log := s.runs[id].log
+	if n := len(log); n > 0 && log[n-1].Pos == pos {
+		// The event just logged, nearly always (the model asks as soon
+		// as a write lands): no search through a long workflow's log.
+		return n - 1
+	}
 	i, ok := slices.BinarySearchFunc(log, pos, func(e LoggedEvent, p int32) int { return int(e.Pos - p) })
 	if !ok {
 		return -1
