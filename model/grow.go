@@ -25,5 +25,6 @@ func trim[S ~[]E, E any](s S) S {
 	if len(s) < 1024 || cap(s)-len(s) <= len(s)/4 {
 		return s
 	}
-	return append(make(S, 0, len(s)), s...)
+	// Appended to nil, the copy is not zeroed first (make would be).
+	return append(S(nil), s...)
 }
