@@ -43,6 +43,7 @@ func (cl *client) plan() {
 			step += world.StepID(n)
 		}
 		cl.h.Runs = append(cl.h.Runs, info)
+		cl.completer.settled = append(cl.completer.settled, 0)
 		cl.k.Schedule(start, evRunStart, 0, uint64(i))
 		if info.CancelAt > 0 {
 			cl.k.Schedule(info.CancelAt, evCancel, 0, uint64(i))

@@ -42,11 +42,18 @@ type proc struct {
 	state       procState
 	outstanding int32
 	parent      int32 // proc waiting for this one, or -1
-	lastCall    int32
-	held        world.RunStatus // the run's status as this actor knows it
-	hasHeld     bool
-	crashed     bool
-	recreated   bool // the consumer recreated the step in-band once
+	// root is the message-backed delivery this proc runs in (itself for
+	// one), History.Invocation kept as the procs are made: an inline step
+	// whose completion continued the workflow starts the next fan-out's
+	// inline steps as its children, so a workflow of many fan-outs that
+	// all run inline makes one chain as long as the workflow, and walking
+	// it on every call made such a run cost O(n²).
+	root      int32
+	lastCall  int32
+	held      world.RunStatus // the run's status as this actor knows it
+	hasHeld   bool
+	crashed   bool
+	recreated bool // the consumer recreated the step in-band once
 	// claimAttempt is the attempt its accepted step_started answered
 	// with: what its body's retries are judged by, as core judges them by
 	// the claim's answer (not by the row, which a concurrent claim may
@@ -68,8 +75,15 @@ type proc struct {
 func (e *engine) newProc(d Delivery) int32 {
 	d.Start = e.k.Now()
 	p := int32(len(e.h.Deliveries))
-	e.h.Deliveries = append(e.h.Deliveries, d)
-	e.procs = append(e.procs, proc{parent: d.Parent, lastCall: -1, getCall: -1, suspension: suspension{suspendFan: -1}})
+	root := int32(-1)
+	switch {
+	case d.Msg >= 0:
+		root = p
+	case d.Parent >= 0:
+		root = e.procs[d.Parent].root
+	}
+	e.h.Deliveries = append(grow(e.h.Deliveries), d)
+	e.procs = append(grow(e.procs), proc{parent: d.Parent, root: root, lastCall: -1, getCall: -1, suspension: suspension{suspendFan: -1}})
 	return p
 }
 
@@ -174,7 +188,12 @@ func (e *engine) readThrew(p int32) bool {
 }
 
 // crashedTree reports whether p or the invocation it runs inside crashed.
+// A crash marks the delivery that crashed and its invocation (crash), so
+// one of p's chain crashed exactly when p or its root did.
 func (e *engine) crashedTree(p int32) bool {
+	if pr := &e.procs[p]; pr.root >= 0 {
+		return pr.crashed || e.procs[pr.root].crashed
+	}
 	for p >= 0 {
 		if e.procs[p].crashed {
 			return true
@@ -186,7 +205,7 @@ func (e *engine) crashedTree(p int32) bool {
 
 // crash kills the delivery p runs in, between two calls.
 func (e *engine) crash(p int32) {
-	root := e.h.Invocation(p)
+	root := e.procs[p].root
 	if root < 0 {
 		root = p
 	}

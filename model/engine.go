@@ -270,7 +270,11 @@ func (e *engine) finish(stats sim.Stats) {
 		if !e.opts.Record {
 			continue
 		}
-		var steps []world.Step
+		n := 0
+		for _, f := range info.Fanouts {
+			n += int(h.Fanouts[f].Branches)
+		}
+		steps := make([]world.Step, 0, n)
 		for _, f := range info.Fanouts {
 			fo := &h.Fanouts[f]
 			for s := int32(0); s < fo.Branches; s++ {
@@ -280,8 +284,10 @@ func (e *engine) finish(stats sim.Stats) {
 		h.FinalSteps = append(h.FinalSteps, steps)
 	}
 	if e.opts.Record {
-		h.Calls = e.calls
+		h.Calls = trim(e.calls)
 	}
+	// What the caller keeps: without spare room from grow's doubling.
+	h.Deliveries, h.Messages, h.Publishes, h.Accepted = trim(h.Deliveries), trim(h.Messages), trim(h.Publishes), trim(h.Accepted)
 	for i := range h.Fanouts {
 		f := &e.completer.fans[i]
 		fo := &h.Fanouts[i]

@@ -29,10 +29,22 @@ type flight struct {
 	due   bool          // its service time is over: answer once done
 }
 
+// flightOf is the flight of call idx, which is in flight.
+func (e *engine) flightOf(idx int32) *flight { return &e.flights[e.calls[idx].flight-1] }
+
 // beginFlight starts write idx as a Txn with service time lat.
 func (e *engine) beginFlight(idx int32, lat time.Duration) {
 	c := &e.calls[idx]
-	f := &e.flights[idx]
+	var slot int32
+	if n := len(e.freeFlights); n > 0 {
+		slot = e.freeFlights[n-1]
+		e.freeFlights = e.freeFlights[:n-1]
+	} else {
+		slot = int32(len(e.flights))
+		e.flights = append(e.flights, flight{})
+	}
+	c.flight = slot + 1
+	f := &e.flights[slot]
 	*f = flight{txn: e.store.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter}, idx), lat: lat, on: true}
 	if !e.store.Ready(&f.txn) {
 		e.parked = append(e.parked, idx)
@@ -41,11 +53,19 @@ func (e *engine) beginFlight(idx int32, lat time.Duration) {
 	e.takeOff(idx)
 }
 
+// endFlight gives the slot of answered write c's flight back.
+func (e *engine) endFlight(c *Call) {
+	if c.flight > 0 {
+		e.freeFlights = append(e.freeFlights, c.flight-1)
+		c.flight = 0
+	}
+}
+
 // takeOff takes the write's first step now and schedules the rest and its
 // answer.
 func (e *engine) takeOff(idx int32) {
 	c := &e.calls[idx]
-	f := &e.flights[idx]
+	f := e.flightOf(idx)
 	f.begun, f.start = true, e.k.Now()
 	e.k.AfterRef(f.lat, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
 	e.stepFlight(idx)
@@ -54,7 +74,7 @@ func (e *engine) takeOff(idx int32) {
 // stepFlight takes the write's next step if it can; a write that must wait
 // for a lock waits (parked).
 func (e *engine) stepFlight(idx int32) {
-	f := &e.flights[idx]
+	f := e.flightOf(idx)
 	if f.txn.Done() {
 		return
 	}
@@ -82,7 +102,12 @@ func (e *engine) stepFlight(idx int32) {
 
 // txnStep is a scheduled step of write idx.
 func (e *engine) txnStep(idx int32) {
-	if f := &e.flights[idx]; f.on && !f.due {
+	// A step left over from a write that has answered (its flight given
+	// back) does nothing, as one of a write whose service time is over.
+	if e.calls[idx].flight == 0 {
+		return
+	}
+	if f := e.flightOf(idx); f.on && !f.due {
 		e.stepFlight(idx)
 	}
 }
@@ -91,7 +116,7 @@ func (e *engine) txnStep(idx int32) {
 // now. It reports whether the write is done and may answer; one waiting for
 // a lock answers when it has taken its last step (unpark).
 func (e *engine) landFlight(idx int32) bool {
-	f := &e.flights[idx]
+	f := e.flightOf(idx)
 	f.due = true
 	for !f.txn.Done() {
 		if !e.store.Ready(&f.txn) {
@@ -111,7 +136,7 @@ func (e *engine) landFlight(idx int32) bool {
 // and lets writes that waited for its lock go on.
 func (e *engine) landed(idx int32) {
 	c := &e.calls[idx]
-	res, retry, pos := e.flights[idx].txn.Result()
+	res, retry, pos := e.flightOf(idx).txn.Result()
 	e.answerCreate(idx, c, res, retry, pos)
 	c.landed = true
 	e.unpark()
@@ -123,7 +148,7 @@ func (e *engine) unpark() {
 		moved = false
 		for i := 0; i < len(e.parked); i++ {
 			idx := e.parked[i]
-			f := &e.flights[idx]
+			f := e.flightOf(idx)
 			if !e.store.Ready(&f.txn) {
 				continue
 			}

@@ -96,6 +96,7 @@ type Call struct {
 	serial uint64 // issue order, the call's identity in the run's hash
 	done   bool   // answered; the slot may be reused once nothing refers to it
 	landed bool   // a write in flight took its last step (flight.go)
+	flight int32  // 1 + its slot in the engine's flights while in flight, else 0
 }
 
 // Site is where a step message was published (DOMAIN §5).

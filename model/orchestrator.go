@@ -114,7 +114,10 @@ func (o *orchestrator) replay(p int32) {
 		o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
 		return
 	}
-	for _, fan := range o.h.Runs[d.Run].Fanouts {
+	fans := o.h.Runs[d.Run].Fanouts
+	settled := &o.completer.settled[d.Run]
+	for i := int(*settled); i < len(fans); i++ {
+		fan := fans[i]
 		f := &o.completer.fans[fan]
 		fo := &o.h.Fanouts[fan]
 		// A finished fan-out is judged first: core's replay resolves a step
@@ -129,6 +132,9 @@ func (o *orchestrator) replay(p int32) {
 			o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
 			return
 		case f.finished >= fo.Branches:
+			// The loop starts at the settled fan-outs' end and passes
+			// over finished ones in order: this one is settled too.
+			*settled = int32(i + 1)
 			continue
 		case f.created < fo.Branches:
 			pr.suspendFan, pr.suspendNext = fan, 0

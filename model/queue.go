@@ -113,11 +113,11 @@ func (q *queue) publish(p int32, m Message, site Site, caller Caller, producer V
 		if exp, ok := q.keys[m.Key]; ok && exp > now {
 			q.counts.Deduped++
 			if q.record {
-				q.h.Publishes = append(q.h.Publishes, Publish{Msg: -1, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now, Deduped: true})
+				q.h.Publishes = append(grow(q.h.Publishes), Publish{Msg: -1, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now, Deduped: true})
 			}
 			if p >= 0 {
 				// The producer still waits for the publish call's answer.
-				q.pubs = append(q.pubs, pendingPublish{msg: -1, proc: p, rec: q.lastPublishRecord()})
+				q.pubs = append(grow(q.pubs), pendingPublish{msg: -1, proc: p, rec: q.lastPublishRecord()})
 				q.k.After(q.prof.Publish.Draw(q.c), evPublishDone, 0, uint64(len(q.pubs)-1))
 			}
 			return
@@ -129,15 +129,15 @@ func (q *queue) publish(p int32, m Message, site Site, caller Caller, producer V
 		}
 	}
 	m.ID = int32(len(q.h.Messages))
-	q.h.Messages = append(q.h.Messages, m)
+	q.h.Messages = append(grow(q.h.Messages), m)
 	if m.Kind == MsgStep {
 		q.lastOfStep[stepKey(m.Run, m.Step)] = m.ID
 	}
-	q.msgs = append(q.msgs, msgRT{state: msgPublishing, last: -1})
+	q.msgs = append(grow(q.msgs), msgRT{state: msgPublishing, last: -1})
 	if q.record {
-		q.h.Publishes = append(q.h.Publishes, Publish{Msg: m.ID, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now})
+		q.h.Publishes = append(grow(q.h.Publishes), Publish{Msg: m.ID, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now})
 	}
-	q.pubs = append(q.pubs, pendingPublish{msg: m.ID, proc: p, rec: q.lastPublishRecord()})
+	q.pubs = append(grow(q.pubs), pendingPublish{msg: m.ID, proc: p, rec: q.lastPublishRecord()})
 	q.k.After(q.prof.Publish.Draw(q.c), evPublishDone, 1, uint64(len(q.pubs)-1))
 }
 

@@ -16,13 +16,17 @@ type service struct {
 	reads  pool
 	writes pool
 	calls  []Call
-	// flights are the writes in flight as Txns, by call slot (txn.go in
-	// model/world: the adapter's own steps), and parked the ones waiting
-	// for a lock another write holds, in arrival order.
-	flights []flight
-	parked  []int32
-	free    []int32 // recycled call slots when not recording
-	serial  uint64  // calls issued so far
+	// flights are the writes in flight as Txns (txn.go in model/world: the
+	// adapter's own steps), in slots a call names (Call.flight) while it
+	// is in flight and gives back with its answer, so that they stay as
+	// few as the writes in flight when the History keeps every call;
+	// parked are the calls waiting for a lock another write holds, in
+	// arrival order.
+	flights     []flight
+	freeFlights []int32
+	parked      []int32
+	free        []int32 // recycled call slots when not recording
+	serial      uint64  // calls issued so far
 }
 
 // pool is the store's bounded set of concurrent calls of one kind.
@@ -42,11 +46,9 @@ func (e *engine) newCall(p int32, op Op, run world.RunID, step world.StepID, fan
 		idx = e.free[n-1]
 		e.free = e.free[:n-1]
 		e.calls[idx] = c
-		e.flights[idx] = flight{}
 	} else {
 		idx = int32(len(e.calls))
-		e.calls = append(e.calls, c)
-		e.flights = append(e.flights, flight{})
+		e.calls = append(grow(e.calls), c)
 	}
 	return idx
 }
@@ -66,7 +68,7 @@ func (e *engine) callerOf(p int32) Caller {
 
 // rootKind returns the message kind of the delivery an inline step runs in.
 func (e *engine) rootKind(p int32) MsgKind {
-	if inv := e.h.Invocation(p); inv >= 0 {
+	if inv := e.procs[p].root; inv >= 0 {
 		p = inv
 	}
 	return e.h.Deliveries[p].Kind
@@ -156,7 +158,7 @@ func (e *engine) release(op Op) {
 // instant, then the caller resumes.
 func (e *engine) callDone(idx int32) {
 	c := &e.calls[idx]
-	if c.Op == OpEventsCreate && e.flights[idx].on {
+	if c.Op == OpEventsCreate && c.flight > 0 {
 		// A write in flight answers once its last step is taken.
 		if !e.landFlight(idx) {
 			return
@@ -178,6 +180,7 @@ func (e *engine) callDone(idx int32) {
 func (e *engine) answer(idx int32) {
 	c := &e.calls[idx]
 	c.End = e.k.Now()
+	e.endFlight(c)
 	e.release(c.Op)
 	c.done = true
 	p := c.Caller.Delivery
@@ -276,7 +279,7 @@ func (e *engine) answerCreate(idx int32, c *Call, res world.Result, retry sim.Ti
 	}
 	if e.opts.Record {
 		if i := e.store.LogIndex(c.Run, pos); i >= 0 {
-			e.h.Accepted = append(e.h.Accepted, Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
+			e.h.Accepted = append(grow(e.h.Accepted), Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
 		}
 	}
 }

@@ -69,7 +69,7 @@ func (k *Kernel) ScheduleRef(at Time, kind, actor uint32, payload uint64, ref ui
 	if at < k.now {
 		panic(fmt.Sprintf("sim: event kind %d for actor %d scheduled at %v, before now (%v)", kind, actor, at, k.now))
 	}
-	k.queue.push(Event{At: at, Seq: k.seq, Kind: kind, Actor: actor, Payload: payload, Ref: ref})
+	k.queue.add(at, k.seq, kind, actor, payload, ref)
 	k.seq++
 	if n := k.queue.len(); n > k.maxPending {
 		k.maxPending = n
@@ -182,14 +182,16 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 		if k.queue.n == 0 {
 			return k.stats(Drained), nil
 		}
-		if k.queue.peek().At > maxTime {
+		next := k.queue.peek()
+		if next.At > maxTime {
 			k.now = l.MaxTime
 			return k.stats(TimeLimit), nil
 		}
 		if count == maxEvents {
 			return k.stats(EventLimit), nil
 		}
-		ev := k.queue.pop()
+		ev := *next
+		k.queue.drop()
 		k.now = ev.At
 		k.hash = foldEvent(k.hash, &ev)
 		if k.record {

@@ -1,6 +1,10 @@
 package sim
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // Event is one scheduled occurrence. Kind, Actor and Payload are opaque to the
 // kernel: the model decides what they mean. Payload should identify the data
@@ -27,13 +31,23 @@ type Event struct {
 // and are redistributed in order, so events at the same time come out in
 // insertion order: (time, sequence) order without comparing sequences. The
 // bucket slices are reused, so a run in steady state allocates nothing.
+//
+// What made it fast enough (docs/PERFORMANCE.md, issue 21): a mask of the
+// non-empty buckets instead of a scan for the lowest; a bucket of one event
+// trading slices with bucket 0 instead of moving it (half the refills at
+// 10 k pending); events written straight into their bucket, never copied
+// through a temporary (see put).
 type eventQueue struct {
 	last    Time // every pending event is at or after last
-	buckets [65][]Event
-	head    int // next event to take from bucket 0
+	buckets [64][]Event
+	full    uint64 // bit i set: bucket i (i ≥ 1) holds events
+	head    int    // next event to take from bucket 0
 	n       int
 }
 
+// bucketOf is the bucket of an event at time at. Times are never negative
+// (the kernel's clock starts at 0 and never goes back), so at ^ last has
+// its top bit clear and there are 64 buckets, not 65.
 func bucketOf(at, last Time) int { return bits.Len64(uint64(at ^ last)) }
 
 func (q *eventQueue) len() int { return q.n }
@@ -44,9 +58,43 @@ func (q *eventQueue) push(e Event) {
 		// event past it: the clock then sits before q.last.
 		q.rebase(e.At)
 	}
-	b := bucketOf(e.At, q.last)
-	q.buckets[b] = append(q.buckets[b], e)
+	q.put(bucketOf(e.At, q.last), &e)
 	q.n++
+}
+
+// add pushes the event with these fields, writing them straight into its
+// bucket: the kernel's push, which builds no Event to copy.
+func (q *eventQueue) add(at Time, seq uint64, kind, actor uint32, payload uint64, ref uint32) {
+	if at < q.last {
+		q.rebase(at)
+	}
+	b := bucketOf(at, q.last)
+	s := q.buckets[b]
+	if len(s) == cap(s) {
+		s = slices.Grow(s, 1)
+	}
+	s = s[:len(s)+1]
+	e := &s[len(s)-1]
+	e.At, e.Seq, e.Kind, e.Actor, e.Payload, e.Ref = at, seq, kind, actor, payload, ref
+	q.buckets[b] = s
+	q.full |= 1 << b
+	q.n++
+}
+
+// put appends *e to bucket b. It copies the event straight from where it
+// is into the bucket: append(q.buckets[b], *e) copies it through a
+// temporary on the stack first, and reading the 40-byte event back from
+// the overlapping 16-byte stores that wrote it defeats store-to-load
+// forwarding, a stall that was most of the cost of moving an event.
+func (q *eventQueue) put(b int, e *Event) {
+	s := q.buckets[b]
+	if len(s) == cap(s) {
+		s = slices.Grow(s, 1)
+	}
+	s = s[:len(s)+1]
+	s[len(s)-1] = *e
+	q.buckets[b] = s
+	q.full |= 1 << b
 }
 
 // rebase lowers last to t and re-files every pending event, in order.
@@ -58,23 +106,14 @@ func (q *eventQueue) rebase(t Time) {
 	}
 	// Re-filing by (time, seq) keeps the order invariant: within one
 	// bucket, events of equal time stay in insertion order.
-	sortBySeq(pending)
+	slices.SortFunc(pending, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i := range q.buckets {
 		q.buckets[i] = q.buckets[i][:0]
 	}
-	q.head = 0
+	q.head, q.full = 0, 0
 	q.last = t
-	for _, e := range pending {
-		b := bucketOf(e.At, t)
-		q.buckets[b] = append(q.buckets[b], e)
-	}
-}
-
-func sortBySeq(es []Event) {
-	for i := 1; i < len(es); i++ {
-		for j := i; j > 0 && es[j].Seq < es[j-1].Seq; j-- {
-			es[j], es[j-1] = es[j-1], es[j]
-		}
+	for k := range pending {
+		q.put(bucketOf(pending[k].At, t), &pending[k])
 	}
 }
 
@@ -85,11 +124,16 @@ func (q *eventQueue) fill() {
 	}
 	q.buckets[0] = q.buckets[0][:0]
 	q.head = 0
-	i := 1
-	for len(q.buckets[i]) == 0 {
-		i++
-	}
+	i := bits.TrailingZeros64(q.full &^ 1) // bit 0: bucket 0 is drained
 	b := q.buckets[i]
+	q.full &^= 1 << i
+	if len(b) == 1 {
+		// Half the time at 10 k pending: the one event is the minimum;
+		// the two buckets trade slices instead of moving it.
+		q.last = b[0].At
+		q.buckets[0], q.buckets[i] = b, q.buckets[0]
+		return
+	}
 	min := b[0].At
 	for k := 1; k < len(b); k++ {
 		if b[k].At < min {
@@ -97,10 +141,19 @@ func (q *eventQueue) fill() {
 		}
 	}
 	q.last = min
+	var full uint64 // kept in a register, not written back per event
 	for k := range b {
 		j := bucketOf(b[k].At, min)
-		q.buckets[j] = append(q.buckets[j], b[k])
+		s := q.buckets[j]
+		if len(s) == cap(s) {
+			s = slices.Grow(s, 1)
+		}
+		s = s[:len(s)+1]
+		s[len(s)-1] = b[k]
+		q.buckets[j] = s
+		full |= 1 << j
 	}
+	q.full |= full
 	q.buckets[i] = b[:0]
 }
 
@@ -108,6 +161,12 @@ func (q *eventQueue) fill() {
 func (q *eventQueue) peek() *Event {
 	q.fill()
 	return &q.buckets[0][q.head]
+}
+
+// drop removes the event peek returned.
+func (q *eventQueue) drop() {
+	q.head++
+	q.n--
 }
 
 // pop removes and returns the earliest event; the queue must not be empty.

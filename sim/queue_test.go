@@ -86,3 +86,49 @@ func TestSchedulingBetweenTheTimeLimitAndTheNextEvent(t *testing.T) {
 		}
 	}
 }
+
+// A peek moves the queue's base to the next event, past the clock; an event
+// pushed between the clock and that base (what the kernel does after Run
+// stops at a time limit) re-files every pending one. Order must survive
+// many of them, with ties, among hundreds pending.
+func TestQueueRebasesKeepOrder(t *testing.T) {
+	c := NewPCG(21)
+	var q eventQueue
+	ref := &refHeap{}
+	var now Time
+	var seq uint64
+	push := func(at Time) {
+		e := Event{At: at, Seq: seq}
+		seq++
+		q.push(e)
+		heap.Push(ref, e)
+	}
+	for range 300 {
+		push(Time(c.Choose(1 << 20)))
+	}
+	for step := 0; step < 20000; step++ {
+		switch c.Choose(4) {
+		case 0:
+			// Peek, then push between the clock and the next event.
+			if q.len() == 0 {
+				continue
+			}
+			next := q.peek().At
+			if next > now {
+				push(now + Time(c.Choose(int(next-now))))
+			}
+		case 1:
+			push(now + Time(c.Choose(1<<12)))
+		default:
+			if ref.Len() == 0 {
+				continue
+			}
+			want := heap.Pop(ref).(Event)
+			got := q.pop()
+			if got != want {
+				t.Fatalf("step %d: popped %+v, want %+v", step, got, want)
+			}
+			now = got.At
+		}
+	}
+}

@@ -53,6 +53,11 @@ func (r *runRow) record(at sim.Time, st RunStatus) {
 func (r *runRow) append(now sim.Time, ev Event) int32 {
 	pos := r.nextPos
 	r.nextPos++
+	if len(r.log) == cap(r.log) {
+		// Doubled, not grown by a quarter: a long workflow's log is then
+		// copied about once in all, not four times (model/grow.go).
+		r.log = append(r.log, make([]LoggedEvent, max(len(r.log), 8))...)[:len(r.log)]
+	}
 	r.log = append(r.log, LoggedEvent{Event: ev, At: now, Pos: pos})
 	return pos
 }
@@ -99,6 +104,11 @@ func (s *Store) LogIndex(id RunID, pos int32) int {
 		return -1
 	}
 	log := s.runs[id].log
+	if n := len(log); n > 0 && log[n-1].Pos == pos {
+		// The event just logged, nearly always (the model asks as soon
+		// as a write lands): no search through a long workflow's log.
+		return n - 1
+	}
 	i, ok := slices.BinarySearchFunc(log, pos, func(e LoggedEvent, p int32) int { return int(e.Pos - p) })
 	if !ok {
 		return -1

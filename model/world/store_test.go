@@ -507,3 +507,30 @@ func BenchmarkApply(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(3+3*fanOut), "ns/event") // run_created, run_started, run_completed and three per step
 }
+
+// LogIndex finds an event by its log position, which is its index only
+// until a reserved position commits behind later ones or is abandoned.
+func TestLogIndexFindsEveryPosition(t *testing.T) {
+	s := New(FenceFixed)
+	id := s.CreateRun(0, 0, 1, -1) // position 0
+	r := &s.runs[id]
+	a := r.reserve()                             // 1, commits last
+	r.append(1, Event{Type: EvAttrSet, Run: id}) // 2
+	b := r.reserve()                             // 3, abandoned: a hole
+	r.append(2, Event{Type: EvAttrSet, Run: id}) // 4
+	r.abandon(b)
+	r.commitAt(3, a, Event{Type: EvAttrSet, Run: id})
+	for i, e := range s.Log(id) {
+		if got := s.LogIndex(id, e.Pos); got != i {
+			t.Errorf("LogIndex(pos %d) = %d, want %d", e.Pos, got, i)
+		}
+	}
+	for _, pos := range []int32{b, 5, -1} {
+		if got := s.LogIndex(id, pos); got != -1 {
+			t.Errorf("LogIndex(pos %d) = %d, want -1 (never logged)", pos, got)
+		}
+	}
+	if got := s.LogIndex(id+1, 0); got != -1 {
+		t.Errorf("LogIndex of an unknown run = %d, want -1", got)
+	}
+}
