@@ -219,7 +219,7 @@ async function run(cfg) {
     const start = store.now();
     const run = await startRun({ workflowId }, [cfg.fanouts, bodyMs]);
     const entry = { run_id: run.runId, start, handle: run };
-    if (cfg.race) {
+    if (cfg.race || gate?.plan) {
       // The client awaits the run's returnValue from its start on, as a
       // caller of start() would, so it is waiting when the cancel lands.
       entry.value = run.returnValue;
@@ -229,7 +229,23 @@ async function run(cfg) {
     runs.push(entry);
   }
   let outcomes;
-  if (cfg.race) {
+  if (gate?.plan) {
+    // A plan (simlab reproduce): wait until every entry is answered (or the
+    // plan broke), then until the runs' returnValues settle or the runtime
+    // is done (a run the plan leaves running never settles), then take each
+    // returnValue as it stands. The deadline is only a backstop.
+    if ((await Promise.race([gate.plan.done(), timeout])) === 'timeout') {
+      error = `timed out after ${cfg.timeout_ms} ms: the plan did not finish (${JSON.stringify(gate.plan.report().next)} of ${gate.plan.entries.length} entries released)`;
+    } else if ((await Promise.race([Promise.allSettled(runs.map((r) => r.value)), gate.quiet(), timeout])) === 'timeout') {
+      error = `timed out after ${cfg.timeout_ms} ms: the runs did not settle and the runtime did not go quiet`;
+    }
+    for (const r of runs) {
+      r.return_value = r.settled ?? { state: 'pending' };
+      r.status = r.settled?.state === 'fulfilled' ? 'completed' : r.settled ? 'failed' : 'pending';
+      if (r.settled?.state === 'fulfilled') r.output = r.settled.value;
+    }
+    outcomes = 'race';
+  } else if (cfg.race) {
     // A forced race may leave a run that never ends, and a client's
     // returnValue that settles early or never: wait until the runtime is
     // done with every run (gate.quiet()), then take each returnValue as it
@@ -314,6 +330,7 @@ async function run(cfg) {
     lines: logLines.slice(0, 30),
   };
   if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes };
+  if (gate?.plan) summary.plan = gate.plan.report();
   if (race) summary.race = race.reports;
   if (cfg.probe_replay) {
     summary.probes = probes;
