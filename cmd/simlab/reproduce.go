@@ -120,8 +120,8 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 		fmt.Fprintln(w)
 		switch c.Verdict {
 		case engine.VerdictReproduced:
-			fmt.Fprintf(w, "core %s: REPRODUCED: %d of %d entries released in order with the History's answers; %s violated on the real spans:\n",
-				c.Core, c.Released, c.Entries, rp.Property)
+			fmt.Fprintf(w, "core %s: REPRODUCED: %d of %d entries released in order with the History's answers; %s violated on the real run's %s:\n",
+				c.Core, c.Released, c.Entries, rp.Property, c.JudgedOn)
 			for _, v := range c.Violations {
 				fmt.Fprintf(w, "  %s\n", v)
 			}
@@ -136,7 +136,7 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
 			if len(c.Violations) > 0 {
-				fmt.Fprintf(w, "  (%s is violated on the real spans all the same: %s)\n", rp.Property, strings.Join(c.Violations, "; "))
+				fmt.Fprintf(w, "  (%s is violated on the real run's %s all the same: %s)\n", rp.Property, c.JudgedOn, strings.Join(c.Violations, "; "))
 			}
 		default:
 			fmt.Fprintf(w, "core %s: NOT REPRODUCED: %s\n", c.Core, c.Reason)

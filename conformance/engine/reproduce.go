@@ -154,8 +154,11 @@ type CoreReproduction struct {
 	Entries  int `json:"entries"`
 	// Judged says the real run's spans could judge the property (Why:
 	// what they read, or why not); Violations are its violations there.
-	Judged     bool     `json:"judged"`
-	Why        string   `json:"why"`
+	Judged bool   `json:"judged"`
+	Why    string `json:"why"`
+	// JudgedOn is what judged it: "spans" (spancheck, as check --trace) or
+	// "call record" (judgeCalls), where spans cannot.
+	JudgedOn   string   `json:"judged_on,omitempty"`
 	Violations []string `json:"violations"`
 	// UnplannedReads counts the real calls no entry names that passed
 	// through (reads the runtime makes and the model does not).
@@ -314,8 +317,18 @@ func judgeReproduction(rp *Reproduction, out *RealRun, spansFile, property strin
 			note(u.Position, fmt.Sprintf("a write no entry names reached the World while entry %d was next: %s → %s", u.Position, u.Call, u.Result))
 		}
 	}
-	// The property on the real run's own spans.
+	// The property on the real run's own spans, or, where spans cannot
+	// judge it, on its call record.
 	judged, whyJ, violations, err := judgeSpans(spansFile, property)
+	if judged {
+		cr.JudgedOn = "spans"
+	}
+	if err == nil && !judged {
+		if j, w, v, ok := judgeCalls(property, out); ok {
+			judged, whyJ, violations = j, w, v
+			cr.JudgedOn = "call record"
+		}
+	}
 	cr.Judged, cr.Why, cr.Violations = judged, whyJ, violations
 	if err != nil {
 		cr.Why = err.Error()
@@ -325,9 +338,9 @@ func judgeReproduction(rp *Reproduction, out *RealRun, spansFile, property strin
 		cr.Verdict, cr.DivergedAt, cr.Reason = VerdictDiverged, at, why
 		cr.Model, cr.Real = around(rp.Plan, pr, at)
 	case !judged:
-		cr.Verdict, cr.Reason = VerdictHonouredNotViolated, "the plan was honoured, but the real run's spans cannot judge "+property+": "+cr.Why
+		cr.Verdict, cr.Reason = VerdictHonouredNotViolated, "the plan was honoured, but neither the real run's spans nor its call record can judge "+property+": "+cr.Why
 	case len(violations) == 0:
-		cr.Verdict, cr.Reason = VerdictHonouredNotViolated, "the plan was honoured, yet "+property+" holds on the real run's spans"
+		cr.Verdict, cr.Reason = VerdictHonouredNotViolated, "the plan was honoured, yet "+property+" holds on the real run's "+cr.JudgedOn
 	default:
 		cr.Verdict = VerdictReproduced
 	}
@@ -420,4 +433,53 @@ func around(p *Plan, pr *PlanReport, k int) (model, real []string) {
 		real = append(real, "> (nothing more happened that the gate saw)")
 	}
 	return model, real
+}
+
+// judgeCalls judges, on a real run's own call record (what the store
+// wrapper saw of every World call and delivery), a property the spans
+// cannot judge. ok is false when it has no rule for the property either.
+//
+// run-fails-for-a-reason: an accepted run_failed from a delivery whose
+// listings of the log before the write held no step_failed, while no
+// message of the run reached the runtime's delivery cap (48 on world-local)
+// and, world-local having one deployment, none was re-routed. (Spans show
+// neither the log a writer loaded nor a retired message; the call record
+// holds both.)
+func judgeCalls(property string, out *RealRun) (judged bool, why string, violations []string, ok bool) {
+	switch property {
+	case "run-fails-for-a-reason":
+	default:
+		return false, "", nil, false
+	}
+	capped := map[string]bool{}
+	for _, d := range out.Deliveries {
+		if d.Attempt >= localMaxDeliveries {
+			capped[d.Run] = true
+		}
+	}
+	for i, c := range out.Calls {
+		if c.Op != "events.create" || c.Event != "run_failed" || c.Result != "ok" || capped[c.Run] {
+			continue
+		}
+		// The log the writer holds: every page it listed before the write
+		// (a continuation lists on from the cursor of its pending check).
+		lists, events, failed := 0, 0, false
+		for _, p := range out.Calls[:i] {
+			if c.Delivery < 0 || p.Delivery != c.Delivery || !strings.HasPrefix(p.Op, "events.list") {
+				continue
+			}
+			lists++
+			events += len(p.Listed)
+			for _, e := range p.Listed {
+				if strings.HasPrefix(e, "step_failed") {
+					failed = true
+				}
+			}
+		}
+		if !failed {
+			violations = append(violations, fmt.Sprintf("%s: run_failed accepted from delivery %d, whose %d listings of the log before it held %d events, no step_failed; no message of the run reached the delivery cap",
+				c.Run, c.Delivery, lists, events))
+		}
+	}
+	return true, "on the call record: an accepted run_failed whose writer's listings of the log held no step_failed, no message retired at the delivery cap, none re-routed (world-local has one deployment)", violations, true
 }

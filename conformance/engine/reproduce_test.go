@@ -45,6 +45,16 @@ var savedSchedules = []savedSchedule{
 	// replay the workflow and each write run_completed; world-local
 	// accepts both.
 	{"f15-two-run-completed.json", "single-terminal-event", func() model.Scenario { return durabenchOnLocal(6, 1) }},
+	// README's stale-pending finding (docs/VALIDATION.md, difference 4): a
+	// last completer's lazy read answers the run as created, pending with no
+	// startedAt; its replay cannot start without one and fails the run.
+	{"stale-pending-run-failed.json", "run-fails-for-a-reason", func() model.Scenario {
+		sc := durabenchOnLocal(2, 1)
+		sc.Description += "; every runs.get stale by up to an hour"
+		sc.Faults.StaleRead = 1
+		sc.Store.StaleLag = time.Hour
+		return sc
+	}},
 }
 
 func scheduleFile(name string) string { return filepath.Join("testdata", "reproduce", name) }
@@ -318,4 +328,36 @@ func TestReproduceTwoLastCompletersOnTheRealCore(t *testing.T) {
 	}
 	t.Logf("core %s: %s, %d/%d entries; core %s: %s at entry %d: %s; %s", rp.Cores[0].Core, rp.Cores[0].Verdict, rp.Cores[0].Released, rp.Cores[0].Entries,
 		c.Core, c.Verdict, c.DivergedAt, c.Reason, time.Since(start).Round(100*time.Millisecond))
+}
+
+// TestReproduceStalePendingOnTheRealCore: the stale-pending run failure
+// forced by its saved schedule's plan on core beta.52: the History's one
+// stale read (the last completer's lazy runs.get, answered pending) is
+// answered by the store wrapper with the run as created, and the real
+// replay fails the run for want of a startedAt. Spans cannot judge
+// run-fails-for-a-reason; the call record does: the run_failed's writer
+// had listed no step_failed, and no message was retired.
+func TestReproduceStalePendingOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "stale-pending-run-failed.json")
+	stale := 0
+	for _, e := range rp.Plan.Entries {
+		if e.Stale != "" {
+			stale++
+			if e.Stale != "pending" || !strings.Contains(e.Key, "|runs.get|lazy|") {
+				t.Errorf("stale entry %s (%s), want the lazy read answered pending", e.Key, e.Stale)
+			}
+		}
+	}
+	if stale != 1 {
+		t.Errorf("%d stale entries, want 1", stale)
+	}
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "stale", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "call record" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "run_failed accepted") {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the call record", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
 }
