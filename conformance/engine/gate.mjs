@@ -310,7 +310,10 @@ export function createGate(spec, now) {
       const h = { kind, run: rec.run, delivery: rec.delivery, step: rec.step };
       let p = null;
       if (kind === 'body_begin' && plan) {
-        p = plan.hold({ ...h, kind: 'body' });
+        // The body knows its own branch (its step function's arguments),
+        // which may begin before its claim names it (turbo's optimistic
+        // start).
+        p = plan.hold({ ...h, kind: 'body', args: [rec.fanout, rec.index] });
       } else if (kind === 'body_begin' && rules.length) {
         p = holdRule({ ...h, kind: 'body' });
       }

@@ -22,6 +22,7 @@ import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
 import { createGate } from './gate.mjs';
 import { createStartCancelRace } from './race.mjs';
+import { instrumentLocal } from '../worlds/gate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [, , mode, arg] = process.argv;
@@ -112,10 +113,13 @@ async function run(cfg) {
   // A race also needs the gate's account of the deliveries (with nothing
   // to hold): it says when the runtime is done (gate.quiet()).
   const gate = cfg.gate || cfg.race ? createGate(cfg.gate ?? {}, now) : undefined;
+  // A plan that forces races inside World calls holds world-local's own
+  // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
+  if (gate?.plan?.fs) instrumentLocal((ctx) => ctx.runId);
   // race (race.mjs): each run's first run_started meets the run's cancel, in
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
-  const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : undefined;
+  const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : gate?.plan ? gate.plan : undefined;
   const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate, race, listed: cfg.dump_calls });
   const world = store.world;
 
@@ -160,6 +164,8 @@ async function run(cfg) {
   const runtime = await import('workflow/runtime');
   const { start: startRun, getRun } = await import('workflow/api');
   getRunHandle = getRun;
+  // The plan's own calls: a cancel is the client's, out of any delivery.
+  gate?.plan?.setActions({ cancel: (runId) => delivery.exit(() => getRun(runId).cancel()) });
   runtime.setWorld(world);
   const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
   await import(bundles + 'steps.mjs');

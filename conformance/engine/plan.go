@@ -43,8 +43,17 @@ type PlanEntry struct {
 	// (planKey).
 	Key  string `json:"key"`
 	Kind string `json:"kind"` // call or body
+	// Run is the entry's run (the order the client created the runs).
+	Run int `json:"run"`
+	// Action says the harness makes this call itself when its turn comes:
+	// "cancel", the client's run_cancelled (the runtime's own Run#cancel).
+	Action string `json:"action,omitempty"`
 	// Group is the race group (1, 2, ...), 0 for none.
 	Group int `json:"group,omitempty"`
+	// Fs, on a race group's first entry, is the order in which the group's
+	// writes take their steps of the World's own I/O in the History:
+	// [member, step] pairs, member the position in the group (raceSchedule).
+	Fs [][2]int `json:"fs,omitempty"`
 	// Expect is the History's answer as the real World names it: ok, or
 	// the error's name (EntityConflictError, RunExpiredError, ...).
 	Expect string `json:"expect,omitempty"`
@@ -308,6 +317,12 @@ func PlanFrom(h *model.History) (*Plan, error) {
 			}
 		}
 		p.e.Key = planKey(ri, by, byStep, nth, c.Op.String(), event, step, 0)
+		p.e.Run = ri
+		if c.Caller.Kind == model.CallerClient && c.Op == model.OpEventsCreate && c.Event == world.EvRunCancelled {
+			p.e.Action = "cancel"
+		} else if c.Caller.Kind == model.CallerClient && !(c.Op == model.OpEventsCreate && c.Event == world.EvRunCreated) {
+			return nil, fmt.Errorf("call %s: the client's calls the harness makes are run_created (start) and run_cancelled (Run#cancel)", desc)
+		}
 		ps = append(ps, p)
 	}
 	// Bodies, each after the claim its delivery made before it began.
@@ -331,7 +346,7 @@ func PlanFrom(h *model.History) (*Plan, error) {
 			}
 		}
 		p := pending{run: dv.Run, at: dv.BodyStart, tie: 2*claim + 1}
-		p.e = PlanEntry{Kind: "body", Call: -1, Delivery: di, Model: fmt.Sprintf("body of step %d (%s) by %s begins %v", dv.Step, step, deliveryName(h, int32(di)), dv.BodyStart),
+		p.e = PlanEntry{Kind: "body", Call: -1, Delivery: di, Run: t.runIdx[dv.Run], Model: fmt.Sprintf("body of step %d (%s) by %s begins %v", dv.Step, step, deliveryName(h, int32(di)), dv.BodyStart),
 			Key: planKey(t.runIdx[dv.Run], by, byStep, nth, "body", "", step, 0)}
 		ps = append(ps, p)
 	}
@@ -378,6 +393,17 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		ps[i].e.At = ps[i].at
 		plan.Entries = append(plan.Entries, ps[i].e)
 	}
+	for i := 0; i < len(plan.Entries); {
+		g := plan.Entries[i].Group
+		end := i + 1
+		for g != 0 && end < len(plan.Entries) && plan.Entries[end].Group == g {
+			end++
+		}
+		if g != 0 {
+			plan.Entries[i].Fs = raceSchedule(h, plan.Entries[i:end])
+		}
+		i = end
+	}
 	for _, r := range RuleNames {
 		if n := t.uses[r]; n > 0 {
 			plan.Rules = append(plan.Rules, RuleUse{Name: r, Count: n})
@@ -423,6 +449,39 @@ func groupRaces(ps []pending) {
 			s = e
 		}
 	}
+}
+
+// raceSchedule is a race group's writes' steps in the order the History
+// took them. A world-local run event is three steps (read the run file and
+// decide; write the run file; publish the event: world.Txn, and the
+// classifier of conformance/worlds/gate.mjs); one the read refused is that
+// read alone. The model takes the first step when the store serves the
+// write, the last with its answer and the one between halfway (flight.go),
+// so the History's served and answer times give each step's instant; ties
+// go by the members' order, then the step.
+func raceSchedule(h *model.History, members []PlanEntry) [][2]int {
+	type step struct {
+		at     sim.Time
+		member int
+		k      int
+	}
+	var steps []step
+	for m, e := range members {
+		c := &h.Calls[e.Call]
+		if c.Result != world.OK {
+			steps = append(steps, step{c.Served, m, 0})
+			continue
+		}
+		steps = append(steps, step{c.Served, m, 0}, step{c.Served + (c.End-c.Served)/2, m, 1}, step{c.End, m, 2})
+	}
+	slices.SortStableFunc(steps, func(a, b step) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.member, b.member), cmp.Compare(a.k, b.k))
+	})
+	out := make([][2]int, len(steps))
+	for i, s := range steps {
+		out[i] = [2]int{s.member, s.k}
+	}
+	return out
 }
 
 func eventName(c *model.Call) string {

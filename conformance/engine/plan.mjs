@@ -14,11 +14,21 @@
 // Entries of one race group (writes the model had in flight at once on one
 // run) are released together, in one tick, once all have arrived.
 //
+// A race group whose entry carries `fs` (world-local run events the
+// History interleaved step by step) is also forced inside the calls: each
+// member's World call runs in a schedule of conformance/worlds/gate.mjs,
+// which holds the World's own file-system I/O of each step until the
+// schedule's earlier steps are done (the harness instruments world-local's
+// fs for it). An entry with an action (the client's cancel) is made by the
+// harness itself when its turn comes.
+//
 // A call no entry names passes through and is recorded (an unplanned write
 // is a divergence the caller reports). A plan that cannot go on (nothing
 // more can arrive: the gate's quiescence) breaks: it records at which entry,
 // releases what it holds and passes everything from then on. An entry
 // answered otherwise than the history says is recorded; the plan goes on.
+
+import { closeGate, finishCall, newGate, runInCall } from '../worlds/gate.mjs';
 
 const fanIdx = (a) => (a ? `${a[0]}/${a[1]}` : '');
 // The step a call (its correlation id) or a body (its step) is about.
@@ -58,6 +68,8 @@ export function createPlan(spec, now) {
   const unplanned = [];
   const mismatches = [];
   const seq = []; // what happened, in order: releases, passes, the break
+  let actions = {}; // the harness's own calls: cancel(runId)
+  const fsRaces = []; // each forced race group: its gate, calls, finished
   const doneWaiters = [];
 
   const runs = new Map(); // real run id -> model run index
@@ -126,6 +138,23 @@ export function createPlan(spec, now) {
     return `r${run}|${by}|${byStep}|${nth}|${op}|${event}|${step}|${n}`;
   }
 
+  // act makes entry i's call when the harness is the one to make it.
+  function act(i) {
+    const e = entries[i];
+    if (!e.action || status[i].issued) return;
+    status[i].issued = true;
+    const runId = [...runs].find(([, idx]) => idx === e.run)?.[0];
+    if (!runId || !actions[e.action]) {
+      status[i].action_error = `no ${e.action} for run ${e.run}`;
+      return;
+    }
+    seq.push({ at: now(), what: 'act', entry: i, call: `${e.action} of ${runId}` });
+    Promise.resolve().then(() => actions[e.action](runId)).then(
+      () => { status[i].action = 'ok'; },
+      (err) => { status[i].action = `${err?.name ?? 'Error'}: ${String(err?.message ?? err).slice(0, 200)}`; },
+    );
+  }
+
   function release(i) {
     const h = held.get(i);
     held.delete(i);
@@ -148,13 +177,24 @@ export function createPlan(spec, now) {
       if (e.group) {
         let end = next;
         while (end < entries.length && entries[end].group === e.group) end++;
+        for (let i = next; i < end; i++) act(i);
         for (let i = next; i < end; i++) if (!held.has(i)) return;
+        if (e.fs) {
+          // The History's interleaving of the members' own I/O.
+          const race = { gate: newGate(e.fs, end - next), first: next, left: end - next, broken: [] };
+          fsRaces.push(race);
+          for (let i = next; i < end; i++) {
+            const item = held.get(i).item;
+            item.planFs = { gate: race.gate, call: i - next, op: 'event', type: item.event, lazy: !!item.lazy, runId: item.run, race };
+          }
+        }
         // One tick: each member's continuation runs in this flush, in plan
         // order, up to its first await inside the real World.
         for (let i = next; i < end; i++) release(i);
         next = end;
         continue;
       }
+      act(next);
       if (!held.has(next)) return;
       release(next);
       next++;
@@ -165,6 +205,27 @@ export function createPlan(spec, now) {
   return {
     entries,
     learn,
+    // setActions gives the plan the harness's own calls.
+    setActions(a) {
+      actions = a;
+      pump();
+    },
+    // run makes World call rec (fn): in its race's schedule of the World's
+    // own I/O when it is a member of a forced race group, else plainly.
+    run(rec, fn) {
+      const ctx = rec.planFs;
+      if (!ctx) return fn();
+      return runInCall(ctx, fn).finally(() => {
+        finishCall(ctx);
+        if (--ctx.race.left === 0) {
+          ctx.race.broken = [...ctx.race.gate.broken];
+          closeGate(ctx.race.gate);
+        }
+      });
+    },
+    // fs says whether some entry forces a race inside its calls (the
+    // harness then instruments world-local's file system).
+    fs: entries.some((e) => e.fs),
     // delivery registers a queue delivery (harness d: index, run, step).
     delivery(d) {
       const k = `${d.run} ${d.step ?? ''}`;
@@ -176,6 +237,7 @@ export function createPlan(spec, now) {
     // returns a promise that settles when it may go on, or null.
     hold(item) {
       if (item.kind !== 'body') learn(item);
+      else if (item.step && Number.isInteger(item.args?.[0]) && Number.isInteger(item.args?.[1]) && !steps.has(item.step)) steps.set(item.step, item.args);
       if (!item.run || broken !== null) return null;
       const key = keyOf(item);
       const i = key === null ? undefined : byKey.get(key);
@@ -242,6 +304,7 @@ export function createPlan(spec, now) {
         unplanned,
         mismatches,
         seq,
+        fs_races: fsRaces.map((r) => ({ first: r.first, broken: r.broken })),
         runs: Object.fromEntries(runs),
         steps: Object.fromEntries([...steps].map(([k, v]) => [k, fanIdx(v)])),
       };

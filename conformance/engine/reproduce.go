@@ -62,6 +62,13 @@ type PlanReport struct {
 		Write    bool    `json:"write"`
 		Position int     `json:"position"`
 	} `json:"seq"`
+	// FsRaces are the race groups forced inside their calls: the group's
+	// first entry, and the steps of the World's own I/O the schedule had to
+	// let go out of order (none when it was honoured).
+	FsRaces []struct {
+		First  int      `json:"first"`
+		Broken []string `json:"broken"`
+	} `json:"fs_races"`
 	Runs  map[string]int    `json:"runs"`
 	Steps map[string]string `json:"steps"`
 }
@@ -87,8 +94,11 @@ func Reproducible(sc model.Scenario) error {
 	// The store model's stale reads are the plan's (each stale read of the
 	// History is answered stale), not drawn: Honourable's check of them is
 	// moot.
+	// Nor are cancellations: the plan cancels each run (Run#cancel) when
+	// the History's run_cancelled is due.
 	c := sc
 	c.Faults.StaleRead = 0
+	c.Faults.Cancel, c.Faults.CancelAt, c.Faults.CancelWithin = 0, 0, 0
 	if err := Honourable(c); err != nil {
 		return fmt.Errorf("%w (reproduce refuses what validate refuses)", err)
 	}
@@ -309,6 +319,11 @@ func judgeReproduction(rp *Reproduction, out *RealRun, spansFile, property strin
 	} else if pr.Next < len(rp.Plan.Entries) {
 		note(pr.Next, fmt.Sprintf("entry %d never arrived before the runtime was done (%s)", pr.Next, entryName(rp.Plan, pr.Next)))
 	}
+	for _, r := range pr.FsRaces {
+		if len(r.Broken) > 0 {
+			note(r.First, fmt.Sprintf("the race group at entry %d did not take its I/O in the History's order: the schedule let %s go out of order", r.First, strings.Join(r.Broken, ", ")))
+		}
+	}
 	for _, m := range pr.Mismatches {
 		note(m.Entry, fmt.Sprintf("entry %d (%s) was answered %s where the history has %s", m.Entry, m.Call, m.Got, m.Want))
 	}
@@ -425,6 +440,8 @@ func around(p *Plan, pr *PlanReport, k int) (model, real []string) {
 				kind = "WRITE"
 			}
 			real = append(real, fmt.Sprintf("%s%.1f ms  unplanned %s passed (entry %d next): %s", mark, e.At, kind, e.Position, e.Call))
+		case "act":
+			real = append(real, fmt.Sprintf("%s%.1f ms  the harness made entry %d's call: %s", mark, e.At, *e.Entry, e.Call))
 		case "break":
 			real = append(real, fmt.Sprintf("%s%.1f ms  the plan broke at entry %d: nothing more could arrive", mark, e.At, *e.Entry))
 		}
@@ -448,6 +465,16 @@ func around(p *Plan, pr *PlanReport, k int) (model, real []string) {
 func judgeCalls(property string, out *RealRun) (judged bool, why string, violations []string, ok bool) {
 	switch property {
 	case "run-fails-for-a-reason":
+	case "ended-run-reads-ended":
+		// Read back once the runtime was done (harness.mjs readRunBack,
+		// from the real World itself): the log holds an accepted terminal
+		// run event, and runs.get answers a status that is not terminal.
+		for _, b := range out.ReadBack {
+			if b.TerminalEvents > 0 && b.RunStatus != "completed" && b.RunStatus != "failed" && b.RunStatus != "cancelled" {
+				violations = append(violations, fmt.Sprintf("%s: its log holds %s (of %d events), yet runs.get reads it back %q once the runtime was done", b.RunID, b.FirstTerminal, b.Events, b.RunStatus))
+			}
+		}
+		return true, "on the read-back: once the runtime was done, a run whose log holds an accepted terminal event reads back terminal", violations, true
 	default:
 		return false, "", nil, false
 	}

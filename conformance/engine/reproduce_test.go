@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/conformance"
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/properties"
 	"github.com/simlab/simlab/sim"
 )
@@ -53,6 +55,17 @@ var savedSchedules = []savedSchedule{
 		sc.Description += "; every runs.get stale by up to an hour"
 		sc.Faults.StaleRead = 1
 		sc.Store.StaleLag = time.Hour
+		return sc
+	}},
+	// docs/MODEL.md findings 16 and 17: the client cancels the run 100 ms
+	// after its start, while the orchestrator's run_started is in flight;
+	// world-local's start writes the run file from its pending read over
+	// the cancel, the run reads running with run_cancelled in its log, its
+	// steps start after the end and nothing ends it again.
+	{"f17-cancel-racing-start.json", "ended-run-reads-ended", func() model.Scenario {
+		sc := durabenchOnLocal(1, 1)
+		sc.Description += "; the client cancels each run 100 ms after its start"
+		sc.Faults.CancelAt = 100 * time.Millisecond
 		return sc
 	}},
 }
@@ -360,4 +373,84 @@ func TestReproduceStalePendingOnTheRealCore(t *testing.T) {
 		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the call record", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
 	}
 	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
+}
+
+// TestPlanOfTheCancelRacingTheStart: findings 16–17's History made a plan.
+// The client's cancel is an action the harness makes when its turn comes;
+// it and the orchestrator's run_started are one race group, forced inside
+// the calls in the History's interleaving of world-local's steps (each
+// read, run-file write, publish): start reads; the cancel reads, writes;
+// start writes (from its pending read, over the cancel); the cancel, then
+// start, publish. Stepped on the model's own world-local Txns in that
+// order, the calls end as the History's did: both accepted, the run
+// running, its log run_created, run_cancelled, run_started.
+func TestPlanOfTheCancelRacingTheStart(t *testing.T) {
+	_, rp := loadSaved(t, "f17-cancel-racing-start.json")
+	p := rp.Plan
+	var group []PlanEntry
+	for _, e := range p.Entries {
+		if e.Group != 0 {
+			group = append(group, e)
+		}
+	}
+	if len(group) != 2 || !strings.Contains(group[0].Key, "|run|") || !strings.HasSuffix(group[0].Key, "|run_started||1") ||
+		group[1].Key != "r0|client||0|events.create|run_cancelled||1" || group[1].Action != "cancel" {
+		t.Fatalf("race group %+v, want the run's run_started and the client's run_cancelled (an action)", group)
+	}
+	want := [][2]int{{0, 0}, {1, 0}, {1, 1}, {0, 1}, {1, 2}, {0, 2}}
+	if fmt.Sprint(group[0].Fs) != fmt.Sprint(want) {
+		t.Errorf("the group's I/O schedule %v, want %v", group[0].Fs, want)
+	}
+	w, err := conformance.WorldByName("wl-fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := world.NewFor(model.StoreRules(w.Profile), w.Fence)
+	id := s.CreateRun(0, 0, 7, -1)
+	txns := []world.Txn{s.Begin(world.Event{Type: world.EvRunStarted, Run: id}, 0), s.Begin(world.Event{Type: world.EvRunCancelled, Run: id}, 1)}
+	for _, st := range group[0].Fs {
+		if !s.Advance(&txns[st[0]], 0) {
+			t.Fatalf("model: member %d cannot take its step %d", st[0], st[1])
+		}
+	}
+	var log []string
+	for _, e := range s.Log(id) {
+		log = append(log, e.Type.String())
+	}
+	for i, tx := range txns {
+		if res, _, _ := tx.Result(); !tx.Done() || res != world.OK {
+			t.Errorf("model: member %d done %v answering %v, want done and ok", i, tx.Done(), res)
+		}
+	}
+	if got := fmt.Sprintf("%s [%s]", s.Get(id).Status, strings.Join(log, " ")); got != "running [run_created run_cancelled run_started]" {
+		t.Errorf("model: the schedule ends %q, want the run running over its cancel", got)
+	}
+	if n := ruleCount(p, RuleInlineContinue); n != 1 {
+		t.Errorf("%s: %d, want 1 (the inline step is the last completer, and its replay finds the cancel)", RuleInlineContinue, n)
+	}
+}
+
+// TestReproduceCancelRacingTheStartOnTheRealCore: findings 16–17 forced by
+// their saved schedule's plan on core beta.52: the harness cancels the run
+// (Run#cancel) when the History's cancel is due, the cancel and the
+// runtime's run_started take world-local's own I/O in the History's order,
+// and the run is reopened: it reads back running with run_cancelled in its
+// log (ended-run-reads-ended, on the read-back), and its inline step
+// started after the end (no-start-on-terminal, on its spans).
+func TestReproduceCancelRacingTheStartOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "f17-cancel-racing-start.json")
+	out := t.TempDir()
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: out, Base: "f17", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "call record" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], `reads it back "running"`) {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced: the run reads back running", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	judged, _, vs, err := judgeSpans(c.Spans, "no-start-on-terminal")
+	if err != nil || !judged || len(vs) == 0 {
+		t.Errorf("no-start-on-terminal on the real spans: judged %v, violations %v (%v); want violated: the inline step started after the cancel", judged, vs, err)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v; on the spans: %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations, vs)
 }
