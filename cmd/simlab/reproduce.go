@@ -115,7 +115,14 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 	}
 	fmt.Fprintf(w, "schedule %s · %s · history %s replays\n", rp.Schedule, rp.Property, rp.HistoryHash)
 	fmt.Fprintf(w, "simlab: %s violated in %s\n", rp.Property, rp.Violation)
-	fmt.Fprintf(w, "plan: %d entries from %d History calls and bodies; translation rules: %s\n", len(rp.Plan.Entries), rp.Plan.Calls, strings.Join(rules, ", "))
+	bodies := 0
+	for _, e := range rp.Plan.Entries {
+		if e.Kind == "body" {
+			bodies++
+		}
+	}
+	fmt.Fprintf(w, "plan: %d entries (%d World calls of the History's %d, %d step bodies); translation rules: %s\n",
+		len(rp.Plan.Entries), len(rp.Plan.Entries)-bodies, rp.Plan.Calls, bodies, strings.Join(rules, ", "))
 	for _, c := range rp.Cores {
 		fmt.Fprintln(w)
 		switch c.Verdict {

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -227,8 +228,9 @@ type pending struct {
 func PlanFrom(h *model.History) (*Plan, error) {
 	t := newTranslator(h)
 	var ps []pending
-	// Per delivery (the History's own, inline ones apart): the calls it made
-	// so far, to find its first list and the claim a body follows.
+	// Per History delivery: whether it listed the log yet (the turbo
+	// delivery's first list is its preload) and whether an inline one
+	// dropped its continuation's list.
 	listed := map[int32]bool{}
 	continued := map[int32]bool{}
 	// inlineLists: per (invocation, fan-out), the pending checks its inline
@@ -350,8 +352,11 @@ func PlanFrom(h *model.History) (*Plan, error) {
 			Key: planKey(t.runIdx[dv.Run], by, byStep, nth, "body", "", step, 0)}
 		ps = append(ps, p)
 	}
-	// One events.list after an invocation's inline steps, not one each.
-	for k, idx := range inlineLists {
+	// One events.list after an invocation's inline steps, not one each
+	// (in key order: a refusal names the same call every time).
+	keys := slices.SortedFunc(maps.Keys(inlineLists), func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		idx := inlineLists[k]
 		if len(idx) < 2 {
 			continue
 		}
