@@ -29,6 +29,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
 	root.AddCommand(newTUICommand())
 	root.AddCommand(newValidateCommand())
+	root.AddCommand(newReproduceCommand())
 	return root
 }
 

@@ -94,6 +94,14 @@ type gateConfig struct {
 	// Holds are gate.mjs's rules: each holds the World call or step body
 	// What picks until a happening Until picks has happened on its run.
 	Holds []holdRule `json:"holds,omitempty"`
+	// Plan holds every call and body a simulated history names until its
+	// turn in the history's order (plan.mjs; reproduce.go).
+	Plan *planSpec `json:"plan,omitempty"`
+}
+
+// planSpec is plan.mjs's spec: the plan's entries, in order.
+type planSpec struct {
+	Entries []PlanEntry `json:"entries"`
 }
 
 // holdRule holds what What matches (a World call as it reaches the World, or

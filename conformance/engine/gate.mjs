@@ -15,6 +15,9 @@
 //   holds: [rule]      hold a chosen World call, or a chosen step body, until
 //                      a chosen later happening on its run: an interleaving
 //                      named by what happens, not by when (see matches()).
+//   plan: {entries}    hold every World call (the client's too) and step body
+//                      a simulated history names until its turn in that
+//                      history's order (plan.mjs; simlab reproduce).
 //
 // A rule is {name, what, until}. `what` picks what is held: a World call as
 // it reaches the World (kind 'call', after its drawn latency) or a step body
@@ -45,12 +48,15 @@
 // message back (an error, or timeoutSeconds). A run that never ends is then
 // seen to be over without waiting on a clock.
 
+import { createPlan } from './plan.mjs';
+
 const TERMINAL_STEP = new Set(['step_completed', 'step_failed']);
 
 export function createGate(spec, now) {
   const fanIn = spec?.fan_in ?? 0;
   const wantCompleted = spec?.run_completed ?? 0;
   const rules = Array.isArray(spec?.holds) ? spec.holds : [];
+  const plan = spec?.plan ? createPlan(spec.plan, now) : null;
   const ruleHeld = new Map(); // rule name -> [entry]
   const ruleSeen = new Map(); // `${rule} ${run}` -> matches of `what` so far
   const happened = new Map(); // run -> [happening], in order
@@ -66,8 +72,16 @@ export function createGate(spec, now) {
   const inFlight = new Set(); // delivery records
   let entering = 0; // handlers entered, delivery not yet registered
   const published = new Set(); // message ids published, not yet delivered
+  // A plan waits on calls, never on timers: a message published with a
+  // delay (a backstop wake-up minutes away) is not something that can still
+  // arrive for it.
+  const delayed = new Set();
   const delivered = new Set();
   const live = new Set(); // World calls and publishes of deliveries, not answered
+  // With a plan, the client's calls too (its run_created is an entry, and
+  // while one is in flight more can arrive); not its long poll for the
+  // run's end, which is waiting, not work.
+  const clientLive = new Set();
   let gen = 0;
   let checking = false;
   const quietWaiters = [];
@@ -86,12 +100,12 @@ export function createGate(spec, now) {
   };
 
   function idle() {
-    if (entering > 0 || published.size > 0 || inFlight.size > 0) return false;
+    if (entering > 0 || published.size > 0 || inFlight.size > 0 || clientLive.size > 0) return false;
     for (const rec of live) if (rec.phase !== 'done') return false;
     return true;
   }
 
-  const holding = () => [...held.fan_in.values(), ...held.run_completed.values(), ...ruleHeld.values()].some((l) => l.length > 0);
+  const holding = () => plan?.holding() || [...held.fan_in.values(), ...held.run_completed.values(), ...ruleHeld.values()].some((l) => l.length > 0);
 
   // matches says whether happening h (kind, run, delivery, op, event, lazy,
   // result, step) fits pattern p, relative to the held item `rel` when given.
@@ -157,6 +171,7 @@ export function createGate(spec, now) {
 
   function quiescent() {
     if (!holding() || entering > 0 || published.size > 0) return false;
+    for (const rec of clientLive) if (rec.phase === 'run') return false;
     for (const rec of live) if (rec.phase === 'run') return false;
     for (const d of inFlight) {
       let waits = false;
@@ -177,6 +192,7 @@ export function createGate(spec, now) {
   }
 
   function escape() {
+    if (plan?.escape()) escapes.push({ gate: 'plan', run: '', held: 0, want: 0, have: 0, at: now() });
     for (const gate of ['fan_in', 'run_completed']) {
       for (const [run, list] of [...held[gate]]) {
         if (!list.length) continue;
@@ -208,9 +224,20 @@ export function createGate(spec, now) {
   return {
     releases,
     escapes,
+    plan,
+    // learn is told of every call as it is made (a plan learns the runs and
+    // the steps' branches from them).
+    learn(rec) {
+      plan?.learn(rec);
+    },
     // hold returns a promise that settles when rec may reach the World, or
     // null when the call is not gated.
     hold(rec) {
+      if (plan) {
+        const p = plan.hold(rec);
+        if (p) touch();
+        return p;
+      }
       if (rec.delivery < 0 || !rec.run) return null;
       if (rules.length) {
         // A held call reaches the World when it is let go: that is its
@@ -243,15 +270,25 @@ export function createGate(spec, now) {
     // phase records where a delivery's call is: pool (waiting for a slot),
     // run (being served), gate (held), done.
     phase(rec, p) {
-      if (rec.delivery < 0) return;
+      if (p === 'done' && plan && rec.op !== 'body') plan.answered(rec);
+      if (rec.delivery < 0) {
+        if (plan && rec.op !== 'runs.waitForTerminalStatus') {
+          rec.phase = p;
+          if (p === 'done') clientLive.delete(rec);
+          else clientLive.add(rec);
+          touch();
+        }
+        return;
+      }
       if (p === 'done' && rec.phase !== 'done' && rec.op !== 'body' && rules.length) happen(callHappening('answer', rec));
       rec.phase = p;
       if (p === 'done') live.delete(rec);
       else live.add(rec);
       touch();
     },
-    published(messageId) {
-      if (messageId && !delivered.has(messageId)) published.add(messageId);
+    published(messageId, delaySeconds = 0) {
+      if (plan && delaySeconds > 0) delayed.add(messageId);
+      else if (messageId && !delivered.has(messageId)) published.add(messageId);
       touch();
     },
     // enter is the handler's first, synchronous line; started registers the
@@ -261,6 +298,7 @@ export function createGate(spec, now) {
       if (messageId) {
         delivered.add(messageId);
         published.delete(messageId);
+        delayed.delete(messageId);
       }
       touch();
     },
@@ -271,7 +309,12 @@ export function createGate(spec, now) {
       if (rec.delivery < 0 || !rec.run) return null;
       const h = { kind, run: rec.run, delivery: rec.delivery, step: rec.step };
       let p = null;
-      if (kind === 'body_begin' && rules.length) {
+      if (kind === 'body_begin' && plan) {
+        // The body knows its own branch (its step function's arguments),
+        // which may begin before its claim names it (turbo's optimistic
+        // start).
+        p = plan.hold({ ...h, kind: 'body', args: [rec.fanout, rec.index] });
+      } else if (kind === 'body_begin' && rules.length) {
         p = holdRule({ ...h, kind: 'body' });
       }
       happen(h);
@@ -286,6 +329,7 @@ export function createGate(spec, now) {
       });
     },
     started(d) {
+      plan?.delivery(d);
       kinds.set(d.index, d.step ? 'step' : 'run');
       entering--;
       inFlight.add(d);
@@ -296,6 +340,7 @@ export function createGate(spec, now) {
       // An answer that brings the message back (the harness sets redeliver):
       // it will be delivered again.
       if (d.redeliver && d.message) published.add(d.message);
+      if (d.message) delayed.delete(d.message);
       touch();
     },
     // quiet settles once the runtime is idle (idle(), judged as quiescence

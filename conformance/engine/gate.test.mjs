@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createGate } from './gate.mjs';
+import { stepArgs } from './plan.mjs';
 
 // turns lets the event loop go round n times (setImmediate, not a timer):
 // long enough for the gate's quiescence check, which waits two turns.
@@ -232,4 +233,123 @@ test('a held body waits for another delivery\'s body of its step, and escapes wh
   await lone;
   assert.deepEqual(g2.gate.escapes.map((e) => [e.gate, e.what]), [['inline_body', 'body step_i d0']]);
   assert.deepEqual(g2.gate.releases.map((r) => r.why), ['escape']);
+});
+
+// A driver for plans: the client's calls (delivery -1), deliveries of the
+// run's message and of queued steps, calls as store.mjs makes them (learn
+// first, then pool, run, maybe held, done with the answer).
+function planDriver(entries) {
+  const gate = createGate({ plan: { entries } }, () => 0);
+  const order = [];
+  const deliver = (index, step) => {
+    const d = { index, run: 'wrun_A', step };
+    gate.enter(`msg_${index}`);
+    gate.started(d);
+    return d;
+  };
+  // slow: a promise the World's answer waits for (a call in flight).
+  const call = async (d, op, event, { correlation, args, result = 'ok', status, slow } = {}) => {
+    const rec = { op, event, run: 'wrun_A', correlation, args, delivery: d ? d.index : -1 };
+    gate.learn(rec);
+    gate.phase(rec, 'pool');
+    gate.phase(rec, 'run');
+    const held = gate.hold(rec);
+    if (held) {
+      gate.phase(rec, 'gate');
+      await held;
+      gate.phase(rec, 'run');
+    }
+    order.push(`${d ? d.index : 'c'}:${op}${event ? ' ' + event : ''}`);
+    if (slow) await slow;
+    rec.result = result;
+    if (status) rec.status = status;
+    gate.phase(rec, 'done');
+    return rec;
+  };
+  return { gate, order, deliver, call };
+}
+
+const entry = (key, extra = {}) => ({ key, kind: 'call', expect: 'ok', ...extra });
+
+test('a plan releases calls in its order, each once the one before is answered, and passes what it does not name', async () => {
+  const { gate, order, deliver, call } = planDriver([
+    entry('r0|client||0|events.create|run_created||1'),
+    entry('r0|run||1|events.create|run_started||1'),
+    entry('r0|run||1|events.create|step_created|0/1|1'),
+    entry('r0|step|0/1|1|events.create|step_started|0/1|1'),
+    entry('r0|step|0/1|1|runs.get|lazy||1', { status: 'running' }),
+  ]);
+  // The client's run_created reaches the World and is slow to answer; the
+  // run's start arrives meanwhile and is held until it has answered.
+  let answer;
+  const created = call(null, 'events.create', 'run_created', { slow: new Promise((r) => { answer = r; }) });
+  const orch = deliver(0);
+  const started = call(orch, 'events.create', 'run_started');
+  await turns(5);
+  assert.deepEqual(order, ['c:events.create run_created'], 'run_started held while run_created is in flight');
+  assert.equal(gate.escapes.length, 0, 'a client call in flight: no escape');
+  answer();
+  await Promise.all([created, started]);
+  await call(orch, 'events.create', 'step_created', { correlation: 'step_b', args: [0, 1] });
+  const cons = deliver(1, 'step_b');
+  // Its prologue read is not in the plan: it passes at once.
+  await call(cons, 'runs.get');
+  await call(cons, 'events.create', 'step_started', { correlation: 'step_b' });
+  await call(cons, 'runs.get', undefined, { status: 'completed' });
+  assert.deepEqual(order, ['c:events.create run_created', '0:events.create run_started', '0:events.create step_created', '1:runs.get', '1:events.create step_started', '1:runs.get']);
+  const rep = gate.plan.report();
+  assert.equal(rep.released, 5);
+  assert.equal(rep.broken, null);
+  assert.deepEqual(rep.unplanned.map((u) => [u.key, u.write]), [['r0|step|0/1|1|runs.get|prologue||1', false]]);
+  // The lazy read answered a status the History does not have.
+  assert.deepEqual(rep.mismatches.map((m) => [m.entry, m.want, m.got]), [[4, 'status running', 'status completed']]);
+  await gate.plan.done();
+});
+
+test('a plan releases a race group in one tick once every member arrived', async () => {
+  const { gate, order, deliver, call } = planDriver([
+    entry('r0|client||0|events.create|run_created||1'),
+    entry('r0|step|0/0|1|events.create|run_completed||1', { group: 1 }),
+    entry('r0|step|0/1|1|events.create|run_completed||1', { group: 1 }),
+  ]);
+  await call(null, 'events.create', 'step_created', { correlation: 'step_a', args: [0, 0] });
+  await call(null, 'events.create', 'step_created', { correlation: 'step_b', args: [0, 1] });
+  await call(null, 'events.create', 'run_created');
+  const a = deliver(0, 'step_a'), b = deliver(1, 'step_b');
+  const first = call(a, 'events.create', 'run_completed');
+  await turns(5);
+  assert.equal(order.filter((o) => o.includes('run_completed')).length, 0, 'one of two members held');
+  const second = call(b, 'events.create', 'run_completed');
+  await Promise.all([first, second]);
+  assert.deepEqual(gate.plan.report().seq.filter((s) => s.what === 'release').map((s) => s.entry), [0, 1, 2]);
+  // Both continuations ran before either answered: one tick.
+  assert.deepEqual(order.slice(-2), ['0:events.create run_completed', '1:events.create run_completed']);
+});
+
+test('a plan whose next entry cannot arrive breaks, says where, and lets everything go', async () => {
+  const { gate, order, deliver, call } = planDriver([
+    entry('r0|client||0|events.create|run_created||1'),
+    entry('r0|run||1|events.create|run_started||1'),
+    entry('r0|run||1|events.list|||1'),
+  ]);
+  await call(null, 'events.create', 'run_created');
+  const orch = deliver(0);
+  // The list comes, the run_started before it never does.
+  await call(orch, 'events.list');
+  const rep = gate.plan.report();
+  assert.deepEqual([rep.broken.entry, rep.broken.held], [1, [2]]);
+  assert.deepEqual(order, ['c:events.create run_created', '0:events.list']);
+  // From the break on, nothing is held.
+  await call(orch, 'events.create', 'run_completed');
+  assert.equal(order.at(-1), '0:events.create run_completed');
+  await gate.plan.done();
+});
+
+test('stepArgs reads a branch step\'s fan-out and index from the runtime\'s devalue input', () => {
+  const enc = (s) => new Uint8Array(Buffer.from(s, 'utf8'));
+  assert.deepEqual(stepArgs(enc('devl[{"args":1,"closureVars":-1,"thisVal":-1},[2,3,2],0,1]')), [0, 1]);
+  assert.deepEqual(stepArgs(enc('devl[{"args":1,"closureVars":-1,"thisVal":-1},[2,3,4],2,7,0]')), [2, 7]);
+  assert.equal(stepArgs(enc('devl[[1,3],[2],4]')), undefined);
+  assert.equal(stepArgs(enc('json{}')), undefined);
+  assert.equal(stepArgs('devl[]'), undefined);
 });

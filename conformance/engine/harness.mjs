@@ -22,6 +22,7 @@ import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
 import { createGate } from './gate.mjs';
 import { createStartCancelRace } from './race.mjs';
+import { instrumentLocal } from '../worlds/gate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [, , mode, arg] = process.argv;
@@ -112,10 +113,13 @@ async function run(cfg) {
   // A race also needs the gate's account of the deliveries (with nothing
   // to hold): it says when the runtime is done (gate.quiet()).
   const gate = cfg.gate || cfg.race ? createGate(cfg.gate ?? {}, now) : undefined;
+  // A plan that forces races inside World calls holds world-local's own
+  // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
+  if (gate?.plan?.fs) instrumentLocal((ctx) => ctx.runId);
   // race (race.mjs): each run's first run_started meets the run's cancel, in
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
-  const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : undefined;
+  const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : gate?.plan ? gate.plan : undefined;
   const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate, race, listed: cfg.dump_calls });
   const world = store.world;
 
@@ -160,6 +164,8 @@ async function run(cfg) {
   const runtime = await import('workflow/runtime');
   const { start: startRun, getRun } = await import('workflow/api');
   getRunHandle = getRun;
+  // The plan's own calls: a cancel is the client's, out of any delivery.
+  gate?.plan?.setActions({ cancel: (runId) => delivery.exit(() => getRun(runId).cancel()) });
   runtime.setWorld(world);
   const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
   await import(bundles + 'steps.mjs');
@@ -219,7 +225,7 @@ async function run(cfg) {
     const start = store.now();
     const run = await startRun({ workflowId }, [cfg.fanouts, bodyMs]);
     const entry = { run_id: run.runId, start, handle: run };
-    if (cfg.race) {
+    if (cfg.race || gate?.plan) {
       // The client awaits the run's returnValue from its start on, as a
       // caller of start() would, so it is waiting when the cancel lands.
       entry.value = run.returnValue;
@@ -229,7 +235,23 @@ async function run(cfg) {
     runs.push(entry);
   }
   let outcomes;
-  if (cfg.race) {
+  if (gate?.plan) {
+    // A plan (simlab reproduce): wait until every entry is answered (or the
+    // plan broke), then until the runs' returnValues settle or the runtime
+    // is done (a run the plan leaves running never settles), then take each
+    // returnValue as it stands. The deadline is only a backstop.
+    if ((await Promise.race([gate.plan.done(), timeout])) === 'timeout') {
+      error = `timed out after ${cfg.timeout_ms} ms: the plan did not finish (${JSON.stringify(gate.plan.report().next)} of ${gate.plan.entries.length} entries released)`;
+    } else if ((await Promise.race([Promise.allSettled(runs.map((r) => r.value)), gate.quiet(), timeout])) === 'timeout') {
+      error = `timed out after ${cfg.timeout_ms} ms: the runs did not settle and the runtime did not go quiet`;
+    }
+    for (const r of runs) {
+      r.return_value = r.settled ?? { state: 'pending' };
+      r.status = r.settled?.state === 'fulfilled' ? 'completed' : r.settled ? 'failed' : 'pending';
+      if (r.settled?.state === 'fulfilled') r.output = r.settled.value;
+    }
+    outcomes = 'race';
+  } else if (cfg.race) {
     // A forced race may leave a run that never ends, and a client's
     // returnValue that settles early or never: wait until the runtime is
     // done with every run (gate.quiet()), then take each returnValue as it
@@ -314,6 +336,7 @@ async function run(cfg) {
     lines: logLines.slice(0, 30),
   };
   if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes };
+  if (gate?.plan) summary.plan = gate.plan.report();
   if (race) summary.race = race.reports;
   if (cfg.probe_replay) {
     summary.probes = probes;

@@ -233,8 +233,10 @@ type RealRun struct {
 	// Deliveries is every queue delivery the harness saw, with DumpCalls.
 	Deliveries []Delivery `json:"deliveries,omitempty"`
 	// Bodies is every step body that began, with RecordBodies.
-	Bodies    []Body          `json:"bodies,omitempty"`
-	Probes    []Probe         `json:"probes,omitempty"`
+	Bodies []Body  `json:"bodies,omitempty"`
+	Probes []Probe `json:"probes,omitempty"`
+	// Plan is what a plan's gate did (simlab reproduce): plan.mjs report().
+	Plan      *PlanReport     `json:"plan,omitempty"`
 	Error     string          `json:"error,omitempty"`
 	RunIDs    []string        `json:"run_ids,omitempty"`
 	LastSpans json.RawMessage `json:"last_spans,omitempty"`
@@ -436,6 +438,17 @@ func (e *RunError) Error() string {
 // Run runs the harness once: cfg at one width on one core, in a temp data
 // dir that is removed afterwards, killed after timeout.
 func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout time.Duration) (*RealRun, error) {
+	out, err := r.run(ctx, core, cfg, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// run is Run that also returns the harness's summary when the run failed
+// after the harness printed one (a plan that timed out still has its
+// record), with the *RunError.
+func (r *Runner) run(ctx context.Context, core Core, cfg harnessConfig, timeout time.Duration) (*RealRun, error) {
 	if r.build == "" {
 		return nil, errors.New("engine: Run before Prepare")
 	}
@@ -483,7 +496,7 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 		if msg == "" {
 			msg = runErr.Error()
 		}
-		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
+		return &out, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
 			LastSpans: out.LastSpans, WorldLog: out.WorldLog, Stderr: stderr.String()}
 	}
 	return &out, nil

@@ -10,6 +10,7 @@
 // what the World saw, not what anyone expected it to see.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { stepArgs } from './plan.mjs';
 
 // mulberry32: a small seeded generator, so one seed gives the same draws.
 export function rng(seed) {
@@ -122,12 +123,16 @@ export function wrapWorld(world, store, calls, opts = {}) {
       rec.event = args[1]?.eventType;
       rec.correlation = args[1]?.correlationId;
       rec.lazy = args[1]?.eventType === 'step_started' && args[1]?.eventData?.input !== undefined;
+      // The branch (fan-out, index) a step_created or lazy start is about,
+      // from the step's own input.
+      if (args[1]?.eventData?.input !== undefined && rec.correlation) rec.args = stepArgs(args[1].eventData.input);
     } else if (op === 'runs.get' || op === 'steps.get') {
       rec.run = args[0];
     } else if (op.startsWith('events.list')) {
       rec.run = args[0]?.runId;
     }
     calls.push(rec);
+    gate?.learn(rec);
     if (d && opts.crash?.(rec, d)) {
       rec.crashed = true;
       d.crash();
@@ -167,6 +172,21 @@ export function wrapWorld(world, store, calls, opts = {}) {
         if (opts.listed) rec.listed = res.data.map((e) => (e.correlationId ? `${e.eventType} ${e.correlationId}` : e.eventType));
       }
       if (op === 'runs.get') {
+        if (rec.planStale) {
+          // A plan's stale read (simlab reproduce): the history's read saw
+          // an older row of this status; answer the newest such row the
+          // store has answered with, or the run as created.
+          let old = rec.planStale === 'pending' ? { ...res, status: 'pending', startedAt: undefined } : undefined;
+          for (const h of rows.get(res.runId) ?? []) if (h.run.status === rec.planStale) old = h.run;
+          remember(res);
+          if (old && old.status !== res.status) {
+            rec.stale = true;
+            rec.status = old.status;
+            return old;
+          }
+          rec.status = res.status;
+          return res;
+        }
         if (store.stale_read > 0 && rand() < store.stale_read) {
           const lag = rand() * (store.stale_lag_ms ?? 0);
           const hist = rows.get(res.runId) ?? [];
@@ -287,7 +307,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
             await sleep(draw(store.publish, rand));
             const res = await target.queue(queueName, message, qopts);
             rec.message = res?.messageId;
-            gate?.published(res?.messageId);
+            gate?.published(res?.messageId, qopts?.delaySeconds ?? 0);
             return res;
           } finally {
             rec.end = now();

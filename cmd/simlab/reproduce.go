@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simlab/simlab/conformance/engine"
+)
+
+func newReproduceCommand() *cobra.Command {
+	var o engine.ReproduceOptions
+	var dir string
+	var noInstall, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reproduce FILE",
+		Short: "Force a saved schedule's violation on the real @workflow/core, call for call",
+		Long: `Replay a schedule simlab check saved, translate its History into a plan (every
+World call and step body the real runtime makes too, named by run, delivery,
+operation, event, step and occurrence, with the History's answer) and run the
+pinned real core over world-local with every call held until its turn in the
+History's order: no injected latency, pools, crashes or random faults.
+
+It reports "reproduced" when every plan entry was released in order with the
+History's answer, no write the plan does not name reached the World, and the
+schedule's property is violated on the real run's own spans (judged as check
+--trace judges them); otherwise "diverged at entry K" with both sides' calls
+around K. The real run's spans (OTLP JSON Lines) and call record are written
+next to the schedule, or to --out DIR.
+
+A schedule that no longer replays to its history, or whose scenario the real
+side cannot honour, is refused before anything runs (exit 2), with the reason.
+Exit 0 reproduced (on every core given), 1 diverged or not violated, 2 bad
+input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file := args[0]
+			s, err := loadSchedule(file)
+			if err != nil {
+				return badInput(err)
+			}
+			rp, err := engine.PrepareReproduction(s, file)
+			if err != nil {
+				return badInput(err)
+			}
+			for _, c := range o.Cores {
+				if _, err := engine.CoreByVersion(c); err != nil {
+					return badInput(fmt.Errorf("--cores: %w", err))
+				}
+			}
+			if o.OutDir == "" {
+				o.OutDir = filepath.Dir(file)
+			}
+			if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+				return badInput(fmt.Errorf("--out: %w", err))
+			}
+			o.Base = strings.TrimSuffix(filepath.Base(file), ".json")
+			if dir == "" {
+				if dir, err = engine.FindDir(); err != nil {
+					return badInput(err)
+				}
+			}
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
+			defer r.Close()
+			if err := r.Prepare(ctx, !noInstall); err != nil {
+				if ctx.Err() != nil {
+					return interruptError(interrupted(), "stopped while preparing the real engine; nothing was run")
+				}
+				return err
+			}
+			if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
+				if ctx.Err() != nil {
+					return interruptError(interrupted(), fmt.Sprintf("stopped while running the plan: %v", err))
+				}
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if err := writeJSON(out, rp); err != nil {
+					return err
+				}
+			} else {
+				printReproduction(out, rp)
+			}
+			if !rp.Reproduced() {
+				return &exitError{code: 1, err: errors.New("not reproduced on the real engine")}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.Cores[0].Version}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
+	cmd.Flags().StringVar(&o.OutDir, "out", "", "write each core's spans and call record to DIR (default: the schedule's directory)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "longest one real run may take before it is stopped and reported")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reproduction as JSON")
+	return cmd
+}
+
+func printReproduction(w io.Writer, rp *engine.Reproduction) {
+	var rules []string
+	for _, r := range rp.Plan.Rules {
+		rules = append(rules, fmt.Sprintf("%s %d", r.Name, r.Count))
+	}
+	if len(rules) == 0 {
+		rules = []string{"none"}
+	}
+	fmt.Fprintf(w, "schedule %s · %s · history %s replays\n", rp.Schedule, rp.Property, rp.HistoryHash)
+	fmt.Fprintf(w, "simlab: %s violated in %s\n", rp.Property, rp.Violation)
+	bodies := 0
+	for _, e := range rp.Plan.Entries {
+		if e.Kind == "body" {
+			bodies++
+		}
+	}
+	fmt.Fprintf(w, "plan: %d entries (%d World calls of the History's %d, %d step bodies); translation rules: %s\n",
+		len(rp.Plan.Entries), len(rp.Plan.Entries)-bodies, rp.Plan.Calls, bodies, strings.Join(rules, ", "))
+	for _, c := range rp.Cores {
+		fmt.Fprintln(w)
+		switch c.Verdict {
+		case engine.VerdictReproduced:
+			fmt.Fprintf(w, "core %s: REPRODUCED: %d of %d entries released in order with the History's answers; %s violated on the real run's %s:\n",
+				c.Core, c.Released, c.Entries, rp.Property, c.JudgedOn)
+			for _, v := range c.Violations {
+				fmt.Fprintf(w, "  %s\n", v)
+			}
+		case engine.VerdictDiverged:
+			fmt.Fprintf(w, "core %s: DIVERGED at entry %d of %d: %s\n", c.Core, c.DivergedAt, c.Entries, c.Reason)
+			fmt.Fprintf(w, "  simlab (the plan, > the entry):\n")
+			for _, l := range c.Model {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+			fmt.Fprintf(w, "  real (what the gate saw, > where the entry was due):\n")
+			for _, l := range c.Real {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+			if len(c.Violations) > 0 {
+				fmt.Fprintf(w, "  (%s is violated on the real run's %s all the same: %s)\n", rp.Property, c.JudgedOn, strings.Join(c.Violations, "; "))
+			}
+		default:
+			fmt.Fprintf(w, "core %s: NOT REPRODUCED: %s\n", c.Core, c.Reason)
+		}
+		if c.UnplannedReads > 0 {
+			fmt.Fprintf(w, "  %d reads the plan does not name passed through (the runtime's, not the model's: e.g. the client polling for the return value)\n", c.UnplannedReads)
+		}
+		fmt.Fprintf(w, "  wrote %s, %s\n", c.Spans, c.Calls)
+	}
+}

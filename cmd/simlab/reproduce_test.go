@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simlab/simlab/properties"
+)
+
+// The saved schedule of docs/MODEL.md finding 15 (conformance/engine's
+// testdata), which reproduce forces on the real core.
+var f15Schedule = filepath.Join("..", "..", "conformance", "engine", "testdata", "reproduce", "f15-two-run-completed.json")
+
+// simlab reproduce refuses, before it installs or runs anything, a schedule
+// the real side cannot honour or that no longer replays: exit 2 and the
+// reason.
+func TestReproduceRefusesUpFront(t *testing.T) {
+	s, err := properties.LoadSchedule(f15Schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		edit func(s *properties.Schedule)
+		want string
+	}{
+		{"vercel.json", func(s *properties.Schedule) { s.Scenario.World = "world-vercel" }, "world = world-vercel"},
+		{"inline0.json", func(s *properties.Schedule) { s.Scenario.Workflow.MaxInline = 0 }, "workflow.max_inline = 0"},
+		{"moved.json", func(s *properties.Schedule) { s.HistoryHash = "0123456789abcdef" }, "no longer replays to its history"},
+	} {
+		e := s
+		c.edit(&e)
+		file := filepath.Join(dir, c.name)
+		if err := properties.SaveSchedule(file, e); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runCLI(t, "reproduce", file, "--engine-dir", t.TempDir())
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: exit %d (%v), want 2 naming %q", c.name, exitCode(err), err, c.want)
+		}
+	}
+	if _, _, err := runCLI(t, "reproduce", filepath.Join(dir, "missing.json")); exitCode(err) != 2 {
+		t.Errorf("a missing file: exit %d, want 2", exitCode(err))
+	}
+	if _, _, err := runCLI(t, "reproduce", f15Schedule, "--cores", "4.0.0", "--engine-dir", t.TempDir()); exitCode(err) != 2 || !strings.Contains(err.Error(), "5.0.0-beta.52") {
+		t.Errorf("an unknown core: %v, want exit 2 naming the pinned ones", err)
+	}
+}
+
+// simlab reproduce on finding 15's saved schedule: reproduced on core
+// beta.52 (exit 0), the real run's spans and call record written to --out,
+// and the spans judged by check --trace show the violation too. It needs
+// Node and the engine's pinned packages, as go test ./conformance/engine
+// does.
+func TestReproduceCommandReproducesFinding15(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	out := t.TempDir()
+	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--out", out, "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stdout)
+	}
+	for _, want := range []string{"core 5.0.0-beta.52: REPRODUCED", "2 terminal events accepted for the run", "turbo-orchestrator-runs-get 1"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output lacks %q:\n%s", want, stdout)
+		}
+	}
+	spans := filepath.Join(out, "f15-two-run-completed.5.0.0-beta.52.spans.jsonl")
+	var rec struct {
+		Plan  struct{ Entries, Released int } `json:"plan"`
+		Calls []json.RawMessage               `json:"calls"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "f15-two-run-completed.5.0.0-beta.52.calls.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil || rec.Plan.Entries == 0 || rec.Plan.Released != rec.Plan.Entries || len(rec.Calls) == 0 {
+		t.Errorf("call record: %v, plan %+v, %d calls; want every entry released", err, rec.Plan, len(rec.Calls))
+	}
+	judged, _, err := runCLI(t, "check", "--trace", spans)
+	if exitCode(err) != 1 || !strings.Contains(judged, "single-terminal-event violated") {
+		t.Errorf("check --trace on the written spans: exit %d, want 1 with single-terminal-event violated:\n%s", exitCode(err), judged)
+	}
+}

@@ -1,0 +1,539 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// A Plan is a simulated History made into what plan.mjs releases on the
+// real runtime: every World call and step body the runtime makes too, in
+// the order the History's World took effect, each named by what the
+// runtime itself shows of it (the identity mapping, planKey), with the
+// answer the History has.
+//
+// The order is the History's: a read at the instant the store served it,
+// a write when it took effect (its answer; world-local's split writes land
+// with their last step), the client's run_created when it arrived (the
+// store creates the run then), a body when it began. plan.mjs releases one
+// entry once every earlier one is answered, so the real World applies the
+// calls one at a time in that order, except a race group: writes of run
+// events on one run whose service times overlapped in the History (their
+// split steps interleaved there), released together in one tick once all
+// have arrived, with every call that took effect before the first of them
+// answered first.
+type Plan struct {
+	Entries []PlanEntry `json:"entries"`
+	// Rules are the translation rules that took a History call out of the
+	// plan, with how many each took.
+	Rules []RuleUse `json:"rules"`
+	// Calls is how many calls the History holds.
+	Calls int `json:"calls"`
+}
+
+// PlanEntry is one call or body of a plan.
+type PlanEntry struct {
+	// Key is the entry's identity, as plan.mjs computes it from a real call:
+	// r<run>|<by>|<by step>|<nth delivery>|<op>|<event>|<step>|<occurrence>
+	// (planKey).
+	Key  string `json:"key"`
+	Kind string `json:"kind"` // call or body
+	// Run is the entry's run (the order the client created the runs).
+	Run int `json:"run"`
+	// Action says the harness makes this call itself when its turn comes:
+	// "cancel", the client's run_cancelled (the runtime's own Run#cancel).
+	Action string `json:"action,omitempty"`
+	// Group is the race group (1, 2, ...), 0 for none.
+	Group int `json:"group,omitempty"`
+	// Fs, on a race group's first entry, is the order in which the group's
+	// writes take their steps of the World's own I/O in the History:
+	// [member, step] pairs, member the position in the group (raceSchedule).
+	Fs [][2]int `json:"fs,omitempty"`
+	// Expect is the History's answer as the real World names it: ok, or
+	// the error's name (EntityConflictError, RunExpiredError, ...).
+	Expect string `json:"expect,omitempty"`
+	// Status is a runs.get's answered status; Stale that the History's
+	// read saw an older row, of that status, which the store wrapper
+	// answers with.
+	Status string `json:"status,omitempty"`
+	Stale  string `json:"stale,omitempty"`
+	// Model describes the History's call or body, for a divergence report.
+	Model string `json:"model"`
+	// Call is the History's call index (-1 for a body), Delivery its
+	// delivery, At when it took effect in the History.
+	Call     int      `json:"call"`
+	Delivery int      `json:"delivery"`
+	At       sim.Time `json:"at_ns"`
+}
+
+// RuleUse is one translation rule and how many History calls it took out.
+type RuleUse struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// The translation rules: History calls the runtime (core 5.0.0-beta.52 and
+// beta.50 over world-local) does not make as World calls. Each exists
+// because the model differs from the runtime there (issue 23 asks for them
+// to become model fixes); TestPlanRules shows each on a History.
+const (
+	// RuleTurboRead: the orchestrator's runs.get that loads the run on the
+	// first delivery of the run's own message. That delivery runs in turbo
+	// (WORKFLOW_TURBO, on by default): it backgrounds run_started and reads
+	// nothing first.
+	RuleTurboRead = "turbo-orchestrator-runs-get"
+	// RuleTurboPreload: that delivery's events.list after run_started. Its
+	// first replay reads turbo's empty preload (skipPreload), not the World.
+	RuleTurboPreload = "turbo-preload-list"
+	// RuleInlineCreate: an inline step's step_created. The runtime writes
+	// none (handleSuspension skips the lazyInlineCorrelationIds): the
+	// step's own claim, a lazy step_started carrying its input, creates it.
+	RuleInlineCreate = "inline-step-created"
+	// RuleInlineContinue: the replay's events.list of an orchestrator that
+	// continues the workflow after its inline step was the fan-out's last:
+	// the runtime replays from the log its pending check just listed.
+	RuleInlineContinue = "inline-continuation-list"
+	// RuleInlineListOnce: with more than one inline step, the model lists
+	// the log after each inline step ends; the runtime waits for all of its
+	// inline steps and lists once (the last list stays in the plan).
+	RuleInlineListOnce = "inline-lists-once"
+)
+
+// RuleNames lists the translation rules in the order reports print them.
+var RuleNames = []string{RuleTurboRead, RuleTurboPreload, RuleInlineCreate, RuleInlineContinue, RuleInlineListOnce}
+
+// errorName is the name the real World's error of a History result has.
+func errorName(r world.Result) string {
+	switch r {
+	case world.OK:
+		return "ok"
+	case world.RunExpired:
+		return "RunExpiredError"
+	case world.EntityConflict:
+		return "EntityConflictError"
+	case world.TooEarly:
+		return "TooEarlyError"
+	case world.NotFound:
+		// world-local's missing step: a WorkflowWorldError saying "not found".
+		return "WorkflowWorldError"
+	}
+	return r.String()
+}
+
+// planKey is an entry's identity (plan.mjs keyOf computes the same from a
+// real call). by is client, run (the run's own message) or step (a queued
+// step's message, byStep its fan-out/branch); nth the delivery of that
+// message (1 for the first); step the fan-out/branch the call or body is
+// about; n its occurrence among the same (op, event, step) of that delivery.
+func planKey(run int, by, byStep string, nth int, op, event, step string, n int) string {
+	return fmt.Sprintf("r%d|%s|%s|%d|%s|%s|%s|%d", run, by, byStep, nth, op, event, step, n)
+}
+
+// translator holds what the rules need to know of a History.
+type translator struct {
+	h *model.History
+	// runIdx maps a RunID to its run's index (the order the client created
+	// the runs, which is the order the harness starts them).
+	runIdx map[world.RunID]int
+	// nth is each message delivery's position among the deliveries of its
+	// message's (run, step).
+	nth []int
+	// inline marks the (run, step) pairs an inline delivery runs.
+	inline map[[2]int32]bool
+	uses   map[string]int
+}
+
+func newTranslator(h *model.History) *translator {
+	t := &translator{h: h, runIdx: map[world.RunID]int{}, nth: make([]int, len(h.Deliveries)), inline: map[[2]int32]bool{}, uses: map[string]int{}}
+	for i, r := range h.Runs {
+		t.runIdx[r.ID] = i
+	}
+	count := map[[2]int32]int{}
+	for i, d := range h.Deliveries {
+		if d.Msg < 0 {
+			t.inline[[2]int32{int32(d.Run), int32(d.Step)}] = true
+			continue
+		}
+		k := [2]int32{int32(d.Run), int32(d.Step)}
+		count[k]++
+		t.nth[i] = count[k]
+	}
+	return t
+}
+
+// branch is step's fan-out (its index in the run's workflow) and branch,
+// as "f/i" (the branch step's own arguments on the real side).
+func (t *translator) branch(run world.RunID, step world.StepID) (string, error) {
+	if step == world.NoStep {
+		return "", nil
+	}
+	ri, ok := t.runIdx[run]
+	if !ok {
+		return "", fmt.Errorf("run %d is not in the History's runs", run)
+	}
+	for _, fi := range t.h.Runs[ri].Fanouts {
+		f := t.h.Fanouts[fi]
+		if step >= f.FirstStep && int32(step) < int32(f.FirstStep)+f.Branches {
+			return fmt.Sprintf("%d/%d", f.Index, int32(step)-int32(f.FirstStep)), nil
+		}
+	}
+	return "", fmt.Errorf("step %d of run %s is in none of its fan-outs", step, model.RunName(run))
+}
+
+// who is the real delivery a History delivery's calls are made in: the
+// delivery itself, or for an inline step the invocation it runs inside.
+// It returns by (run or step), byStep and nth.
+func (t *translator) who(d int32) (inv int32, by, byStep string, nth int, err error) {
+	inv = t.h.Invocation(d)
+	if inv < 0 {
+		return -1, "", "", 0, fmt.Errorf("delivery %d runs in no message's delivery", d)
+	}
+	dv := t.h.Deliveries[inv]
+	if dv.Kind == model.MsgWorkflow {
+		return inv, "run", "", t.nth[inv], nil
+	}
+	bs, err := t.branch(dv.Run, dv.Step)
+	return inv, "step", bs, t.nth[inv], err
+}
+
+// turbo says History delivery inv is a run message's first delivery, which
+// the runtime runs in turbo.
+func (t *translator) turbo(inv int32) bool {
+	d := t.h.Deliveries[inv]
+	return d.Msg >= 0 && d.Kind == model.MsgWorkflow && d.Attempt == 1 && t.nth[inv] == 1
+}
+
+func (t *translator) drop(rule string) { t.uses[rule]++ }
+
+// pending is one entry before it is ordered.
+type pending struct {
+	e        PlanEntry
+	at       sim.Time
+	tie      int
+	served   sim.Time // a write's first step (race groups)
+	runLevel bool     // a write of a run event (race groups)
+	run      world.RunID
+}
+
+// PlanFrom translates a History into a plan. It refuses (an error naming
+// the call and why) what no rule covers and the real side cannot be made
+// to do: a call of the World itself, an unreadable row, a model that
+// continued the workflow from an inline step while another ran.
+func PlanFrom(h *model.History) (*Plan, error) {
+	t := newTranslator(h)
+	var ps []pending
+	// Per History delivery: whether it listed the log yet (the turbo
+	// delivery's first list is its preload) and whether an inline one
+	// dropped its continuation's list.
+	listed := map[int32]bool{}
+	continued := map[int32]bool{}
+	// inlineLists: per (invocation, fan-out), the pending checks its inline
+	// steps made (indexes into ps).
+	inlineLists := map[[2]int32][]int{}
+	for ci := range h.Calls {
+		c := &h.Calls[ci]
+		desc := describeCall(h, ci)
+		p := pending{run: c.Run, tie: 2 * ci}
+		p.e = PlanEntry{Kind: "call", Call: ci, Delivery: int(c.Caller.Delivery), Model: desc, Expect: errorName(c.Result)}
+		ri, ok := t.runIdx[c.Run]
+		if !ok {
+			return nil, fmt.Errorf("call %s: its run is not in the History's runs", desc)
+		}
+		step, err := t.branch(c.Run, c.Step)
+		if err != nil {
+			return nil, fmt.Errorf("call %s: %w", desc, err)
+		}
+		var by, byStep string
+		nth := 0
+		inv := int32(-1)
+		switch c.Caller.Kind {
+		case model.CallerClient:
+			by = "client"
+		case model.CallerWorld:
+			return nil, fmt.Errorf("call %s: the World's own call (a message retired at its cap) has no counterpart the plan can hold", desc)
+		default:
+			if inv, by, byStep, nth, err = t.who(c.Caller.Delivery); err != nil {
+				return nil, fmt.Errorf("call %s: %w", desc, err)
+			}
+		}
+		d := c.Caller.Delivery
+		switch c.Op {
+		case model.OpRunsGet:
+			if c.Unreadable {
+				return nil, fmt.Errorf("call %s: the History's row could not be read (a world-postgres row); world-local writes a run file whole", desc)
+			}
+			if c.Reason == model.ReasonOrchestrator && inv >= 0 && inv == d && t.turbo(inv) {
+				t.drop(RuleTurboRead)
+				continue
+			}
+			p.at = c.Served
+			p.e.Status = c.StatusRead.String()
+			if c.Stale {
+				p.e.Stale = c.StatusRead.String()
+			}
+		case model.OpEventsList:
+			first := d >= 0 && !listed[d]
+			if d >= 0 {
+				listed[d] = true
+			}
+			if first && inv == d && t.turbo(inv) && c.Fanout < 0 {
+				t.drop(RuleTurboPreload)
+				continue
+			}
+			if d >= 0 && h.Deliveries[d].Msg < 0 && c.Fanout < 0 && !continued[d] && h.Deliveries[d].Continued {
+				continued[d] = true
+				t.drop(RuleInlineContinue)
+				continue
+			}
+			p.at = c.Served
+			if d >= 0 && h.Deliveries[d].Msg < 0 && c.Fanout >= 0 {
+				k := [2]int32{inv, c.Fanout}
+				inlineLists[k] = append(inlineLists[k], len(ps))
+			}
+		case model.OpEventsCreate:
+			if c.Event == world.EvStepCreated && t.inline[[2]int32{int32(c.Run), int32(c.Step)}] {
+				t.drop(RuleInlineCreate)
+				continue
+			}
+			p.at = c.End
+			if c.Event == world.EvRunCreated {
+				// The store creates the run as the call arrives.
+				p.at = c.Start
+			}
+			p.served = c.Served
+			p.runLevel = c.Event == world.EvRunStarted || c.Event.EndsRun()
+		}
+		event := eventName(c)
+		if c.Op == model.OpRunsGet && by == "step" {
+			// plan.mjs tells a step delivery's reads apart by whether its
+			// claim came first: a legacy prologue's read, or a lazy read.
+			event = "lazy"
+			if c.Reason == model.ReasonPrologue {
+				event = "prologue"
+			}
+		}
+		p.e.Key = planKey(ri, by, byStep, nth, c.Op.String(), event, step, 0)
+		p.e.Run = ri
+		if c.Caller.Kind == model.CallerClient && c.Op == model.OpEventsCreate && c.Event == world.EvRunCancelled {
+			p.e.Action = "cancel"
+		} else if c.Caller.Kind == model.CallerClient && !(c.Op == model.OpEventsCreate && c.Event == world.EvRunCreated) {
+			return nil, fmt.Errorf("call %s: the client's calls the harness makes are run_created (start) and run_cancelled (Run#cancel)", desc)
+		}
+		ps = append(ps, p)
+	}
+	// Bodies, each after the claim its delivery made before it began.
+	for di := range h.Deliveries {
+		dv := &h.Deliveries[di]
+		if !dv.BodyRan {
+			continue
+		}
+		_, by, byStep, nth, err := t.who(int32(di))
+		if err != nil {
+			return nil, fmt.Errorf("body of delivery %d: %w", di, err)
+		}
+		step, err := t.branch(dv.Run, dv.Step)
+		if err != nil {
+			return nil, fmt.Errorf("body of delivery %d: %w", di, err)
+		}
+		claim := -1
+		for ci := range h.Calls {
+			if c := &h.Calls[ci]; c.Caller.Delivery == int32(di) && c.End <= dv.BodyStart {
+				claim = ci
+			}
+		}
+		p := pending{run: dv.Run, at: dv.BodyStart, tie: 2*claim + 1}
+		p.e = PlanEntry{Kind: "body", Call: -1, Delivery: di, Run: t.runIdx[dv.Run], Model: fmt.Sprintf("body of step %d (%s) by %s begins %v", dv.Step, step, deliveryName(h, int32(di)), dv.BodyStart),
+			Key: planKey(t.runIdx[dv.Run], by, byStep, nth, "body", "", step, 0)}
+		ps = append(ps, p)
+	}
+	// One events.list after an invocation's inline steps, not one each
+	// (in key order: a refusal names the same call every time).
+	keys := slices.SortedFunc(maps.Keys(inlineLists), func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		idx := inlineLists[k]
+		if len(idx) < 2 {
+			continue
+		}
+		last := idx[0]
+		for _, i := range idx {
+			if ps[i].at > ps[last].at {
+				last = i
+			}
+		}
+		for _, i := range idx {
+			if i == last {
+				continue
+			}
+			if h.Calls[ps[i].e.Call].PendingEmpty {
+				return nil, fmt.Errorf("call %s: the model continued the workflow from inline step %d of fan-out %d while another of the invocation's inline steps ran; the runtime waits for all of them",
+					ps[i].e.Model, h.Calls[ps[i].e.Call].Step, k[1])
+			}
+			ps[i].e.Key = "" // dropped below
+			t.drop(RuleInlineListOnce)
+		}
+	}
+	ps = slices.DeleteFunc(ps, func(p pending) bool { return p.e.Key == "" })
+	groupRaces(ps)
+	slices.SortStableFunc(ps, func(a, b pending) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.tie, b.tie)) })
+	// Occurrences: the nth call of one (delivery, op, event, step), in the
+	// order the delivery issued them (the History's call order).
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a].tie, ps[b].tie) })
+	seen := map[string]int{}
+	for _, i := range order {
+		seen[ps[i].e.Key]++
+		ps[i].e.Key = strings.TrimSuffix(ps[i].e.Key, "|0") + fmt.Sprintf("|%d", seen[ps[i].e.Key])
+	}
+	plan := &Plan{Calls: len(h.Calls)}
+	for i := range ps {
+		ps[i].e.At = ps[i].at
+		plan.Entries = append(plan.Entries, ps[i].e)
+	}
+	for i := 0; i < len(plan.Entries); {
+		g := plan.Entries[i].Group
+		end := i + 1
+		for g != 0 && end < len(plan.Entries) && plan.Entries[end].Group == g {
+			end++
+		}
+		if g != 0 {
+			plan.Entries[i].Fs = raceSchedule(h, plan.Entries[i:end])
+		}
+		i = end
+	}
+	for _, r := range RuleNames {
+		if n := t.uses[r]; n > 0 {
+			plan.Rules = append(plan.Rules, RuleUse{Name: r, Count: n})
+		}
+	}
+	return plan, nil
+}
+
+// groupRaces gives the writes of run events on one run that were in flight
+// at once in the History (every pair's service times overlap, so they share
+// an instant) one race group each, ordered at the first answer among them:
+// every call a member's delivery made before it took effect earlier, so all
+// members can arrive before the group is due.
+func groupRaces(ps []pending) {
+	byRun := map[world.RunID][]int{}
+	var runs []world.RunID
+	for i, p := range ps {
+		if p.runLevel {
+			if _, ok := byRun[p.run]; !ok {
+				runs = append(runs, p.run)
+			}
+			byRun[p.run] = append(byRun[p.run], i)
+		}
+	}
+	group := 0
+	for _, run := range runs {
+		idx := byRun[run]
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a].served, ps[b].served) })
+		for s := 0; s < len(idx); {
+			minEnd := ps[idx[s]].at
+			e := s + 1
+			for e < len(idx) && ps[idx[e]].served < minEnd {
+				minEnd = min(minEnd, ps[idx[e]].at)
+				e++
+			}
+			if e-s > 1 {
+				group++
+				for _, i := range idx[s:e] {
+					ps[i].e.Group = group
+					ps[i].at = minEnd
+				}
+			}
+			s = e
+		}
+	}
+}
+
+// raceSchedule is a race group's writes' steps in the order the History
+// took them. A world-local run event is three steps (read the run file and
+// decide; write the run file; publish the event: world.Txn, and the
+// classifier of conformance/worlds/gate.mjs); one the read refused is that
+// read alone. The model takes the first step when the store serves the
+// write, the last with its answer and the one between halfway (flight.go),
+// so the History's served and answer times give each step's instant; ties
+// go by the members' order, then the step.
+func raceSchedule(h *model.History, members []PlanEntry) [][2]int {
+	type step struct {
+		at     sim.Time
+		member int
+		k      int
+	}
+	var steps []step
+	for m, e := range members {
+		c := &h.Calls[e.Call]
+		if c.Result != world.OK {
+			steps = append(steps, step{c.Served, m, 0})
+			continue
+		}
+		steps = append(steps, step{c.Served, m, 0}, step{c.Served + (c.End-c.Served)/2, m, 1}, step{c.End, m, 2})
+	}
+	slices.SortStableFunc(steps, func(a, b step) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.member, b.member), cmp.Compare(a.k, b.k))
+	})
+	out := make([][2]int, len(steps))
+	for i, s := range steps {
+		out[i] = [2]int{s.member, s.k}
+	}
+	return out
+}
+
+func eventName(c *model.Call) string {
+	if c.Op != model.OpEventsCreate {
+		return ""
+	}
+	return c.Event.String()
+}
+
+// deliveryName names a History delivery as a report reads it.
+func deliveryName(h *model.History, d int32) string {
+	if d < 0 {
+		return "the client"
+	}
+	dv := h.Deliveries[d]
+	switch {
+	case dv.Msg < 0:
+		return fmt.Sprintf("D%d (inline step %d in D%d)", d, dv.Step, dv.Parent)
+	case dv.Kind == model.MsgWorkflow:
+		return fmt.Sprintf("D%d (the run's message, attempt %d)", d, dv.Attempt)
+	}
+	return fmt.Sprintf("D%d (step %d's message, attempt %d)", d, dv.Step, dv.Attempt)
+}
+
+// describeCall is a History call in one line.
+func describeCall(h *model.History, ci int) string {
+	c := &h.Calls[ci]
+	s := fmt.Sprintf("C%d %s", ci, c.Op)
+	if c.Op == model.OpEventsCreate {
+		s += " " + c.Event.String()
+	}
+	if c.Step != world.NoStep {
+		s += fmt.Sprintf(" step %d", c.Step)
+	}
+	s += " by " + deliveryName(h, c.Caller.Delivery)
+	if c.Reason != model.ReasonNone {
+		s += " (" + c.Reason.String() + ")"
+	}
+	s += fmt.Sprintf(" %v..%v → %s", c.Start, c.End, c.Result)
+	if c.Op == model.OpRunsGet {
+		s += " " + c.StatusRead.String()
+		if c.Stale {
+			s += " (stale)"
+		}
+	}
+	if c.PendingEmpty {
+		s += " (pending set empty)"
+	}
+	return s
+}

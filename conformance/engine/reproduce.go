@@ -1,0 +1,512 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/properties/spancheck"
+	"github.com/simlab/simlab/traces"
+)
+
+// PlanReport is what plan.mjs did with a plan (its report()).
+type PlanReport struct {
+	Entries  int `json:"entries"`
+	Released int `json:"released"`
+	// Next is the first entry not released when the run ended.
+	Next int `json:"next"`
+	// Broken is set when the plan could not go on: nothing more could
+	// arrive while Entry (or Missing, a race group's members) had not.
+	Broken *struct {
+		Entry       int   `json:"entry"`
+		Missing     []int `json:"missing"`
+		Outstanding int   `json:"outstanding"`
+		Held        []int `json:"held"`
+	} `json:"broken"`
+	Status []struct {
+		State  string `json:"state"`
+		Result string `json:"result"`
+		Status string `json:"status"`
+	} `json:"status"`
+	// Unplanned are the calls no entry names, passed through; Position the
+	// plan's next entry when each arrived.
+	Unplanned []struct {
+		Call     string `json:"call"`
+		Key      string `json:"key"`
+		Write    bool   `json:"write"`
+		Position int    `json:"position"`
+		Result   string `json:"result"`
+	} `json:"unplanned"`
+	// Mismatches are entries answered otherwise than the History says.
+	Mismatches []struct {
+		Entry int    `json:"entry"`
+		Want  string `json:"want"`
+		Got   string `json:"got"`
+		Call  string `json:"call"`
+	} `json:"mismatches"`
+	// Seq is what happened in order: a release of an entry, an unplanned
+	// call passing, the plan breaking.
+	Seq []struct {
+		At       float64 `json:"at"`
+		What     string  `json:"what"`
+		Entry    *int    `json:"entry"`
+		Call     string  `json:"call"`
+		Write    bool    `json:"write"`
+		Position int     `json:"position"`
+	} `json:"seq"`
+	// FsRaces are the race groups forced inside their calls: the group's
+	// first entry, and the steps of the World's own I/O the schedule had to
+	// let go out of order (none when it was honoured).
+	FsRaces []struct {
+		First  int      `json:"first"`
+		Broken []string `json:"broken"`
+	} `json:"fs_races"`
+	Runs  map[string]int    `json:"runs"`
+	Steps map[string]string `json:"steps"`
+}
+
+// Reproducible returns an error naming the first thing of a schedule's
+// scenario that reproduce cannot honour on the real side: what validate
+// refuses (Honourable), a World other than world-local (the one the harness
+// runs), and what the plan does not drive yet. Latencies, pools, the
+// consumer count and the run interval are not refused: the plan orders the
+// calls, so the real side runs with none of them.
+func Reproducible(sc model.Scenario) error {
+	refuse := func(knob string, v any, why string) error {
+		return fmt.Errorf("%s = %v: reproduce cannot honour it: %s", knob, v, why)
+	}
+	switch {
+	case sc.World != HarnessWorld:
+		return refuse("world", sc.World, "the real side runs @workflow/world-local 5.0.0-beta.45; a schedule of another World's rules and atomicity cannot be replayed on it")
+	case sc.Faults.Crash > 0 || sc.Faults.CrashFirstDelivery:
+		return refuse("faults.crash", sc.Faults.Crash, "the plan does not crash a delivery at a call boundary yet")
+	case sc.Store.BatchCreates:
+		return refuse("store.batch_creates", true, "world-local has no events.createBatch; the plan matches events.create calls one by one")
+	}
+	// The store model's stale reads are the plan's (each stale read of the
+	// History is answered stale), not drawn: Honourable's check of them is
+	// moot.
+	// Nor are cancellations: the plan cancels each run (Run#cancel) when
+	// the History's run_cancelled is due.
+	c := sc
+	c.Faults.StaleRead = 0
+	c.Faults.Cancel, c.Faults.CancelAt, c.Faults.CancelWithin = 0, 0, 0
+	if err := Honourable(c); err != nil {
+		return fmt.Errorf("%w (reproduce refuses what validate refuses)", err)
+	}
+	return nil
+}
+
+// ReproduceOptions are a reproduction's settings.
+type ReproduceOptions struct {
+	// Cores are the real runtimes, by version (default: the first pinned).
+	Cores []string
+	// Timeout bounds one real run.
+	Timeout time.Duration
+	// OutDir receives each core's spans and call record; Base names them.
+	OutDir, Base string
+}
+
+// Reproduction is one schedule forced on the real runtime.
+type Reproduction struct {
+	Schedule    string `json:"schedule"`
+	Property    string `json:"property"`
+	HistoryHash string `json:"history_hash"`
+	// Violation is the History's first violation of the property.
+	Violation string             `json:"violation"`
+	Plan      *Plan              `json:"plan"`
+	Cores     []CoreReproduction `json:"cores"`
+}
+
+// Reproduced says every core reproduced the violation.
+func (r *Reproduction) Reproduced() bool {
+	if len(r.Cores) == 0 {
+		return false
+	}
+	for _, c := range r.Cores {
+		if c.Verdict != VerdictReproduced {
+			return false
+		}
+	}
+	return true
+}
+
+// Verdicts of one core's run.
+const (
+	VerdictReproduced = "reproduced"
+	VerdictDiverged   = "diverged"
+	// VerdictHonouredNotViolated: the plan was honoured, yet the real run's
+	// spans do not show the property violated (or cannot judge it).
+	VerdictHonouredNotViolated = "not reproduced"
+)
+
+// CoreReproduction is one core's run of a plan.
+type CoreReproduction struct {
+	Core    string `json:"core"`
+	Verdict string `json:"verdict"`
+	// DivergedAt is the first plan entry the real run did not honour
+	// (-1: none); Reason says how.
+	DivergedAt int    `json:"diverged_at"`
+	Reason     string `json:"reason,omitempty"`
+	// Model and Real are both sides' calls around the divergence.
+	Model []string `json:"model,omitempty"`
+	Real  []string `json:"real,omitempty"`
+	// Released entries of the plan, of Entries.
+	Released int `json:"released"`
+	Entries  int `json:"entries"`
+	// Judged says the real run's spans could judge the property (Why:
+	// what they read, or why not); Violations are its violations there.
+	Judged bool   `json:"judged"`
+	Why    string `json:"why"`
+	// JudgedOn is what judged it: "spans" (spancheck, as check --trace) or
+	// "call record" (judgeCalls), where spans cannot.
+	JudgedOn   string   `json:"judged_on,omitempty"`
+	Violations []string `json:"violations"`
+	// UnplannedReads counts the real calls no entry names that passed
+	// through (reads the runtime makes and the model does not).
+	UnplannedReads int `json:"unplanned_reads"`
+	// Spans and Calls are the files written.
+	Spans string `json:"spans"`
+	Calls string `json:"calls"`
+}
+
+// ErrNotReproducible marks a schedule reproduce refuses before anything
+// runs (exit 2).
+var ErrNotReproducible = errors.New("not reproducible on the real side")
+
+// Prepare replays a schedule, checks it replays to its hash and violates
+// its property, refuses what the real side cannot honour and translates
+// its History into a plan. Every error wraps ErrNotReproducible.
+func PrepareReproduction(s properties.Schedule, file string) (*Reproduction, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrNotReproducible, fmt.Sprintf(format, a...))
+	}
+	if s.Property == "" {
+		return nil, bad("the schedule names no property: reproduce forces one property's violation (save it with simlab check)")
+	}
+	if s.Base != nil {
+		return nil, bad("a differential schedule (with a base scenario) is reproduced as its change alone: not supported yet")
+	}
+	if err := Reproducible(s.Scenario); err != nil {
+		return nil, bad("%v", err)
+	}
+	res, rep, err := s.Replay()
+	if err != nil {
+		return nil, bad("replaying the schedule: %v", err)
+	}
+	got := fmt.Sprintf("%016x", res.History.Hash)
+	if rep.Mismatches > 0 || (s.HistoryHash != "" && got != s.HistoryHash) {
+		return nil, bad("the schedule no longer replays to its history (history %s, saved %s, %d choice mismatches): the model changed since it was saved; save it again with simlab check",
+			got, s.HistoryHash, rep.Mismatches)
+	}
+	prop, _ := properties.ByName(s.Property)
+	vs := prop.Check(res.History)
+	if len(vs) == 0 {
+		return nil, bad("%s holds on the schedule's history: nothing to reproduce", s.Property)
+	}
+	plan, err := PlanFrom(res.History)
+	if err != nil {
+		return nil, bad("translating the history into a plan: %v", err)
+	}
+	return &Reproduction{Schedule: file, Property: s.Property, HistoryHash: got, Violation: model.RunName(vs[0].Run) + ": " + vs[0].Message, Plan: plan}, nil
+}
+
+// planConfig is the harness configuration of a plan: the scenario's
+// workflow and runs, no drawn latency, pools, crashes or stale draws, every
+// call held by the plan.
+func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
+	return harnessConfig{
+		Seed: 1, Fanouts: append([]int(nil), sc.Workflow.Fanouts...), MaxInline: sc.Workflow.MaxInline, Runs: sc.Runs,
+		StripRunContext:   slices.Contains(sc.Variants, "legacy-producers"),
+		ResilientDispatch: sc.Workflow.ResilientDispatch,
+		Gate:              &gateConfig{Plan: &planSpec{Entries: plan.Entries}},
+		RecordBodies:      true, DumpCalls: true,
+	}
+}
+
+// Reproduce runs the prepared plan on each core and judges each run.
+func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reproduction, o ReproduceOptions) error {
+	cores := o.Cores
+	if len(cores) == 0 {
+		cores = []string{Cores[0].Version}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	for _, v := range cores {
+		core, err := CoreByVersion(v)
+		if err != nil {
+			return err
+		}
+		cfg := planConfig(s.Scenario, rp.Plan)
+		spans := filepath.Join(o.OutDir, fmt.Sprintf("%s.%s.spans.jsonl", o.Base, core.Version))
+		calls := filepath.Join(o.OutDir, fmt.Sprintf("%s.%s.calls.json", o.Base, core.Version))
+		cfg.TraceOut = spans
+		out, runErr := r.run(ctx, core, cfg, o.Timeout)
+		if out == nil {
+			return runErr
+		}
+		cr := judgeReproduction(rp, out, spans, s.Property)
+		cr.Core, cr.Spans, cr.Calls = core.Version, spans, calls
+		if runErr != nil && cr.Verdict == VerdictReproduced {
+			cr.Verdict, cr.Reason = VerdictDiverged, runErr.Error()
+		} else if runErr != nil {
+			cr.Reason += "; " + firstLine(runErr.Error())
+		}
+		record := struct {
+			Core       string      `json:"core"`
+			Plan       *PlanReport `json:"plan"`
+			Calls      []Call      `json:"calls"`
+			Deliveries []Delivery  `json:"deliveries"`
+			Bodies     []Body      `json:"bodies"`
+			ReadBack   []ReadBack  `json:"read_back"`
+		}{core.Version, out.Plan, out.Calls, out.Deliveries, out.Bodies, out.ReadBack}
+		b, err := json.MarshalIndent(record, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(calls, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("writing the call record: %w", err)
+		}
+		rp.Cores = append(rp.Cores, cr)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// judgeReproduction says whether a real run honoured the plan and shows
+// the property violated on its own spans.
+func judgeReproduction(rp *Reproduction, out *RealRun, spansFile, property string) CoreReproduction {
+	cr := CoreReproduction{DivergedAt: -1, Entries: len(rp.Plan.Entries)}
+	pr := out.Plan
+	if pr == nil {
+		cr.Verdict, cr.Reason = VerdictDiverged, "the harness reports no plan: it did not run gated"
+		return cr
+	}
+	cr.Released = pr.Released
+	for _, u := range pr.Unplanned {
+		if !u.Write {
+			cr.UnplannedReads++
+		}
+	}
+	// The first entry the run did not honour, and how.
+	at, why := -1, ""
+	note := func(k int, reason string) {
+		if at < 0 || k < at {
+			at, why = k, reason
+		}
+	}
+	if b := pr.Broken; b != nil {
+		missing := b.Missing
+		if len(missing) == 0 {
+			missing = []int{b.Entry}
+		}
+		note(b.Entry, fmt.Sprintf("entry %d never arrived, and nothing more could (the plan broke there: %s)", missing[0], entryName(rp.Plan, missing[0])))
+	} else if pr.Next < len(rp.Plan.Entries) {
+		note(pr.Next, fmt.Sprintf("entry %d never arrived before the runtime was done (%s)", pr.Next, entryName(rp.Plan, pr.Next)))
+	}
+	for _, r := range pr.FsRaces {
+		if len(r.Broken) > 0 {
+			note(r.First, fmt.Sprintf("the race group at entry %d did not take its I/O in the History's order: the schedule let %s go out of order", r.First, strings.Join(r.Broken, ", ")))
+		}
+	}
+	for _, m := range pr.Mismatches {
+		note(m.Entry, fmt.Sprintf("entry %d (%s) was answered %s where the history has %s", m.Entry, m.Call, m.Got, m.Want))
+	}
+	for _, u := range pr.Unplanned {
+		if u.Write {
+			note(u.Position, fmt.Sprintf("a write no entry names reached the World while entry %d was next: %s → %s", u.Position, u.Call, u.Result))
+		}
+	}
+	// The property on the real run's own spans, or, where spans cannot
+	// judge it, on its call record.
+	judged, whyJ, violations, err := judgeSpans(spansFile, property)
+	if judged {
+		cr.JudgedOn = "spans"
+	}
+	if err == nil && !judged {
+		if j, w, v, ok := judgeCalls(property, out); ok {
+			judged, whyJ, violations = j, w, v
+			cr.JudgedOn = "call record"
+		}
+	}
+	cr.Judged, cr.Why, cr.Violations = judged, whyJ, violations
+	if err != nil {
+		cr.Why = err.Error()
+	}
+	switch {
+	case at >= 0:
+		cr.Verdict, cr.DivergedAt, cr.Reason = VerdictDiverged, at, why
+		cr.Model, cr.Real = around(rp.Plan, pr, at)
+	case !judged:
+		cr.Verdict, cr.Reason = VerdictHonouredNotViolated, "the plan was honoured, but neither the real run's spans nor its call record can judge "+property+": "+cr.Why
+	case len(violations) == 0:
+		cr.Verdict, cr.Reason = VerdictHonouredNotViolated, "the plan was honoured, yet "+property+" holds on the real run's "+cr.JudgedOn
+	default:
+		cr.Verdict = VerdictReproduced
+	}
+	return cr
+}
+
+func entryName(p *Plan, i int) string {
+	if i < 0 || i >= len(p.Entries) {
+		return "past the plan's end"
+	}
+	return p.Entries[i].Model
+}
+
+// judgeSpans judges property on the spans of file as simlab check --trace
+// does (spancheck), returning its violations in one line each.
+func judgeSpans(file, property string) (bool, string, []string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return false, "", nil, fmt.Errorf("the real run's spans: %w", err)
+	}
+	defer f.Close()
+	spans, err := traces.ReadJSONL(f)
+	if err != nil {
+		return false, "", nil, fmt.Errorf("the real run's spans %s: %w", file, err)
+	}
+	spans, _, err = traces.Dedup(spans)
+	if err != nil {
+		return false, "", nil, fmt.Errorf("the real run's spans %s: %w", file, err)
+	}
+	rep := spancheck.Check(spans)
+	for _, v := range rep.Verdicts {
+		if v.Property != property {
+			continue
+		}
+		var out []string
+		for _, x := range v.Violations {
+			out = append(out, x.Run+": "+x.Message)
+		}
+		return v.Judged, v.Why, out, nil
+	}
+	return false, "spancheck has no verdict for " + property, nil, nil
+}
+
+// around is both sides' calls around entry k: the plan's entries k-3..k+3,
+// and what the real run released or passed from the third release before
+// entry k was due to the third event after.
+func around(p *Plan, pr *PlanReport, k int) (model, real []string) {
+	for i := max(0, k-3); i <= min(len(p.Entries)-1, k+3); i++ {
+		mark := "  "
+		if i == k {
+			mark = "> "
+		}
+		state := ""
+		if i < len(pr.Status) {
+			state = pr.Status[i].State
+			if pr.Status[i].Result != "" {
+				state += " " + pr.Status[i].Result
+			}
+		}
+		model = append(model, fmt.Sprintf("%s%d  %s  [real: %s]", mark, i, p.Entries[i].Model, state))
+	}
+	// The position in the real sequence where entry k was due: after the
+	// release of entry k-1 (or the start).
+	pos := 0
+	for j, e := range pr.Seq {
+		if e.What == "release" && e.Entry != nil && *e.Entry < k {
+			pos = j + 1
+		}
+	}
+	for j := max(0, pos-3); j < min(len(pr.Seq), pos+4); j++ {
+		e := pr.Seq[j]
+		mark := "  "
+		if j == pos {
+			mark = "> "
+		}
+		switch e.What {
+		case "release":
+			real = append(real, fmt.Sprintf("%s%.1f ms  released entry %d: %s", mark, e.At, *e.Entry, e.Call))
+		case "pass":
+			kind := "read"
+			if e.Write {
+				kind = "WRITE"
+			}
+			real = append(real, fmt.Sprintf("%s%.1f ms  unplanned %s passed (entry %d next): %s", mark, e.At, kind, e.Position, e.Call))
+		case "act":
+			real = append(real, fmt.Sprintf("%s%.1f ms  the harness made entry %d's call: %s", mark, e.At, *e.Entry, e.Call))
+		case "break":
+			real = append(real, fmt.Sprintf("%s%.1f ms  the plan broke at entry %d: nothing more could arrive", mark, e.At, *e.Entry))
+		}
+	}
+	if pos >= len(pr.Seq) {
+		real = append(real, "> (nothing more happened that the gate saw)")
+	}
+	return model, real
+}
+
+// judgeCalls judges, on a real run's own call record (what the store
+// wrapper saw of every World call and delivery), a property the spans
+// cannot judge. ok is false when it has no rule for the property either.
+//
+// run-fails-for-a-reason: an accepted run_failed from a delivery whose
+// listings of the log before the write held no step_failed, while no
+// message of the run reached the runtime's delivery cap (48 on world-local)
+// and, world-local having one deployment, none was re-routed. (Spans show
+// neither the log a writer loaded nor a retired message; the call record
+// holds both.)
+func judgeCalls(property string, out *RealRun) (judged bool, why string, violations []string, ok bool) {
+	switch property {
+	case "run-fails-for-a-reason":
+	case "ended-run-reads-ended":
+		// Read back once the runtime was done (harness.mjs readRunBack,
+		// from the real World itself): the log holds an accepted terminal
+		// run event, and runs.get answers a status that is not terminal.
+		for _, b := range out.ReadBack {
+			if b.TerminalEvents > 0 && b.RunStatus != "completed" && b.RunStatus != "failed" && b.RunStatus != "cancelled" {
+				violations = append(violations, fmt.Sprintf("%s: its log holds %s (of %d events), yet runs.get reads it back %q once the runtime was done", b.RunID, b.FirstTerminal, b.Events, b.RunStatus))
+			}
+		}
+		return true, "on the read-back: once the runtime was done, a run whose log holds an accepted terminal event reads back terminal", violations, true
+	default:
+		return false, "", nil, false
+	}
+	capped := map[string]bool{}
+	for _, d := range out.Deliveries {
+		if d.Attempt >= localMaxDeliveries {
+			capped[d.Run] = true
+		}
+	}
+	for i, c := range out.Calls {
+		if c.Op != "events.create" || c.Event != "run_failed" || c.Result != "ok" || capped[c.Run] {
+			continue
+		}
+		// The log the writer holds: every page it listed before the write
+		// (a continuation lists on from the cursor of its pending check).
+		lists, events, failed := 0, 0, false
+		for _, p := range out.Calls[:i] {
+			if c.Delivery < 0 || p.Delivery != c.Delivery || !strings.HasPrefix(p.Op, "events.list") {
+				continue
+			}
+			lists++
+			events += len(p.Listed)
+			for _, e := range p.Listed {
+				if strings.HasPrefix(e, "step_failed") {
+					failed = true
+				}
+			}
+		}
+		if !failed {
+			violations = append(violations, fmt.Sprintf("%s: run_failed accepted from delivery %d, whose %d listings of the log before it held %d events, no step_failed; no message of the run reached the delivery cap",
+				c.Run, c.Delivery, lists, events))
+		}
+	}
+	return true, "on the call record: an accepted run_failed whose writer's listings of the log held no step_failed, no message retired at the delivery cap, none re-routed (world-local has one deployment)", violations, true
+}

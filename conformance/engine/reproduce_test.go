@@ -1,0 +1,456 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/conformance"
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/sim"
+)
+
+var writeSchedules = flag.Bool("write-schedules", false, "rewrite testdata/reproduce's schedules from their searches")
+
+// savedSchedule is one schedule of testdata/reproduce: a README finding as
+// simlab finds it, on a scenario the real side can honour, saved as check
+// saves a counterexample (the first seed of 1..5000 whose run violates the
+// property, with every recorded choice).
+type savedSchedule struct {
+	file, property string
+	scenario       func() model.Scenario
+}
+
+// durabenchOnLocal is durabench-256's store model on world-local's rules
+// and split calls (what validate's simlab side runs), without the
+// events.createBatch world-local does not have.
+func durabenchOnLocal(branches, inline int) model.Scenario {
+	sc, _ := model.Builtin("durabench-256")
+	sc.Name = "durabench-256 on world-local"
+	sc.Description = fmt.Sprintf("durabench-256's store model on world-local's rules and split calls (validate's simlab side), one fan-out of %d branches, %d inline, no events.createBatch", branches, inline)
+	sc.World = HarnessWorld
+	sc.Store.BatchCreates = false
+	sc.Workflow.Fanouts = []int{branches}
+	sc.Workflow.MaxInline = inline
+	return sc
+}
+
+var savedSchedules = []savedSchedule{
+	// docs/MODEL.md finding 15: two last completers of one fan-out each
+	// replay the workflow and each write run_completed; world-local
+	// accepts both.
+	{"f15-two-run-completed.json", "single-terminal-event", func() model.Scenario { return durabenchOnLocal(6, 1) }},
+	// README's stale-pending finding (docs/VALIDATION.md, difference 4): a
+	// last completer's lazy read answers the run as created, pending with no
+	// startedAt; its replay cannot start without one and fails the run.
+	{"stale-pending-run-failed.json", "run-fails-for-a-reason", func() model.Scenario {
+		sc := durabenchOnLocal(2, 1)
+		sc.Description += "; every runs.get stale by up to an hour"
+		sc.Faults.StaleRead = 1
+		sc.Store.StaleLag = time.Hour
+		return sc
+	}},
+	// docs/MODEL.md findings 16 and 17: the client cancels the run 100 ms
+	// after its start, while the orchestrator's run_started is in flight;
+	// world-local's start writes the run file from its pending read over
+	// the cancel, the run reads running with run_cancelled in its log, its
+	// steps start after the end and nothing ends it again.
+	{"f17-cancel-racing-start.json", "ended-run-reads-ended", func() model.Scenario {
+		sc := durabenchOnLocal(1, 1)
+		sc.Description += "; the client cancels each run 100 ms after its start"
+		sc.Faults.CancelAt = 100 * time.Millisecond
+		return sc
+	}},
+}
+
+func scheduleFile(name string) string { return filepath.Join("testdata", "reproduce", name) }
+
+// search finds the first seed of 1..5000 whose run of sc violates prop.
+func search(t *testing.T, sc model.Scenario, prop string) properties.Schedule {
+	t.Helper()
+	p, ok := properties.ByName(prop)
+	if !ok {
+		t.Fatalf("no property %s", prop)
+	}
+	for seed := uint64(1); seed <= 5000; seed++ {
+		c := sc
+		res, choices, err := properties.Record(&c, sim.NewPCG(seed), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Check(res.History)) > 0 {
+			return properties.Schedule{Version: 1, Property: prop, Seed: seed, HistoryHash: fmt.Sprintf("%016x", res.History.Hash), Scenario: sc, Choices: choices}
+		}
+	}
+	t.Fatalf("%s holds on seeds 1..5000 of %s", prop, sc.Name)
+	return properties.Schedule{}
+}
+
+// TestSavedSchedulesAreCurrent: each committed schedule is what its search
+// finds with today's model (the same seed and history), so a model change
+// that moves it shows here, not as a puzzling divergence on the real side.
+// Regenerate with go test ./conformance/engine -run SavedSchedules -write-schedules.
+func TestSavedSchedulesAreCurrent(t *testing.T) {
+	for _, s := range savedSchedules {
+		want := search(t, s.scenario(), s.property)
+		if *writeSchedules {
+			if err := properties.SaveSchedule(scheduleFile(s.file), want); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := properties.LoadSchedule(scheduleFile(s.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Seed != want.Seed || got.HistoryHash != want.HistoryHash || got.Property != want.Property {
+			t.Errorf("%s: seed %d history %s (%s), the search now finds seed %d history %s: regenerate with -write-schedules",
+				s.file, got.Seed, got.HistoryHash, got.Property, want.Seed, want.HistoryHash)
+		}
+		if _, err := PrepareReproduction(got, s.file); err != nil {
+			t.Errorf("%s: %v", s.file, err)
+		}
+	}
+}
+
+func loadSaved(t *testing.T, name string) (properties.Schedule, *Reproduction) {
+	t.Helper()
+	s, err := properties.LoadSchedule(scheduleFile(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := PrepareReproduction(s, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, rp
+}
+
+// TestPlanOfTwoLastCompleters: finding 15's History made a plan. The rules
+// take out exactly the three calls the runtime does not make (the turbo
+// orchestrator's runs.get and preload list, the inline step's
+// step_created); the client's run_created comes first and the run's start
+// next; each queued step's delivery reads the run once, lazily, after its
+// claim; the two run_completed are one race group, last.
+func TestPlanOfTwoLastCompleters(t *testing.T) {
+	_, rp := loadSaved(t, "f15-two-run-completed.json")
+	p := rp.Plan
+	rules := map[string]int{}
+	for _, r := range p.Rules {
+		rules[r.Name] = r.Count
+	}
+	want := map[string]int{RuleTurboRead: 1, RuleTurboPreload: 1, RuleInlineCreate: 1}
+	if fmt.Sprint(rules) != fmt.Sprint(want) {
+		t.Errorf("rules %v, want %v", rules, want)
+	}
+	bodies, keys := 0, map[string]bool{}
+	for i, e := range p.Entries {
+		if keys[e.Key] {
+			t.Errorf("entry %d: key %s twice", i, e.Key)
+		}
+		keys[e.Key] = true
+		if e.Kind == "body" {
+			bodies++
+		}
+		if strings.Contains(e.Key, "|runs.get|") && !strings.Contains(e.Key, "|runs.get|lazy|") {
+			t.Errorf("entry %d: %s: a queued step's read that is not its lazy read", i, e.Key)
+		}
+	}
+	// 6 bodies; calls: every History call but the three the rules took out.
+	if bodies != 6 || len(p.Entries)-bodies != p.Calls-3 {
+		t.Errorf("%d entries (%d bodies) from %d calls, want 6 bodies and %d calls", len(p.Entries), bodies, p.Calls, p.Calls-3)
+	}
+	head := []string{"r0|client||0|events.create|run_created||1", "r0|run||1|events.create|run_started||1"}
+	for i, k := range head {
+		if p.Entries[i].Key != k {
+			t.Errorf("entry %d: %s, want %s", i, p.Entries[i].Key, k)
+		}
+	}
+	n := len(p.Entries)
+	for _, e := range p.Entries[n-2:] {
+		if e.Group == 0 || e.Group != p.Entries[n-1].Group || !strings.Contains(e.Key, "|run_completed|") || e.Expect != "ok" {
+			t.Errorf("last entries: %s group %d expect %s, want both run_completed, ok, in one race group", e.Key, e.Group, e.Expect)
+		}
+	}
+	for _, e := range p.Entries[:n-2] {
+		if e.Group != 0 {
+			t.Errorf("%s: race group %d, want none but the two run_completed", e.Key, e.Group)
+		}
+	}
+	// An inline step's claim is the orchestrator's, made in the run's
+	// own delivery: r0|run||1 ... step_started|0/0.
+	if !keys["r0|run||1|events.create|step_started|0/0|1"] || keys["r0|run||1|events.create|step_created|0/0|1"] {
+		t.Errorf("the inline step 0/0: want its claim by the run's delivery and no step_created in the plan")
+	}
+}
+
+// firstHistory returns the first seed's History of sc (1..2000) that ok
+// accepts.
+func firstHistory(t *testing.T, sc model.Scenario, ok func(h *model.History) bool) *model.History {
+	t.Helper()
+	for seed := uint64(1); seed <= 2000; seed++ {
+		c := sc
+		res, err := model.Run(&c, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(res.History) {
+			return res.History
+		}
+	}
+	t.Fatalf("no History of %s on seeds 1..2000 has what the test needs", sc.Name)
+	return nil
+}
+
+func ruleCount(p *Plan, name string) int {
+	for _, r := range p.Rules {
+		if r.Name == name {
+			return r.Count
+		}
+	}
+	return 0
+}
+
+// TestPlanRulesOfInlineSteps: the two rules about inline steps, each on a
+// History that needs it. An orchestrator whose inline step was the
+// fan-out's last continues without listing again; with two inline steps
+// the runtime lists once after both, so one of the model's two pending
+// checks goes, unless the model continued from the earlier one (refused:
+// the runtime cannot).
+func TestPlanRulesOfInlineSteps(t *testing.T) {
+	// The orchestrator's inline step continues the workflow.
+	h := firstHistory(t, durabenchOnLocal(2, 1), func(h *model.History) bool {
+		for _, d := range h.Deliveries {
+			if d.Msg < 0 && d.Continued {
+				return true
+			}
+		}
+		return false
+	})
+	p, err := PlanFrom(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ruleCount(p, RuleInlineContinue); n != 1 {
+		t.Errorf("%s: %d, want 1 (one inline continuation)", RuleInlineContinue, n)
+	}
+	// The run's delivery lists the log once in the plan: its pending check.
+	lists := 0
+	for _, e := range p.Entries {
+		if strings.HasPrefix(e.Key, "r0|run||1|events.list|") {
+			lists++
+		}
+	}
+	if lists != 1 {
+		t.Errorf("the run's delivery lists %d times in the plan, want once", lists)
+	}
+
+	// Two inline steps, neither continuing from the first one to end.
+	h = firstHistory(t, durabenchOnLocal(4, 2), func(h *model.History) bool {
+		for _, d := range h.Deliveries {
+			if d.Msg < 0 && d.Continued {
+				return false
+			}
+		}
+		return h.Drained
+	})
+	if p, err = PlanFrom(h); err != nil {
+		t.Fatal(err)
+	}
+	if n := ruleCount(p, RuleInlineListOnce); n != 1 {
+		t.Errorf("%s: %d, want 1 (two inline pending checks made one)", RuleInlineListOnce, n)
+	}
+	if n := ruleCount(p, RuleInlineCreate); n != 2 {
+		t.Errorf("%s: %d, want 2", RuleInlineCreate, n)
+	}
+}
+
+// TestReproduceRefuses: what the real side cannot honour is refused before
+// anything runs, with the knob's name, as is a schedule that no longer
+// replays to its history or whose property holds.
+func TestReproduceRefuses(t *testing.T) {
+	s, err := properties.LoadSchedule(scheduleFile("f15-two-run-completed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		edit func(s *properties.Schedule)
+		want string
+	}{
+		{func(s *properties.Schedule) { s.Scenario.World = "world-vercel" }, "world = world-vercel"},
+		{func(s *properties.Schedule) { s.Scenario.Workflow.MaxInline = 0 }, "workflow.max_inline = 0"},
+		{func(s *properties.Schedule) { s.Scenario.Faults.Crash = 0.1 }, "faults.crash"},
+		{func(s *properties.Schedule) { s.Scenario.Store.BatchCreates = true }, "store.batch_creates"},
+		{func(s *properties.Schedule) { s.Scenario.Faults.Misdeliver = 0.1 }, "faults.misdeliver"},
+		{func(s *properties.Schedule) { s.Scenario.Variants = []string{"atomic-fan-in"} }, "variants"},
+		{func(s *properties.Schedule) { s.HistoryHash = "0000000000000000" }, "no longer replays to its history"},
+		{func(s *properties.Schedule) { s.Property = "unique-step-created" }, "holds on the schedule's history"},
+		{func(s *properties.Schedule) { s.Property = "" }, "names no property"},
+	} {
+		e := s
+		e.Scenario.Variants = append([]string(nil), s.Scenario.Variants...)
+		c.edit(&e)
+		_, err := PrepareReproduction(e, "edited")
+		if !errors.Is(err, ErrNotReproducible) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a refusal naming it", c.want, err)
+		}
+	}
+}
+
+// TestReproduceTwoLastCompletersOnTheRealCore: finding 15 forced on core
+// beta.52 over world-local by its saved schedule's plan: every entry
+// released in order with the History's answer, no write the plan does not
+// name, and single-terminal-event violated on the real run's own spans (two
+// accepted run_completed). On core beta.50 the same plan diverges, and says
+// where: its last completers reuse the row their legacy prologue read, so
+// the History's first lazy runs.get never comes.
+func TestReproduceTwoLastCompletersOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "f15-two-run-completed.json")
+	start := time.Now()
+	err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{Cores: []string{Cores[0].Version, Cores[1].Version}, OutDir: t.TempDir(), Base: "f15", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rp.Cores) != 2 {
+		t.Fatalf("%d cores reported, want 2", len(rp.Cores))
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.Released != len(rp.Plan.Entries) || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "2 terminal events accepted for the run") {
+		t.Errorf("core %s: %s (%s), %d of %d released, violations %v; want reproduced with 2 terminal events", c.Core, c.Verdict, c.Reason, c.Released, c.Entries, c.Violations)
+	}
+	lazy := -1
+	for i, e := range rp.Plan.Entries {
+		if lazy < 0 && strings.Contains(e.Key, "|runs.get|lazy|") {
+			lazy = i
+		}
+	}
+	c = rp.Cores[1]
+	if c.Verdict != VerdictDiverged || c.DivergedAt != lazy || !strings.Contains(c.Reason, "never arrived") {
+		t.Errorf("core %s: %s at entry %d (%s), want diverged at entry %d, the first lazy runs.get, which never arrives", c.Core, c.Verdict, c.DivergedAt, c.Reason, lazy)
+	}
+	if len(c.Model) == 0 || len(c.Real) == 0 {
+		t.Errorf("core %s: the divergence shows no calls around it: model %v, real %v", c.Core, c.Model, c.Real)
+	}
+	t.Logf("core %s: %s, %d/%d entries; core %s: %s at entry %d: %s; %s", rp.Cores[0].Core, rp.Cores[0].Verdict, rp.Cores[0].Released, rp.Cores[0].Entries,
+		c.Core, c.Verdict, c.DivergedAt, c.Reason, time.Since(start).Round(100*time.Millisecond))
+}
+
+// TestReproduceStalePendingOnTheRealCore: the stale-pending run failure
+// forced by its saved schedule's plan on core beta.52: the History's one
+// stale read (the last completer's lazy runs.get, answered pending) is
+// answered by the store wrapper with the run as created, and the real
+// replay fails the run for want of a startedAt. Spans cannot judge
+// run-fails-for-a-reason; the call record does: the run_failed's writer
+// had listed no step_failed, and no message was retired.
+func TestReproduceStalePendingOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "stale-pending-run-failed.json")
+	stale := 0
+	for _, e := range rp.Plan.Entries {
+		if e.Stale != "" {
+			stale++
+			if e.Stale != "pending" || !strings.Contains(e.Key, "|runs.get|lazy|") {
+				t.Errorf("stale entry %s (%s), want the lazy read answered pending", e.Key, e.Stale)
+			}
+		}
+	}
+	if stale != 1 {
+		t.Errorf("%d stale entries, want 1", stale)
+	}
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "stale", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "call record" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "run_failed accepted") {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the call record", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
+}
+
+// TestPlanOfTheCancelRacingTheStart: findings 16–17's History made a plan.
+// The client's cancel is an action the harness makes when its turn comes;
+// it and the orchestrator's run_started are one race group, forced inside
+// the calls in the History's interleaving of world-local's steps (each
+// read, run-file write, publish): start reads; the cancel reads, writes;
+// start writes (from its pending read, over the cancel); the cancel, then
+// start, publish. Stepped on the model's own world-local Txns in that
+// order, the calls end as the History's did: both accepted, the run
+// running, its log run_created, run_cancelled, run_started.
+func TestPlanOfTheCancelRacingTheStart(t *testing.T) {
+	_, rp := loadSaved(t, "f17-cancel-racing-start.json")
+	p := rp.Plan
+	var group []PlanEntry
+	for _, e := range p.Entries {
+		if e.Group != 0 {
+			group = append(group, e)
+		}
+	}
+	if len(group) != 2 || !strings.Contains(group[0].Key, "|run|") || !strings.HasSuffix(group[0].Key, "|run_started||1") ||
+		group[1].Key != "r0|client||0|events.create|run_cancelled||1" || group[1].Action != "cancel" {
+		t.Fatalf("race group %+v, want the run's run_started and the client's run_cancelled (an action)", group)
+	}
+	want := [][2]int{{0, 0}, {1, 0}, {1, 1}, {0, 1}, {1, 2}, {0, 2}}
+	if fmt.Sprint(group[0].Fs) != fmt.Sprint(want) {
+		t.Errorf("the group's I/O schedule %v, want %v", group[0].Fs, want)
+	}
+	w, err := conformance.WorldByName("wl-fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := world.NewFor(model.StoreRules(w.Profile), w.Fence)
+	id := s.CreateRun(0, 0, 7, -1)
+	txns := []world.Txn{s.Begin(world.Event{Type: world.EvRunStarted, Run: id}, 0), s.Begin(world.Event{Type: world.EvRunCancelled, Run: id}, 1)}
+	for _, st := range group[0].Fs {
+		if !s.Advance(&txns[st[0]], 0) {
+			t.Fatalf("model: member %d cannot take its step %d", st[0], st[1])
+		}
+	}
+	var log []string
+	for _, e := range s.Log(id) {
+		log = append(log, e.Type.String())
+	}
+	for i, tx := range txns {
+		if res, _, _ := tx.Result(); !tx.Done() || res != world.OK {
+			t.Errorf("model: member %d done %v answering %v, want done and ok", i, tx.Done(), res)
+		}
+	}
+	if got := fmt.Sprintf("%s [%s]", s.Get(id).Status, strings.Join(log, " ")); got != "running [run_created run_cancelled run_started]" {
+		t.Errorf("model: the schedule ends %q, want the run running over its cancel", got)
+	}
+	if n := ruleCount(p, RuleInlineContinue); n != 1 {
+		t.Errorf("%s: %d, want 1 (the inline step is the last completer, and its replay finds the cancel)", RuleInlineContinue, n)
+	}
+}
+
+// TestReproduceCancelRacingTheStartOnTheRealCore: findings 16–17 forced by
+// their saved schedule's plan on core beta.52: the harness cancels the run
+// (Run#cancel) when the History's cancel is due, the cancel and the
+// runtime's run_started take world-local's own I/O in the History's order,
+// and the run is reopened: it reads back running with run_cancelled in its
+// log (ended-run-reads-ended, on the read-back), and its inline step
+// started after the end (no-start-on-terminal, on its spans).
+func TestReproduceCancelRacingTheStartOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "f17-cancel-racing-start.json")
+	out := t.TempDir()
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: out, Base: "f17", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "call record" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], `reads it back "running"`) {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced: the run reads back running", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	judged, _, vs, err := judgeSpans(c.Spans, "no-start-on-terminal")
+	if err != nil || !judged || len(vs) == 0 {
+		t.Errorf("no-start-on-terminal on the real spans: judged %v, violations %v (%v); want violated: the inline step started after the cancel", judged, vs, err)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v; on the spans: %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations, vs)
+}
