@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -145,6 +146,10 @@ type Runner struct {
 	store  world.Store
 	k      sim.Kernel
 	faults sim.Faults
+	// vsNames are the variants vs was resolved from (haveVS: it was).
+	vsNames []string
+	vs      variantSet
+	haveVS  bool
 	// keep says the Result is the caller's to keep (Run): its long tables
 	// are trimmed to their length, which copies them, instead of keeping
 	// the room for the next run.
@@ -160,7 +165,7 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	vs, err := resolveVariants(sc.Variants)
+	vs, err := r.variants(sc.Variants)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +220,20 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 		return &res, nil
 	}
 	return &r.res, nil
+}
+
+// variants resolves the variants' names, once for a Runner that runs one
+// scenario seed after seed (resolving allocates).
+func (r *Runner) variants(names []string) (variantSet, error) {
+	if r.haveVS && slices.Equal(r.vsNames, names) {
+		return r.vs, nil
+	}
+	vs, err := resolveVariants(names)
+	if err != nil {
+		return vs, err
+	}
+	r.vs, r.vsNames, r.haveVS = vs, append(r.vsNames[:0], names...), true
+	return vs, nil
 }
 
 // dispatch is the engine's handler as a method value made once per Runner:

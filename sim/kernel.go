@@ -60,8 +60,16 @@ func (k *Kernel) Reset(cfg Config) {
 	}
 	*k = Kernel{handler: cfg.Handler, record: cfg.RecordStream, hash: hashSeed, stream: k.stream[:0]}
 	k.queue.buckets = q
-	if cfg.Capacity > 0 && cap(k.queue.buckets[0]) < cfg.Capacity {
-		k.queue.buckets[0] = make([]Event, 0, cfg.Capacity)
+	if b := &k.queue.buckets; cfg.Capacity > 0 && cap(b[0]) < cfg.Capacity {
+		// Buckets trade slices with bucket 0 as a run goes, so the room
+		// New gave it may be in another (empty) bucket now.
+		for i := 1; i < len(b); i++ {
+			if cap(b[i]) >= cfg.Capacity {
+				b[0], b[i] = b[i], b[0]
+				return
+			}
+		}
+		b[0] = make([]Event, 0, cfg.Capacity)
 	}
 }
 
