@@ -1,8 +1,9 @@
 package properties
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
@@ -87,7 +88,11 @@ func callerKind(h *model.History, i int32) model.CallerKind {
 
 // terminalOf returns each run's first accepted terminal event, or nil.
 func terminalOf(h *model.History) []*model.Accepted {
-	out := make([]*model.Accepted, len(h.Runs))
+	return terminalInto(make([]*model.Accepted, len(h.Runs)), h)
+}
+
+// terminalInto is terminalOf written into out, len(h.Runs) nil entries.
+func terminalInto(out []*model.Accepted, h *model.History) []*model.Accepted {
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
 		if a.Type.EndsRun() && out[a.Run] == nil {
@@ -236,26 +241,59 @@ type stepKey struct {
 	step world.StepID
 }
 
-func countAccepted(h *model.History, match func(t world.EventType) bool) map[stepKey][]*model.Accepted {
-	out := map[stepKey][]*model.Accepted{}
+// stepGroups are accepted events grouped by step (run, step), in log
+// order within a group; a checker reuses one from History to History.
+type stepGroups struct {
+	index map[stepKey]int32
+	lists [][]*model.Accepted
+}
+
+// of is k's group, nil when none.
+func (g *stepGroups) of(k stepKey) []*model.Accepted {
+	if i, ok := g.index[k]; ok {
+		return g.lists[i]
+	}
+	return nil
+}
+
+// countAccepted groups h's accepted events that match by step, into g's
+// reused room.
+func countAccepted(g *stepGroups, h *model.History, match func(t world.EventType) bool) *stepGroups {
+	if g.index == nil {
+		g.index = map[stepKey]int32{}
+	}
+	clear(g.index)
+	g.lists = g.lists[:0]
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
-		if match(a.Type) {
-			k := stepKey{a.Run, a.Step}
-			out[k] = append(out[k], a)
+		if !match(a.Type) {
+			continue
 		}
+		k := stepKey{a.Run, a.Step}
+		j, ok := g.index[k]
+		if !ok {
+			j = int32(len(g.lists))
+			g.index[k] = j
+			if int(j) < cap(g.lists) {
+				g.lists = g.lists[:j+1]
+				g.lists[j] = g.lists[j][:0]
+			} else {
+				g.lists = append(g.lists, nil)
+			}
+		}
+		g.lists[j] = append(g.lists[j], a)
 	}
-	return out
+	return g
 }
 
 // groupViolations turns per-key groups into violations in log order, so
 // that map iteration never decides the order of a report.
-func groupViolations(h *model.History, groups map[stepKey][]*model.Accepted, max int, msg func(k stepKey, n int) string) []Violation {
+func groupViolations(h *model.History, groups *stepGroups, max int, msg func(k stepKey, n int) string) []Violation {
 	var out []Violation
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
 		k := stepKey{a.Run, a.Step}
-		g := groups[k]
+		g := groups.of(k)
 		if len(g) <= max || g[len(g)-1] != a {
 			continue
 		}
@@ -268,15 +306,17 @@ func groupViolations(h *model.History, groups map[stepKey][]*model.Accepted, max
 	return out
 }
 
-func uniqueStepCreated(h *model.History) []Violation {
-	g := countAccepted(h, func(t world.EventType) bool { return t == world.EvStepCreated })
+func uniqueStepCreated(o *observed) []Violation {
+	h := o.h
+	g := countAccepted(&o.groups, h, func(t world.EventType) bool { return t == world.EvStepCreated })
 	return groupViolations(h, g, 1, func(k stepKey, n int) string {
 		return fmt.Sprintf("%d step_created accepted for %s", n, stepLabel(h, k.run, k.step))
 	})
 }
 
-func singleTerminalEvent(h *model.History) []Violation {
-	g := countAccepted(h, func(t world.EventType) bool {
+func singleTerminalEvent(o *observed) []Violation {
+	h := o.h
+	g := countAccepted(&o.groups, h, func(t world.EventType) bool {
 		return t.EndsStep() || t.EndsRun()
 	})
 	return groupViolations(h, g, 1, func(k stepKey, n int) string {
@@ -289,19 +329,22 @@ func singleTerminalEvent(h *model.History) []Violation {
 
 // attemptCount checks each accepted step_started's answer: the k-th start
 // of a step in the run's log must answer attempt k.
-func attemptCount(h *model.History) []Violation {
-	starts := countAccepted(h, func(t world.EventType) bool { return t == world.EvStepStarted })
+func attemptCount(o *observed) []Violation {
+	h := o.h
+	starts := countAccepted(&o.groups, h, func(t world.EventType) bool { return t == world.EvStepStarted })
 	var out []Violation
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
 		if a.Type != world.EvStepStarted {
 			continue
 		}
-		g := starts[stepKey{a.Run, a.Step}]
+		g := starts.of(stepKey{a.Run, a.Step})
 		if g[len(g)-1] != a {
 			continue // judge each step once, at its last start
 		}
-		sort.Slice(g, func(x, y int) bool { return g[x].Pos < g[y].Pos })
+		// Positions in one run's log are distinct: any sort gives this
+		// order (and slices.SortFunc allocates nothing).
+		slices.SortFunc(g, func(x, y *model.Accepted) int { return cmp.Compare(x.Pos, y.Pos) })
 		for k, e := range g {
 			c := &h.Calls[e.Call]
 			if c.Attempt == int32(k+1) {
@@ -317,7 +360,11 @@ func attemptCount(h *model.History) []Violation {
 }
 
 func publishOf(h *model.History) []*model.Publish {
-	out := make([]*model.Publish, len(h.Messages))
+	return publishInto(make([]*model.Publish, len(h.Messages)), h)
+}
+
+// publishInto is publishOf written into out, len(h.Messages) nil entries.
+func publishInto(out []*model.Publish, h *model.History) []*model.Publish {
 	for i := range h.Publishes {
 		p := &h.Publishes[i]
 		if p.Msg >= 0 {
@@ -336,7 +383,7 @@ func publishEvidence(h *model.History, p *model.Publish, m *model.Message) Evide
 // the run's identity as the World answered it (run_started's row).
 func runContextMatchesRun(o *observed) []Violation {
 	h := o.h
-	pubs := publishOf(h)
+	pubs := o.publishes()
 	var out []Violation
 	for i := range h.Messages {
 		m := &h.Messages[i]
@@ -361,7 +408,7 @@ func runContextMatchesRun(o *observed) []Violation {
 // the deployment the run is pinned to, as run_created answered it.
 func reroutePreservesMessage(obs *observed) []Violation {
 	h := obs.h
-	pubs := publishOf(h)
+	pubs := obs.publishes()
 	var out []Violation
 	for i := range h.Messages {
 		m := &h.Messages[i]
