@@ -243,15 +243,38 @@ type stepKey struct {
 
 // stepGroups are accepted events grouped by step (run, step), in log
 // order within a group; a checker reuses one from History to History.
+// A step the workflow declares (and a run's own events, NoStep) finds its
+// group in a dense table, slot[base[run]+step+1]; any other id (one used
+// outside its run) in the map.
 type stepGroups struct {
-	index map[stepKey]int32
+	base  []int32 // per run: its first slot; base[len(runs)] ends the table
+	slot  []int32 // 1 + the group's index in lists, 0 for none
+	other map[stepKey]int32
 	lists [][]*model.Accepted
+}
+
+// slotOf is k's slot in the dense table, or -1.
+func (g *stepGroups) slotOf(k stepKey) int {
+	if k.run < 0 || int(k.run)+1 >= len(g.base) {
+		return -1
+	}
+	i := int(g.base[k.run]) + int(k.step) + 1
+	if k.step < world.NoStep || i >= int(g.base[k.run+1]) {
+		return -1
+	}
+	return i
 }
 
 // of is k's group, nil when none.
 func (g *stepGroups) of(k stepKey) []*model.Accepted {
-	if i, ok := g.index[k]; ok {
-		return g.lists[i]
+	if i := g.slotOf(k); i >= 0 {
+		if j := g.slot[i]; j > 0 {
+			return g.lists[j-1]
+		}
+		return nil
+	}
+	if j, ok := g.other[k]; ok {
+		return g.lists[j]
 	}
 	return nil
 }
@@ -259,10 +282,20 @@ func (g *stepGroups) of(k stepKey) []*model.Accepted {
 // countAccepted groups h's accepted events that match by step, into g's
 // reused room.
 func countAccepted(g *stepGroups, h *model.History, match func(t world.EventType) bool) *stepGroups {
-	if g.index == nil {
-		g.index = map[stepKey]int32{}
+	g.base = g.base[:0]
+	n := int32(0)
+	for r := range h.Runs {
+		g.base = append(g.base, n)
+		steps := int32(0)
+		for _, f := range h.Runs[r].Fanouts {
+			fo := &h.Fanouts[f]
+			steps = max(steps, int32(fo.FirstStep)+fo.Branches)
+		}
+		n += 1 + steps
 	}
-	clear(g.index)
+	g.base = append(g.base, n)
+	g.slot = zeroed(g.slot, int(n))
+	clear(g.other)
 	g.lists = g.lists[:0]
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
@@ -270,20 +303,38 @@ func countAccepted(g *stepGroups, h *model.History, match func(t world.EventType
 			continue
 		}
 		k := stepKey{a.Run, a.Step}
-		j, ok := g.index[k]
-		if !ok {
-			j = int32(len(g.lists))
-			g.index[k] = j
-			if int(j) < cap(g.lists) {
-				g.lists = g.lists[:j+1]
-				g.lists[j] = g.lists[j][:0]
-			} else {
-				g.lists = append(g.lists, nil)
+		var j int32
+		if s := g.slotOf(k); s >= 0 {
+			if g.slot[s] == 0 {
+				g.slot[s] = g.newList()
+			}
+			j = g.slot[s] - 1
+		} else {
+			if g.other == nil {
+				g.other = map[stepKey]int32{}
+			}
+			var ok bool
+			if j, ok = g.other[k]; !ok {
+				j = g.newList() - 1
+				g.other[k] = j
 			}
 		}
 		g.lists[j] = append(g.lists[j], a)
 	}
 	return g
+}
+
+// newList adds an empty group, keeping the room of the one it reuses, and
+// returns 1 + its index.
+func (g *stepGroups) newList() int32 {
+	j := len(g.lists)
+	if j < cap(g.lists) {
+		g.lists = g.lists[:j+1]
+		g.lists[j] = g.lists[j][:0]
+	} else {
+		g.lists = append(g.lists, nil)
+	}
+	return int32(j + 1)
 }
 
 // groupViolations turns per-key groups into violations in log order, so
