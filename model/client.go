@@ -34,12 +34,17 @@ func (cl *client) plan() {
 			info.CancelAt = start.Add(time.Duration(1+cl.c.Choose(1000)) * cl.sc.Faults.CancelWithin / 1000)
 			info.CancelledByFault = true // recorded as a fault when it happens
 		}
+		if i < cap(cl.h.Runs) {
+			// A reused History: this run's fan-out list takes the room of
+			// the previous seed's.
+			info.Fanouts = cl.h.Runs[:i+1][i].Fanouts[:0]
+		}
 		step := world.StepID(0)
 		for fi, n := range w.Fanouts {
 			info.Fanouts = append(info.Fanouts, int32(len(cl.h.Fanouts)))
 			inline := min(w.MaxInline, n)
 			cl.h.Fanouts = append(cl.h.Fanouts, Fanout{Run: world.RunID(i), Index: int32(fi), FirstStep: step, Branches: int32(n), Inline: int32(inline)})
-			cl.completer.fans = append(cl.completer.fans, fanRT{holder: -1})
+			cl.completer.addFan()
 			step += world.StepID(n)
 		}
 		cl.h.Runs = append(cl.h.Runs, info)

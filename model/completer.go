@@ -141,13 +141,24 @@ const (
 	loggedFinished
 )
 
+// addFan adds the next fan-out's state; in a reused engine it keeps the
+// previous seed's branch table for the room (note clears it).
+func (lc *lastCompleter) addFan() {
+	var logged []uint8
+	if n := len(lc.fans); n < cap(lc.fans) {
+		logged = lc.fans[:n+1][n].logged[:0]
+	}
+	lc.fans = append(lc.fans, fanRT{holder: -1, logged: logged})
+}
+
 // note records that branch b of fan-out fan logged what (loggedCreated or
 // loggedFinished) and keeps the pending count.
 func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 	f := &lc.fans[fan]
 	b := int(step - lc.h.Fanouts[fan].FirstStep)
-	if f.logged == nil {
-		f.logged = make([]uint8, lc.h.Fanouts[fan].Branches)
+	if len(f.logged) == 0 {
+		// A reused engine's fan-out keeps the room of the one before it.
+		f.logged = zeroed(f.logged, int(lc.h.Fanouts[fan].Branches))
 	}
 	if b < 0 || b >= len(f.logged) || f.logged[b]&what != 0 {
 		return

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -98,6 +99,11 @@ type engine struct {
 	shareCum                                             []float64
 	rolloutTo                                            int32
 	lastActive                                           sim.Time
+	// reuse says the History's tables are kept for the next run (a
+	// Runner's): finish does not trim them.
+	reuse bool
+	// handler is dispatch as a method value, made once per Runner.
+	handler sim.Handler
 }
 
 // Result is one simulation's outcome.
@@ -120,11 +126,46 @@ func newEngine(sc *Scenario, vs variantSet, opts Options, c sim.Chooser) *engine
 }
 
 // Run simulates the scenario with the chooser and returns what happened.
+// The Result is the caller's to keep.
 func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
+	return (&Runner{keep: true}).Run(sc, c, opts)
+}
+
+// A Runner simulates one seed after another with one engine, History,
+// store, kernel and queue, reset between runs and never reallocated: a
+// worker of a sweep or a check allocates nothing per seed once its tables
+// have grown to the largest run's size. A run's results are the ones Run
+// gives, byte for byte; only its memory is shared. The Result a Runner's
+// Run returns, its History and Stream, are valid until the Runner's next
+// Run, and a History's empty tables may be empty rather than nil. A Runner
+// is not safe for use by more than one goroutine at a time.
+type Runner struct {
+	e      engine
+	h      History
+	res    Result
+	store  world.Store
+	k      sim.Kernel
+	faults sim.Faults
+	// vsNames are the variants vs was resolved from (haveVS: it was).
+	vsNames []string
+	vs      variantSet
+	haveVS  bool
+	// keep says the Result is the caller's to keep (Run): its long tables
+	// are trimmed to their length, which copies them, instead of keeping
+	// the room for the next run.
+	keep bool
+}
+
+// NewRunner returns a Runner with nothing allocated yet.
+func NewRunner() *Runner { return &Runner{} }
+
+// Run simulates the scenario with the chooser, as the package's Run does,
+// on the Runner's reused memory.
+func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	vs, err := resolveVariants(sc.Variants)
+	vs, err := r.variants(sc.Variants)
 	if err != nil {
 		return nil, err
 	}
@@ -133,22 +174,33 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 		drawn, d := DrawSwarm(*sc, c)
 		sc, draw = &drawn, &d
 	}
-	e := newEngine(sc, vs, opts, c)
+	e := &r.e
+	e.reset(sc, vs, opts, c)
+	e.reuse = !r.keep
 	fence := world.FenceFixed
 	if vs.preFixFence {
 		fence = world.FencePreFix
 	}
-	e.store = world.NewFor(StoreRules(sc.World), fence)
+	r.store.ResetFor(StoreRules(sc.World), fence)
+	e.store = &r.store
 	if e.prof.AtomicCalls {
 		e.store.SetAtomicity(world.AtomicCall)
 	}
-	e.k = sim.New(sim.Config{Handler: e.dispatch, RecordStream: opts.RecordStream, Capacity: 64})
+	r.k.Reset(sim.Config{Handler: r.dispatch(), RecordStream: opts.RecordStream, Capacity: 64})
+	e.k = &r.k
+	e.faults = &r.faults
 	if err := e.setupFaults(); err != nil {
 		return nil, err
 	}
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
-	e.h = &History{Seed: opts.Seed, Scenario: sc.Name, Variants: append([]string(nil), sc.Variants...), Profile: sc.World, Swarm: draw}
+	h := &r.h
+	if r.keep {
+		// Kept by the caller, the History is an allocation of its own, so
+		// that it does not hold the Runner's kernel and tables alive.
+		h = new(History)
+	}
+	e.h = h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
 	e.h.Declared = Declared{MaxRetries: int32(sc.Workflow.MaxRetries), FatalSteps: int32(sc.Workflow.FatalSteps), WorkAfterEnd: int32(sc.Budget.WorkAfterEnd)}
 	e.setupDeployments()
 	e.client.plan()
@@ -160,7 +212,59 @@ func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 		return nil, err
 	}
 	e.finish(stats)
-	return &Result{History: e.h, Counts: e.counts, Stats: stats, Stream: e.k.Stream()}, nil
+	r.res = Result{History: e.h, Counts: e.counts, Stats: stats, Stream: e.k.Stream()}
+	if r.keep {
+		// The History is the caller's: the Runner, used once, holds none
+		// of it after.
+		res := r.res
+		return &res, nil
+	}
+	return &r.res, nil
+}
+
+// variants resolves the variants' names, once for a Runner that runs one
+// scenario seed after seed (resolving allocates).
+func (r *Runner) variants(names []string) (variantSet, error) {
+	if r.haveVS && slices.Equal(r.vsNames, names) {
+		return r.vs, nil
+	}
+	vs, err := resolveVariants(names)
+	if err != nil {
+		return vs, err
+	}
+	r.vs, r.vsNames, r.haveVS = vs, append(r.vsNames[:0], names...), true
+	return vs, nil
+}
+
+// dispatch is the engine's handler as a method value made once per Runner:
+// a method value allocates each time it is taken.
+func (r *Runner) dispatch() sim.Handler {
+	if r.e.handler == nil {
+		r.e.handler = r.e.dispatch
+	}
+	return r.e.handler
+}
+
+// reset makes e a new engine for sc, as newEngine would, keeping every
+// table's room: the fields Run sets afterwards start from zero.
+func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser) {
+	sv := &e.service
+	*e = engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c, handler: e.handler,
+		service: service{calls: sv.calls[:0], flights: sv.flights[:0], freeFlights: sv.freeFlights[:0],
+			parked: sv.parked[:0], free: sv.free[:0],
+			reads:  pool{waiting: sv.reads.waiting[:0]},
+			writes: pool{waiting: sv.writes.waiting[:0]}},
+		q:           e.q,
+		procs:       e.procs[:0],
+		deployments: e.deployments[:0],
+		shareCum:    e.shareCum[:0],
+		completer:   lastCompleter{fans: e.completer.fans[:0], settled: e.completer.settled[:0]},
+	}
+	e.q.reset()
+	e.client = client{e}
+	e.orch = orchestrator{e}
+	e.cons = consumer{e}
+	e.completer.engine = e
 }
 
 func (e *engine) setupFaults() error {
@@ -169,7 +273,10 @@ func (e *engine) setupFaults() error {
 	if f.Swarm {
 		enable = 0.25
 	}
-	e.faults = sim.NewFaults(e.c, sim.SiteConfig{})
+	if e.faults == nil {
+		e.faults = &sim.Faults{}
+	}
+	e.faults.Reset(e.c, sim.SiteConfig{})
 	for _, fs := range faultSites {
 		rate := *fs.rate(f)
 		cfg := sim.SiteConfig{Enable: enable, Fire: rate}
@@ -262,7 +369,11 @@ func (e *engine) finish(stats sim.Stats) {
 	// run a liveness violation).
 	stopPending := e.sc.Faults.Until > 0 && h.FaultsStopAt == 0
 	h.Drained = stats.Reason == sim.Drained || stats.Pending == 1 && stopPending
-	h.FaultSites = e.faults.Report()
+	if e.reuse {
+		h.FaultSites = e.faults.ReportTo(h.FaultSites)
+	} else {
+		h.FaultSites = e.faults.Report()
+	}
 	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
 		id := world.RunID(i)
@@ -274,7 +385,12 @@ func (e *engine) finish(stats sim.Stats) {
 		for _, f := range info.Fanouts {
 			n += int(h.Fanouts[f].Branches)
 		}
-		steps := make([]world.Step, 0, n)
+		var steps []world.Step
+		if j := len(h.FinalSteps); e.reuse && j < cap(h.FinalSteps) && cap(h.FinalSteps[:j+1][j]) >= n {
+			steps = h.FinalSteps[:j+1][j][:0]
+		} else {
+			steps = make([]world.Step, 0, n)
+		}
 		for _, f := range info.Fanouts {
 			fo := &h.Fanouts[f]
 			for s := int32(0); s < fo.Branches; s++ {
@@ -283,11 +399,20 @@ func (e *engine) finish(stats sim.Stats) {
 		}
 		h.FinalSteps = append(h.FinalSteps, steps)
 	}
-	if e.opts.Record {
-		h.Calls = trim(e.calls)
+	switch {
+	case e.reuse:
+		// The tables stay with the Runner for the next seed: trimming
+		// them would copy them every seed.
+		if e.opts.Record {
+			h.Calls = e.calls
+		}
+	default:
+		if e.opts.Record {
+			h.Calls = trim(e.calls)
+		}
+		// What the caller keeps: without spare room from grow's doubling.
+		h.Deliveries, h.Messages, h.Publishes, h.Accepted = trim(h.Deliveries), trim(h.Messages), trim(h.Publishes), trim(h.Accepted)
 	}
-	// What the caller keeps: without spare room from grow's doubling.
-	h.Deliveries, h.Messages, h.Publishes, h.Accepted = trim(h.Deliveries), trim(h.Messages), trim(h.Publishes), trim(h.Accepted)
 	for i := range h.Fanouts {
 		f := &e.completer.fans[i]
 		fo := &h.Fanouts[i]

@@ -28,3 +28,14 @@ func trim[S ~[]E, E any](s S) S {
 	// Appended to nil, the copy is not zeroed first (make would be).
 	return append(S(nil), s...)
 }
+
+// zeroed returns s resliced to n zero elements, reusing its room when it
+// has enough.
+func zeroed[S ~[]E, E any](s S, n int) S {
+	if cap(s) < n {
+		return make(S, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}

@@ -397,3 +397,25 @@ type History struct {
 	Events     uint64
 	End        sim.Time
 }
+
+// reset makes h the History of a new run, with the header fields of head
+// and a copy of variants, keeping its tables' room for the run to append
+// to (a Runner's History): every other field starts from zero.
+func (h *History) reset(head History, variants []string) *History {
+	*h = History{Seed: head.Seed, Scenario: head.Scenario, Profile: head.Profile, Swarm: head.Swarm,
+		Variants:   append(h.Variants[:0], variants...),
+		Runs:       h.Runs[:0],
+		Fanouts:    h.Fanouts[:0],
+		Messages:   h.Messages[:0],
+		Publishes:  h.Publishes[:0],
+		Deliveries: h.Deliveries[:0],
+		Accepted:   h.Accepted[:0],
+		Faults:     h.Faults[:0],
+		FinalRuns:  h.FinalRuns[:0],
+		ReadBack:   h.ReadBack[:0],
+		FinalSteps: h.FinalSteps[:0],
+		Retired:    h.Retired[:0],
+		FaultSites: h.FaultSites[:0],
+	}
+	return h
+}

@@ -96,6 +96,16 @@ func Profiles() map[string]Profile {
 	}
 }
 
+// isProfile says name is a built-in World, as Profiles()[name] would, without
+// building the map (Validate runs once a seed).
+func isProfile(name string) bool {
+	switch name {
+	case "world-local", "world-postgres", "world-vercel":
+		return true
+	}
+	return false
+}
+
 // ProfileNames lists the built-in Worlds in a stable order.
 func ProfileNames() []string { return []string{"world-local", "world-postgres", "world-vercel"} }
 

@@ -90,8 +90,14 @@ type queue struct {
 // setDeployments sizes the per-deployment state; the queue is usable after.
 func (q *queue) setDeployments(deps []Deployment) {
 	q.deps = deps
-	q.busy = make([]int32, len(deps))
-	q.waitQ = make([][]int32, len(deps))
+	q.busy = zeroed(q.busy, len(deps))
+	if cap(q.waitQ) < len(deps) {
+		q.waitQ = make([][]int32, len(deps))
+	}
+	q.waitQ = q.waitQ[:len(deps)]
+	for i := range q.waitQ {
+		q.waitQ[i] = q.waitQ[i][:0] // a reused queue keeps each lane's room
+	}
 	if q.keys == nil {
 		q.keys = map[uint64]sim.Time{}
 	}
@@ -101,6 +107,17 @@ func (q *queue) setDeployments(deps []Deployment) {
 	if q.prof.Invoke && q.runner == nil {
 		q.runner, q.runnerWait = map[world.RunID]bool{}, map[world.RunID][][2]int32{}
 	}
+}
+
+// reset empties the queue for the next run, keeping its tables' room: the
+// fields a run sets (initQueue) start from zero, as in a new engine's.
+func (q *queue) reset() {
+	clear(q.keys)
+	clear(q.lastOfStep)
+	clear(q.runner)
+	clear(q.runnerWait)
+	*q = queue{msgs: q.msgs[:0], keys: q.keys, lastOfStep: q.lastOfStep, runner: q.runner, runnerWait: q.runnerWait,
+		pubs: q.pubs[:0], busy: q.busy[:0], waitQ: q.waitQ[:0]}
 }
 
 // publish sends a message for producer p (or -1); p waits for the answer,

@@ -187,7 +187,7 @@ func DefaultScenario() Scenario {
 // Validate checks the meaning of every field and names the first that is
 // wrong. Parsing has already checked the types.
 func (s *Scenario) Validate() error {
-	if _, ok := Profiles()[s.World]; !ok {
+	if !isProfile(s.World) {
 		return fmt.Errorf("world = %q: want one of %v", s.World, ProfileNames())
 	}
 	if err := s.Store.Validate(); err != nil {

@@ -74,3 +74,23 @@ func BenchmarkDiffCheckFaults(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 }
+
+// BenchmarkCheckFaultsShrink is `simlab check --scenario faults --variant
+// pre-fix-fence --seeds 200` with a schedules directory: each op checks 200
+// seeds and minimizes and saves the first counterexample of each violated
+// property, the shrink part of a check's profile (docs/PERFORMANCE.md).
+func BenchmarkCheckFaultsShrink(b *testing.B) {
+	sc, err := model.Spec{Scenario: "faults", Variants: []string{"pre-fix-fence"}}.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(200), Props: All(), ScheduleDir: dir})
+		if err != nil || len(rep.First) == 0 {
+			b.Fatal(rep, err)
+		}
+	}
+	b.ReportMetric(float64(b.N*200)/b.Elapsed().Seconds(), "seeds/s")
+}

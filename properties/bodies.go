@@ -14,12 +14,9 @@ import (
 // delivery must not turn into (a second continuation claiming a step
 // another invocation runs, or a body begun before its claim was answered).
 // A body ends when it returns, or when its delivery ends (a crash kills it).
-func oneBodyAtATime(h *model.History) []Violation {
-	type body struct {
-		d          int32
-		start, end int64
-	}
-	byStep := map[[2]int32][]body{}
+func oneBodyAtATime(o *observed) []Violation {
+	h := o.h
+	bs := o.bodies[:0]
 	for i := range h.Deliveries {
 		d := &h.Deliveries[i]
 		if !d.BodyRan {
@@ -29,46 +26,53 @@ func oneBodyAtATime(h *model.History) []Violation {
 		if end < d.BodyStart {
 			end = d.End
 		}
-		k := [2]int32{int32(d.Run), int32(d.Step)}
-		byStep[k] = append(byStep[k], body{d: int32(i), start: int64(d.BodyStart), end: int64(end)})
+		bs = append(bs, stepBody{run: int32(d.Run), step: int32(d.Step), d: int32(i), start: int64(d.BodyStart), end: int64(end)})
 	}
-	keys := make([][2]int32, 0, len(byStep))
-	for k := range byStep {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b [2]int32) int {
-		if a[0] != b[0] {
-			return int(a[0] - b[0])
+	o.bodies = bs
+	// By step (run, then step), and within a step by start, then delivery.
+	slices.SortFunc(bs, func(a, b stepBody) int {
+		switch {
+		case a.run != b.run:
+			return int(a.run - b.run)
+		case a.step != b.step:
+			return int(a.step - b.step)
+		case a.start != b.start:
+			return cmpInt64(a.start, b.start)
 		}
-		return int(a[1] - b[1])
+		return int(a.d - b.d)
 	})
 	var out []Violation
-	for _, k := range keys {
-		bs := byStep[k]
-		slices.SortFunc(bs, func(a, b body) int {
-			if a.start != b.start {
-				return cmpInt64(a.start, b.start)
-			}
-			return int(a.d - b.d)
-		})
+	for lo := 0; lo < len(bs); {
+		hi := lo + 1
+		for hi < len(bs) && bs[hi].run == bs[lo].run && bs[hi].step == bs[lo].step {
+			hi++
+		}
+		step := bs[lo:hi]
+		lo = hi
 		// The body that ends last among those begun so far: a later body
 		// beginning before it ends overlaps it.
 		open := 0
-		for j := 1; j < len(bs); j++ {
-			if bs[j].start < bs[open].end {
-				r, step := world.RunID(k[0]), world.StepID(k[1])
-				da, db := bs[open].d, bs[j].d
+		for j := 1; j < len(step); j++ {
+			if step[j].start < step[open].end {
+				r, st := world.RunID(step[0].run), world.StepID(step[0].step)
+				da, db := step[open].d, step[j].d
 				out = append(out, Violation{Run: r,
-					Message:  fmt.Sprintf("the body of %s ran in deliveries d%d and d%d at once", stepLabel(h, r, step), da, db),
-					Evidence: append(bodyEvidence(h, da, r, step, "begins"), bodyEvidence(h, db, r, step, "begins while the first still runs")...)})
+					Message:  fmt.Sprintf("the body of %s ran in deliveries d%d and d%d at once", stepLabel(h, r, st), da, db),
+					Evidence: append(bodyEvidence(h, da, r, st, "begins"), bodyEvidence(h, db, r, st, "begins while the first still runs")...)})
 				break
 			}
-			if bs[j].end > bs[open].end {
+			if step[j].end > step[open].end {
 				open = j
 			}
 		}
 	}
 	return out
+}
+
+// stepBody is one delivery's run of a step's body.
+type stepBody struct {
+	run, step, d int32
+	start, end   int64
 }
 
 // bodyEvidence is a delivery's claims of the step (whatever they answered:

@@ -1,8 +1,9 @@
 package properties
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
@@ -87,7 +88,11 @@ func callerKind(h *model.History, i int32) model.CallerKind {
 
 // terminalOf returns each run's first accepted terminal event, or nil.
 func terminalOf(h *model.History) []*model.Accepted {
-	out := make([]*model.Accepted, len(h.Runs))
+	return terminalInto(make([]*model.Accepted, len(h.Runs)), h)
+}
+
+// terminalInto is terminalOf written into out, len(h.Runs) nil entries.
+func terminalInto(out []*model.Accepted, h *model.History) []*model.Accepted {
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
 		if a.Type.EndsRun() && out[a.Run] == nil {
@@ -236,26 +241,110 @@ type stepKey struct {
 	step world.StepID
 }
 
-func countAccepted(h *model.History, match func(t world.EventType) bool) map[stepKey][]*model.Accepted {
-	out := map[stepKey][]*model.Accepted{}
+// stepGroups are accepted events grouped by step (run, step), in log
+// order within a group; a checker reuses one from History to History.
+// A step the workflow declares (and a run's own events, NoStep) finds its
+// group in a dense table, slot[base[run]+step+1]; any other id (one used
+// outside its run) in the map.
+type stepGroups struct {
+	base  []int32 // per run: its first slot; base[len(runs)] ends the table
+	slot  []int32 // 1 + the group's index in lists, 0 for none
+	other map[stepKey]int32
+	lists [][]*model.Accepted
+}
+
+// slotOf is k's slot in the dense table, or -1.
+func (g *stepGroups) slotOf(k stepKey) int {
+	if k.run < 0 || int(k.run)+1 >= len(g.base) {
+		return -1
+	}
+	i := int(g.base[k.run]) + int(k.step) + 1
+	if k.step < world.NoStep || i >= int(g.base[k.run+1]) {
+		return -1
+	}
+	return i
+}
+
+// of is k's group, nil when none.
+func (g *stepGroups) of(k stepKey) []*model.Accepted {
+	if i := g.slotOf(k); i >= 0 {
+		if j := g.slot[i]; j > 0 {
+			return g.lists[j-1]
+		}
+		return nil
+	}
+	if j, ok := g.other[k]; ok {
+		return g.lists[j]
+	}
+	return nil
+}
+
+// countAccepted groups h's accepted events that match by step, into g's
+// reused room.
+func countAccepted(g *stepGroups, h *model.History, match func(t world.EventType) bool) *stepGroups {
+	g.base = g.base[:0]
+	n := int32(0)
+	for r := range h.Runs {
+		g.base = append(g.base, n)
+		steps := int32(0)
+		for _, f := range h.Runs[r].Fanouts {
+			fo := &h.Fanouts[f]
+			steps = max(steps, int32(fo.FirstStep)+fo.Branches)
+		}
+		n += 1 + steps
+	}
+	g.base = append(g.base, n)
+	g.slot = zeroed(g.slot, int(n))
+	clear(g.other)
+	g.lists = g.lists[:0]
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
-		if match(a.Type) {
-			k := stepKey{a.Run, a.Step}
-			out[k] = append(out[k], a)
+		if !match(a.Type) {
+			continue
 		}
+		k := stepKey{a.Run, a.Step}
+		var j int32
+		if s := g.slotOf(k); s >= 0 {
+			if g.slot[s] == 0 {
+				g.slot[s] = g.newList()
+			}
+			j = g.slot[s] - 1
+		} else {
+			if g.other == nil {
+				g.other = map[stepKey]int32{}
+			}
+			var ok bool
+			if j, ok = g.other[k]; !ok {
+				j = g.newList() - 1
+				g.other[k] = j
+			}
+		}
+		g.lists[j] = append(g.lists[j], a)
 	}
-	return out
+	return g
+}
+
+// newList adds an empty group, keeping the room of the one it reuses, and
+// returns 1 + its index.
+func (g *stepGroups) newList() int32 {
+	j := len(g.lists)
+	if j < cap(g.lists) {
+		g.lists = g.lists[:j+1]
+		g.lists[j] = g.lists[j][:0]
+	} else {
+		g.lists = append(g.lists, nil)
+	}
+	return int32(j + 1)
 }
 
 // groupViolations turns per-key groups into violations in log order, so
 // that map iteration never decides the order of a report.
-func groupViolations(h *model.History, groups map[stepKey][]*model.Accepted, max int, msg func(k stepKey, n int) string) []Violation {
+func groupViolations(h *model.History, groups *stepGroups, max int, msg func(k stepKey, n int) string) []Violation {
 	var out []Violation
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
 		k := stepKey{a.Run, a.Step}
-		g := groups[k]
+		g := groups.of(k)
 		if len(g) <= max || g[len(g)-1] != a {
 			continue
 		}
@@ -268,15 +357,17 @@ func groupViolations(h *model.History, groups map[stepKey][]*model.Accepted, max
 	return out
 }
 
-func uniqueStepCreated(h *model.History) []Violation {
-	g := countAccepted(h, func(t world.EventType) bool { return t == world.EvStepCreated })
+func uniqueStepCreated(o *observed) []Violation {
+	h := o.h
+	g := countAccepted(&o.groups, h, func(t world.EventType) bool { return t == world.EvStepCreated })
 	return groupViolations(h, g, 1, func(k stepKey, n int) string {
 		return fmt.Sprintf("%d step_created accepted for %s", n, stepLabel(h, k.run, k.step))
 	})
 }
 
-func singleTerminalEvent(h *model.History) []Violation {
-	g := countAccepted(h, func(t world.EventType) bool {
+func singleTerminalEvent(o *observed) []Violation {
+	h := o.h
+	g := countAccepted(&o.groups, h, func(t world.EventType) bool {
 		return t.EndsStep() || t.EndsRun()
 	})
 	return groupViolations(h, g, 1, func(k stepKey, n int) string {
@@ -289,19 +380,22 @@ func singleTerminalEvent(h *model.History) []Violation {
 
 // attemptCount checks each accepted step_started's answer: the k-th start
 // of a step in the run's log must answer attempt k.
-func attemptCount(h *model.History) []Violation {
-	starts := countAccepted(h, func(t world.EventType) bool { return t == world.EvStepStarted })
+func attemptCount(o *observed) []Violation {
+	h := o.h
+	starts := countAccepted(&o.groups, h, func(t world.EventType) bool { return t == world.EvStepStarted })
 	var out []Violation
 	for i := range h.Accepted {
 		a := &h.Accepted[i]
 		if a.Type != world.EvStepStarted {
 			continue
 		}
-		g := starts[stepKey{a.Run, a.Step}]
+		g := starts.of(stepKey{a.Run, a.Step})
 		if g[len(g)-1] != a {
 			continue // judge each step once, at its last start
 		}
-		sort.Slice(g, func(x, y int) bool { return g[x].Pos < g[y].Pos })
+		// Positions in one run's log are distinct: any sort gives this
+		// order (and slices.SortFunc allocates nothing).
+		slices.SortFunc(g, func(x, y *model.Accepted) int { return cmp.Compare(x.Pos, y.Pos) })
 		for k, e := range g {
 			c := &h.Calls[e.Call]
 			if c.Attempt == int32(k+1) {
@@ -317,7 +411,11 @@ func attemptCount(h *model.History) []Violation {
 }
 
 func publishOf(h *model.History) []*model.Publish {
-	out := make([]*model.Publish, len(h.Messages))
+	return publishInto(make([]*model.Publish, len(h.Messages)), h)
+}
+
+// publishInto is publishOf written into out, len(h.Messages) nil entries.
+func publishInto(out []*model.Publish, h *model.History) []*model.Publish {
 	for i := range h.Publishes {
 		p := &h.Publishes[i]
 		if p.Msg >= 0 {
@@ -336,7 +434,7 @@ func publishEvidence(h *model.History, p *model.Publish, m *model.Message) Evide
 // the run's identity as the World answered it (run_started's row).
 func runContextMatchesRun(o *observed) []Violation {
 	h := o.h
-	pubs := publishOf(h)
+	pubs := o.publishes()
 	var out []Violation
 	for i := range h.Messages {
 		m := &h.Messages[i]
@@ -361,7 +459,7 @@ func runContextMatchesRun(o *observed) []Violation {
 // the deployment the run is pinned to, as run_created answered it.
 func reroutePreservesMessage(obs *observed) []Violation {
 	h := obs.h
-	pubs := publishOf(h)
+	pubs := obs.publishes()
 	var out []Violation
 	for i := range h.Messages {
 		m := &h.Messages[i]

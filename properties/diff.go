@@ -119,7 +119,7 @@ func DiffSweep(cfg DiffConfig) (*DiffReport, error) {
 				return
 			}
 			cov := map[string]int{}
-			countCoverage(cov, rc)
+			countCoverage(cov, rc, nil)
 			results[i] = diffSeed{coverage: cov, change: Check(rc.History, cfg.Props), base: Check(rb.History, cfg.Props)}
 		})
 		for i, seed := range chunk {

@@ -23,8 +23,10 @@ func Minimize(sc model.Scenario, choices []sim.Choice, prop Property) (model.Sce
 // far, still a counterexample.
 func MinimizeUntil(sc model.Scenario, choices []sim.Choice, prop Property, stop func() bool) (model.Scenario, []sim.Choice, *model.History) {
 	sc, choices = materializeSwarm(sc, choices)
+	var ck checker
+	props := []Property{prop}
 	msc, mc, h, _ := minimizeWhile(sc, choices, func(_ model.Scenario, _ []sim.Choice, h *model.History) bool {
-		return len(prop.Check(h)) > 0
+		return len(ck.run(h, props)) > 0
 	}, stop)
 	return msc, mc, h
 }
@@ -48,9 +50,15 @@ func materializeSwarm(sc model.Scenario, choices []sim.Choice) (model.Scenario, 
 // stop (if set) says so, it stops trying and returns the best found so far.
 func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scenario, []sim.Choice, *model.History) bool, stop func() bool) (model.Scenario, []sim.Choice, *model.History, bool) {
 	stopped := func() bool { return stop != nil && stop() }
+	// Every attempt runs on spare, reused; the best run's History lives in
+	// best's Runner until a better one is taken (take), when the two trade
+	// places. Each is a Runner of this call's own, so the History returned
+	// is the caller's to keep.
+	best, spare := model.NewRunner(), model.NewRunner()
+	take := func() { best, spare = spare, best }
 	attempt := func(cand model.Scenario, c sim.Chooser) ([]sim.Choice, *model.History, bool) {
 		rec := &sim.Recorder{Inner: c}
-		res, err := model.Run(&cand, rec, model.Options{Record: true})
+		res, err := spare.Run(&cand, rec, model.Options{Record: true})
 		if err != nil || !keep(cand, rec.Choices, res.History) {
 			return nil, nil, false
 		}
@@ -84,6 +92,7 @@ func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scen
 			return sc, choices, res.History, false
 		}
 	}
+	take()
 	choices = bestChoices
 	for changed := true; changed && !stopped(); {
 		changed = false
@@ -97,6 +106,7 @@ func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scen
 			// not a smaller story.
 			if c, h, ok := try(cand); ok && len(h.Faults) <= len(bestHist.Faults) {
 				sc, choices, bestHist = cand, c, h
+				take()
 				changed = true
 				break
 			}
@@ -116,6 +126,7 @@ func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scen
 			cand[i].V = 0
 			if c, h, ok := attempt(sc, sim.NewReplayer(cand)); ok && len(h.Faults) <= len(bestHist.Faults) {
 				choices, bestHist = c, h
+				take()
 			}
 		}
 	}

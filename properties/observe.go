@@ -31,12 +31,42 @@ type observed struct {
 	hasStart []bool
 	// terminal is each run's first accepted terminal event, or nil.
 	terminal []*model.Accepted
+
+	// Scratch space of the properties, kept from History to History by a
+	// checker: the accepted events grouped by step, each message's
+	// publish (pubOf, made by publishes), the step bodies.
+	groups stepGroups
+	pubOf  []*model.Publish
+	hasPub bool
+	bodies []stepBody
+}
+
+// publishes is each message's publish record (publishOf), made once per
+// History.
+func (o *observed) publishes() []*model.Publish {
+	if !o.hasPub {
+		o.pubOf = publishInto(zeroed(o.pubOf, len(o.h.Messages)), o.h)
+		o.hasPub = true
+	}
+	return o.pubOf
 }
 
 func observe(h *model.History) *observed {
-	o := &observed{h: h, calls: make([][]int32, len(h.Deliveries)), pubs: make([][]int32, len(h.Deliveries)),
-		created: make([]world.Identity, len(h.Runs)), started: make([]world.Identity, len(h.Runs)),
-		hasStart: make([]bool, len(h.Runs)), terminal: terminalOf(h)}
+	o := &observed{}
+	o.index(h)
+	return o
+}
+
+// index makes o the index of h, reusing the room of the History it indexed
+// before (a checker's): each delivery's lists keep their arrays.
+func (o *observed) index(h *model.History) {
+	o.h, o.hasPub = h, false
+	o.calls = resetLists(o.calls, len(h.Deliveries))
+	o.pubs = resetLists(o.pubs, len(h.Deliveries))
+	o.created = zeroed(o.created, len(h.Runs))
+	o.started = zeroed(o.started, len(h.Runs))
+	o.hasStart = zeroed(o.hasStart, len(h.Runs))
+	o.terminal = terminalInto(zeroed(o.terminal, len(h.Runs)), h)
 	for i := range h.Calls {
 		c := &h.Calls[i]
 		if c.Caller.Delivery >= 0 {
@@ -57,7 +87,29 @@ func observe(h *model.History) *observed {
 			o.pubs[d] = append(o.pubs[d], int32(i))
 		}
 	}
-	return o
+}
+
+// resetLists returns n empty lists, each keeping the array it had in l.
+func resetLists(l [][]int32, n int) [][]int32 {
+	if cap(l) < n {
+		l = append(l[:cap(l)], make([][]int32, n-cap(l))...)
+	}
+	l = l[:n]
+	for i := range l {
+		l[i] = l[i][:0]
+	}
+	return l
+}
+
+// zeroed returns s resliced to n zero elements, reusing its room when it
+// has enough.
+func zeroed[S ~[]E, E any](s S, n int) S {
+	if cap(s) < n {
+		return make(S, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // identity is the run's immutable identity as the World answered it: the

@@ -54,11 +54,11 @@ var all = []Property{
 	onObserved("no-prologue-fetch-with-run-context", "a v2 consumer handling a message that carries runContext makes no runs.get before its claim", noPrologueFetchWithRunContext),
 	onObserved("liveness", "once faults stop and the queue drains, every run is terminal and every finished fan-out was continued", liveness),
 	onObserved("ended-run-reads-ended", "once the queue drains, a run whose terminal event was accepted reads back terminal: no write moved its row back to live", endedRunReadsEnded),
-	plain("unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated),
-	plain("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
+	onObserved("unique-step-created", "at most one step_created is accepted per step", uniqueStepCreated),
+	onObserved("single-terminal-event", "at most one terminal event is accepted per step and per run", singleTerminalEvent),
 	plain("readable-run-row", "every runs.get gives the run's row back: no write leaves a row whose fields do not fit its status", readableRunRow),
-	plain("one-body-at-a-time", "a step's body never runs in two deliveries at once", oneBodyAtATime),
-	plain("attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount),
+	onObserved("one-body-at-a-time", "a step's body never runs in two deliveries at once", oneBodyAtATime),
+	onObserved("attempt-count", "a step's attempt equals the number of its accepted step_started events", attemptCount),
 	onObserved("run-context-matches-run", "every runContext a message carries equals the run's immutable fields", runContextMatchesRun),
 	onObserved("run-fails-for-a-reason", "a run fails only by a write whose own cause an observer sees: a step failed for good in the log it loaded, a message out of deployment re-routes, or one retired at the delivery cap", runFailsForAReason),
 	onObserved("reroute-preserves-message", "a re-routed message equals the original but for its retry counter, and is sent to the run's deployment", reroutePreservesMessage),
@@ -95,15 +95,27 @@ func ByName(name string) (Property, bool) {
 // Check runs the properties over h and returns their violations, grouped by
 // property in the order given and by virtual time within one.
 func Check(h *model.History, props []Property) []Violation {
+	var c checker
+	return c.run(h, props)
+}
+
+// checker is Check with scratch space kept from one History to the next: a
+// sweep's worker checks seed after seed without allocating an index each.
+type checker struct {
+	obs observed
+}
+
+func (ck *checker) run(h *model.History, props []Property) []Violation {
 	var out []Violation
-	var o *observed
+	indexed := false
 	for _, p := range props {
 		var vs []Violation
 		if p.obs != nil {
-			if o == nil {
-				o = observe(h)
+			if !indexed {
+				ck.obs.index(h)
+				indexed = true
 			}
-			vs = p.obs(o)
+			vs = p.obs(&ck.obs)
 		} else {
 			vs = p.Check(h)
 		}
@@ -113,5 +125,8 @@ func Check(h *model.History, props []Property) []Violation {
 		}
 		out = append(out, vs...)
 	}
+	// The index refers to h, which the caller may reuse: it keeps only
+	// its room.
+	ck.obs.h = nil
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
@@ -181,6 +182,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	}
 	results := make([]seedResult, sweepChunk)
 	chunk := make([]uint64, 0, sweepChunk)
+	var workers workerPool
 	// flush simulates the chunk's seeds and merges them in seed order; it
 	// says false once the sweep is to end (stopped, or an error).
 	flush := func() (bool, error) {
@@ -188,20 +190,32 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			if stop() {
 				return // left out: results[i].done stays false
 			}
-			s := sc // each goroutine simulates its own copy
-			res, err := model.Run(&s, sim.NewPCG(chunk[i]), model.Options{Record: true, Seed: chunk[i]})
+			w := workers.get()
+			defer workers.put(w)
+			w.sc = sc // each worker simulates its own copy
+			w.pcg.Reset(chunk[i])
+			res, err := w.runner.Run(&w.sc, &w.pcg, model.Options{Record: true, Seed: chunk[i]})
+			r := &results[i]
 			if err != nil {
-				results[i] = seedResult{done: true, err: err}
+				*r = seedResult{done: true, err: err}
 				return
 			}
-			cov := map[string]int{}
-			countCoverage(cov, res)
+			// The slot's coverage map is reused: cleared, it keeps its room.
+			if r.coverage == nil {
+				r.coverage = map[string]int{}
+			}
+			clear(r.coverage)
+			countCoverage(r.coverage, res, w.keys)
 			h := res.History
-			results[i] = seedResult{done: true, coverage: cov, violations: Check(h, cfg.Props),
-				swarm: SwarmFeaturesOf(h.Swarm, deploymentConfigs(h), h)}
+			r.done, r.violations = true, w.check.run(h, cfg.Props)
+			if h.Swarm != nil {
+				r.swarm = SwarmFeaturesOf(h.Swarm, deploymentConfigs(h), h)
+			}
 		})
 		defer func() {
-			clear(results)
+			for j := range results {
+				results[j] = seedResult{coverage: results[j].coverage}
+			}
 			chunk = chunk[:0]
 		}()
 		for i, seed := range chunk {
@@ -496,8 +510,61 @@ func ScheduleFileName(sc model.Scenario, prop string, seed uint64) string {
 	return fmt.Sprintf("%s-%s-seed%d.json", name, prop, seed)
 }
 
-// countCoverage counts the interesting outcomes of one run.
-func countCoverage(cov map[string]int, res *model.Result) {
+// worker is what one of a sweep's goroutines reuses from seed to seed: a
+// Runner (engine, History, store, kernel), a chooser, the property
+// checker's scratch and the coverage keys it has made.
+type worker struct {
+	runner *model.Runner
+	pcg    sim.PCG
+	sc     model.Scenario
+	check  checker
+	keys   coverageKeys
+}
+
+// workerPool hands each goroutine of an Each a worker of its own: a
+// worker is taken for one seed and given back after, so there are never
+// more than the goroutines running seeds at once.
+type workerPool struct {
+	mu   sync.Mutex
+	free []*worker
+}
+
+func (p *workerPool) get() *worker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		w := p.free[n-1]
+		p.free = p.free[:n-1]
+		return w
+	}
+	return &worker{runner: model.NewRunner(), keys: coverageKeys{}}
+}
+
+func (p *workerPool) put(w *worker) {
+	p.mu.Lock()
+	p.free = append(p.free, w)
+	p.mu.Unlock()
+}
+
+// coverageKeys are coverage keys made from a prefix and a name ("fault:"
+// and a site's name), made once: joining them every seed allocates.
+type coverageKeys map[[2]string]string
+
+func (k coverageKeys) key(prefix, name string) string {
+	if k == nil {
+		return prefix + name
+	}
+	if s, ok := k[[2]string{prefix, name}]; ok {
+		return s
+	}
+	s := prefix + name
+	k[[2]string{prefix, name}] = s
+	return s
+}
+
+// countCoverage counts the interesting outcomes of one run; keys, if not
+// nil, caches the keys it joins.
+func countCoverage(cov map[string]int, res *model.Result, keys coverageKeys) {
 	c := res.Counts
 	add := func(k string, n int) {
 		if n > 0 {
@@ -521,14 +588,16 @@ func countCoverage(cov map[string]int, res *model.Result) {
 	add("body_after_end", c.BodiesAfterEnd)
 	add("end_seen", c.EndSeen)
 	for _, s := range res.History.FaultSites {
-		add("fault:"+s.Name, s.Fired)
+		if s.Fired > 0 {
+			add(keys.key("fault:", s.Name), s.Fired)
+		}
 	}
 	if d := res.History.Swarm; d != nil {
-		add("world:"+d.World, 1)
+		add(keys.key("world:", d.World), 1)
 		if d.Windows >= 3 {
 			add("long_window", 1)
 			if slices.Contains(d.Sites, "crash") {
-				add(d.World+"+crash+long_window", 1)
+				add(keys.key(d.World, "+crash+long_window"), 1)
 			}
 		}
 	}

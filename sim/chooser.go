@@ -28,6 +28,10 @@ func NewPCG(seed uint64) *PCG {
 	return p
 }
 
+// Reset restarts p on seed's sequence, as NewPCG(seed) would begin it: a
+// worker reuses one chooser from seed to seed.
+func (p *PCG) Reset(seed uint64) { p.src.Seed(seed, seed^0x9e3779b97f4a7c15) }
+
 // Choose returns a uniformly distributed value in [0, n).
 func (p *PCG) Choose(n int) int {
 	if n <= 0 {

@@ -2,7 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // SiteConfig sets how a fault site behaves in a run, in the style of
@@ -50,6 +51,16 @@ type Faults struct {
 // without their own configuration use fallback.
 func NewFaults(c Chooser, fallback SiteConfig) *Faults {
 	return &Faults{chooser: c, byName: map[string]Site{}, fallback: fallback}
+}
+
+// Reset makes f an empty set of sites drawing from c, as NewFaults would,
+// keeping its tables' room for the next run.
+func (f *Faults) Reset(c Chooser, fallback SiteConfig) {
+	clear(f.byName)
+	if f.byName == nil {
+		f.byName = map[string]Site{}
+	}
+	*f = Faults{chooser: c, sites: f.sites[:0], byName: f.byName, fallback: fallback}
 }
 
 // Register returns the handle of the named site, creating it with the
@@ -110,11 +121,16 @@ type SiteReport struct {
 }
 
 // Report lists every registered site, sorted by name.
-func (f *Faults) Report() []SiteReport {
-	out := make([]SiteReport, 0, len(f.sites))
+func (f *Faults) Report() []SiteReport { return f.ReportTo(make([]SiteReport, 0, len(f.sites))) }
+
+// ReportTo is Report written over dst's room (dst[:0]), so that a reused
+// History's report allocates nothing.
+func (f *Faults) ReportTo(dst []SiteReport) []SiteReport {
+	out := dst[:0]
 	for _, st := range f.sites {
 		out = append(out, SiteReport{Name: st.name, On: st.on, Checks: st.checks, Fired: st.fired})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	// Names are unique (Register), so any sort gives this order.
+	slices.SortFunc(out, func(a, b SiteReport) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

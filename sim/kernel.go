@@ -50,6 +50,29 @@ func New(cfg Config) *Kernel {
 	return k
 }
 
+// Reset makes k a kernel at virtual time 0 with cfg, as New(cfg) would,
+// keeping its buffers: a worker that simulates seed after seed allocates
+// no kernel per seed. The previous run's Stream is overwritten.
+func (k *Kernel) Reset(cfg Config) {
+	q := k.queue.buckets
+	for i := range q {
+		q[i] = q[i][:0]
+	}
+	*k = Kernel{handler: cfg.Handler, record: cfg.RecordStream, hash: hashSeed, stream: k.stream[:0]}
+	k.queue.buckets = q
+	if b := &k.queue.buckets; cfg.Capacity > 0 && cap(b[0]) < cfg.Capacity {
+		// Buckets trade slices with bucket 0 as a run goes, so the room
+		// New gave it may be in another (empty) bucket now.
+		for i := 1; i < len(b); i++ {
+			if cap(b[i]) >= cfg.Capacity {
+				b[0], b[i] = b[i], b[0]
+				return
+			}
+		}
+		b[0] = make([]Event, 0, cfg.Capacity)
+	}
+}
+
 // SetHandler replaces the handler; models that need the kernel to build
 // themselves set it after New.
 func (k *Kernel) SetHandler(h Handler) { k.handler = h }

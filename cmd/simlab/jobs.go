@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +30,10 @@ func checkJobs(jobs int) error {
 
 // parallel returns an Each (sweep.Options, properties.SweepConfig) that
 // runs do on up to jobs goroutines. Each call is a simulation of its own;
-// only their scheduling is parallel.
+// only their scheduling is parallel. The goroutines take the next index
+// from a shared counter rather than being handed each one on a channel: a
+// hand-off per seed parks and wakes a goroutine, which on a busy machine
+// can cost as much as a seed's simulation.
 func parallel(jobs int) func(n int, do func(i int)) {
 	return func(n int, do func(i int)) {
 		w := max(1, min(jobs, n))
@@ -37,21 +41,21 @@ func parallel(jobs int) func(n int, do func(i int)) {
 			sweep.InOrder(n, do)
 			return
 		}
-		next := make(chan int)
+		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range w {
+		work := func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		}
+		for range w - 1 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := range next {
-					do(i)
-				}
+				work()
 			}()
 		}
-		for i := 0; i < n; i++ {
-			next <- i
-		}
-		close(next)
+		work() // the calling goroutine is one of the w
 		wg.Wait()
 	}
 }

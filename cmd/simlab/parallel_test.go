@@ -148,3 +148,85 @@ func BenchmarkCheckJobs(b *testing.B) {
 		b.ReportMetric(one.Seconds()/many.Seconds(), "speedup")
 	})
 }
+
+// alternating runs work at each of the given parallelisms once per op, one
+// after the other, so that every parallelism sees the same load on a
+// machine shared with other work, and reports each one's units/s and its
+// speed-up over the first. With setProcs it also sets GOMAXPROCS to the
+// parallelism for its turn (restored after), so that the figures say how
+// far the speed-up grows with the cores Go may use: on a machine with fewer
+// cores than a parallelism, the goroutines past the cores only share them.
+func alternating(b *testing.B, ps []int, units int, unit string, setProcs bool, work func(p int)) {
+	b.Helper()
+	spent := make([]time.Duration, len(ps))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, p := range ps {
+			if setProcs {
+				runtime.GOMAXPROCS(p)
+			}
+			t0 := time.Now()
+			work(p)
+			spent[i] += time.Since(t0)
+		}
+	}
+	total := float64(b.N * units)
+	for i, p := range ps {
+		b.ReportMetric(total/spent[i].Seconds(), fmt.Sprintf("%s/s@%d", unit, p))
+		if i > 0 {
+			b.ReportMetric(spent[0].Seconds()/spent[i].Seconds(), fmt.Sprintf("speedup@%d", p))
+		}
+	}
+}
+
+// BenchmarkJobsAlternating is `simlab check` (the fanout scenario, every
+// property) and `simlab sweep` (BenchmarkSweepJobs's grid) at --jobs 1 and
+// --jobs 2 in the same op: the fair ratio on a shared 2-core machine
+// (go test ./cmd/simlab -run '^$' -bench JobsAlternating -benchtime 20x).
+func BenchmarkJobsAlternating(b *testing.B) {
+	sc, ok := model.Builtin("fanout")
+	if !ok {
+		b.Fatal("no fanout scenario")
+	}
+	const n = 2000
+	b.Run("check", func(b *testing.B) {
+		alternating(b, []int{1, 2}, n, "seeds", false, func(jobs int) {
+			rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(jobs)})
+			if err != nil || rep.Seeds != n {
+				b.Fatal(rep, err)
+			}
+		})
+	})
+	db := durabench(b)
+	opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 4}
+	cells := len(opts.Branches) * len(opts.Prologues) * opts.Seeds
+	b.Run("sweep", func(b *testing.B) {
+		alternating(b, []int{1, 2}, cells, "cells", false, func(jobs int) {
+			o := opts
+			o.Each = parallel(jobs)
+			if _, err := sweep.Run(db, o); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// BenchmarkCheckProcs is `simlab check` (fanout, every property) with
+// GOMAXPROCS and --jobs at 1, 2, 4 and 8, alternating within each op: how
+// the speed-up grows with the cores. A machine shows it up to its own core
+// count; past that, the figures say only what oversubscription costs
+// (go test ./cmd/simlab -run '^$' -bench CheckProcs -benchtime 10x).
+func BenchmarkCheckProcs(b *testing.B) {
+	sc, ok := model.Builtin("fanout")
+	if !ok {
+		b.Fatal("no fanout scenario")
+	}
+	const n = 2000
+	alternating(b, []int{1, 2, 4, 8}, n, "seeds", true, func(p int) {
+		rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(p)})
+		if err != nil || rep.Seeds != n {
+			b.Fatal(rep, err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -290,11 +291,14 @@ func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, 
 		each = InOrder
 	}
 	var done atomic.Int64
+	var runners runnerPool
 	each(len(cells), func(i int) {
 		if opts.Stop != nil && opts.Stop() {
 			return
 		}
-		out[i], errs[i] = runCell(sc, cells[i])
+		r := runners.get()
+		out[i], errs[i] = runCell(r, sc, cells[i])
+		runners.put(r)
 		ran[i] = true
 		if n := done.Add(1); opts.Progress != nil {
 			opts.Progress(int(n), len(cells))
@@ -317,11 +321,43 @@ func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, 
 	return samples, partial, nil
 }
 
+// cellRunner is one goroutine's reused simulation memory: a cell's History
+// is read into its Sample before the next cell reuses it.
+type cellRunner struct {
+	run *model.Runner
+	pcg sim.PCG
+}
+
+// runnerPool hands each goroutine of an Each a cellRunner of its own, so
+// there are never more than the cells running at once.
+type runnerPool struct {
+	mu   sync.Mutex
+	free []*cellRunner
+}
+
+func (p *runnerPool) get() *cellRunner {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		r := p.free[n-1]
+		p.free = p.free[:n-1]
+		return r
+	}
+	return &cellRunner{run: model.NewRunner()}
+}
+
+func (p *runnerPool) put(r *cellRunner) {
+	p.mu.Lock()
+	p.free = append(p.free, r)
+	p.mu.Unlock()
+}
+
 // runCell simulates one cell with recording on (latencies need the Calls)
 // and keeps what its row needs.
-func runCell(sc model.Scenario, c cell) (Sample, error) {
+func runCell(r *cellRunner, sc model.Scenario, c cell) (Sample, error) {
 	csc := CellScenario(sc, c.branches, c.prologue)
-	res, err := model.Run(&csc, sim.NewPCG(c.seed), model.Options{Record: true, Seed: c.seed})
+	r.pcg.Reset(c.seed)
+	res, err := r.run.Run(&csc, &r.pcg, model.Options{Record: true, Seed: c.seed})
 	if err != nil {
 		return Sample{}, err
 	}

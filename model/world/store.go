@@ -153,6 +153,13 @@ func (s *Store) Reset(fence Fence) {
 	s.locks = s.locks[:0]
 }
 
+// ResetFor empties the store for the next simulation run, as NewFor(rules,
+// fence) would make it (its atomicity back to its rules'), keeping its
+// buffers' room.
+func (s *Store) ResetFor(rules Rules, fence Fence) {
+	*s = Store{fence: fence, rules: rules, runs: s.runs[:0], locks: s.locks[:0]}
+}
+
 // Fence returns the step_started fence the store applies.
 func (s *Store) Fence() Fence { return s.fence }
 
