@@ -49,6 +49,9 @@ func TestValidateInterrupted(t *testing.T) {
 	}
 	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"),
 		"--branches", "4", "--repetitions", "1", "--seeds", "1", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}
+	// Its own temp dir: the engine package's tests, run beside this one by
+	// go test ./..., make and remove engine dirs of their own meanwhile.
+	t.Setenv("TMPDIR", t.TempDir())
 	before := engineTempDirs(t)
 	t.Run("while preparing", func(t *testing.T) {
 		interruptAfter(t, 0)
