@@ -61,7 +61,7 @@ func printCatalog(w io.Writer, cat *engine.Catalog) {
 	for _, c := range cat.Cores {
 		by := c.BuildersPackage()
 		if c.Builders == "" {
-			by += " (none of its version published)"
+			by += " (none of its version installed)"
 		}
 		fmt.Fprintf(tw, "@workflow/core\t%s\t%s\t%s\n", c.Version, c.Package(), by)
 	}

@@ -212,3 +212,25 @@ func TestMatrixTableIsReadable(t *testing.T) {
 		t.Errorf("the evidence lines:\n%s", out)
 	}
 }
+
+// A release added to the engine directory's package.json (as simlab
+// releases add leaves it) is one validate runs, without a rebuild: --cores
+// names it and validate goes on to the install, which it then asks for.
+func TestValidateReadsTheReleasesFromTheEngineDir(t *testing.T) {
+	dir := engineCopy(t)
+	path := filepath.Join(dir, "package.json")
+	data, _ := os.ReadFile(path)
+	added := strings.Replace(string(data), `"dependencies": {`, `"dependencies": {
+    "core-b57": "npm:@workflow/core@5.0.0-beta.57",`, 1)
+	if err := os.WriteFile(path, []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runCLI(t, "validate", "--engine-dir", dir, "--cores", "5.0.0-beta.57", "--no-install", "--branches", "4", "--repetitions", "1", "--seeds", "1")
+	if err == nil || strings.Contains(err.Error(), "is not installed by") || !strings.Contains(err.Error(), "packages are not installed in "+dir) {
+		t.Errorf("validate --cores 5.0.0-beta.57 with it in package.json: %v, want it accepted and the install asked for", err)
+	}
+	out, _, err := runCLI(t, "releases", "--engine-dir", dir)
+	if err != nil || !strings.Contains(out, "5.0.0-beta.57  core-b57               @workflow/builders (none of its version installed)") {
+		t.Errorf("releases: %v\n%s", err, out)
+	}
+}
