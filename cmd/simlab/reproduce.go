@@ -96,7 +96,7 @@ input.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.Cores[0].Version}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
 	cmd.Flags().StringVar(&o.OutDir, "out", "", "write each core's spans and call record to DIR (default: the schedule's directory)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "longest one real run may take before it is stopped and reported")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")

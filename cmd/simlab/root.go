@@ -28,7 +28,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 	root.AddCommand(newVersionCommand(), newRunCommand(), newScenariosCommand(), newVariantsCommand(),
 		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
 	root.AddCommand(newTUICommand())
-	root.AddCommand(newValidateCommand())
+	root.AddCommand(newValidateCommand(), newReleasesCommand())
 	root.AddCommand(newReproduceCommand())
 	return root
 }

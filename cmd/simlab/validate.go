@@ -26,13 +26,16 @@ func newValidateCommand() *cobra.Command {
 		Use:   "validate",
 		Short: "Run the same experiment on the real @workflow/core and in simlab, side by side",
 		Long: `Run the scenario's workflow at every width (--branches) on the real runtime
-(@workflow/core 5.0.0-beta.52, fetch-free prologue, and 5.0.0-beta.50, legacy
-prologue; Node.js over world-local, with the scenario's store model imposed
-on the real World) for --repetitions runs each, and in simlab on seeds
-1..--seeds with both prologues (on world-local's rules and atomicity, the
-World the real side runs, with the scenario's store model; --sim-world
-scenario for the scenario's own World), and print one row per (branches, engine,
-core, prologue): runs.get before claims, lazy reads per fan-out, the share of
+(every @workflow/core release conformance/engine/package.json installs side by
+side, or those --cores names: 5.0.0-beta.50 runs the legacy prologue, later
+ones the fetch-free one; each compiled by its own @workflow/builders; Node.js
+over world-local 5.0.0-beta.45, or each release --world-local names, with the
+scenario's store model imposed on the real World; simlab releases lists them)
+for --repetitions runs each, and in simlab on seeds 1..--seeds with both
+prologues (on world-local's rules and atomicity, the World the real side runs,
+with the scenario's store model; --sim-world scenario for the scenario's own
+World), and print one row per (branches, engine, core and world-local,
+prologue): runs.get before claims, lazy reads per fan-out, the share of
 fan-outs with concurrent last completers, step_started accepted/rejected,
 deliveries and redeliveries, TTFS and TTLS p50/p90, and corruption read
 back from each run's log and rows once it is over: runs with more than one
@@ -48,13 +51,20 @@ the real side cannot honour is refused, named, before anything runs.`,
 			if err != nil {
 				return err
 			}
-			if err := o.Check(sc); err != nil {
-				return badInput(err)
-			}
 			if dir == "" {
 				if dir, err = engine.FindDir(); err != nil {
 					return badInput(err)
 				}
+			}
+			// The releases are what the engine directory's package.json
+			// installs (a release added since this binary was built
+			// included); without one, the pinned ones.
+			o.Catalog = engine.Pinned
+			if cat, err := engine.ReadCatalog(dir); err == nil {
+				o.Catalog = cat
+			}
+			if err := o.Check(sc); err != nil {
+				return badInput(err)
 			}
 			if o.TraceDir != "" {
 				if err := os.MkdirAll(o.TraceDir, 0o755); err != nil {
@@ -66,13 +76,14 @@ the real side cannot honour is refused, named, before anything runs.`,
 			// way out, and what was measured is printed.
 			ctx, interrupted, release := onInterrupt(cmd.Context())
 			defer release()
-			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
+			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr(), Catalog: o.Catalog}
 			defer r.Close()
 			if len(o.Cores) > 0 || o.LegacyProducer {
 				if progressHook != nil {
 					progressHook(ctx, 0) // a test's moment "while preparing"
 				}
-				if err := r.Prepare(ctx, !noInstall); err != nil {
+				cores, _ := o.Catalog.ExpandCores(o.Cores)
+				if err := r.Prepare(ctx, !noInstall, cores...); err != nil {
 					if ctx.Err() != nil {
 						return interruptError(interrupted(), "stopped while preparing the real engine (installing its packages or compiling the workflow); nothing was measured")
 					}
@@ -108,7 +119,8 @@ the real side cannot honour is refused, named, before anything runs.`,
 	}
 	sf.register(cmd)
 	cmd.Flags().IntSliceVar(&o.Branches, "branches", []int{4, 16, 64, 128}, fmt.Sprintf("fan-out widths (every fan-out takes the width; at most %d)", engine.MaxBranches))
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.Cores[0].Version, engine.Cores[1].Version}, "real @workflow/core versions to run (installed side by side by conformance/engine/package.json); --cores= runs simlab only")
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.All}, "real @workflow/core versions to run, installed side by side by conformance/engine/package.json, or all ("+strings.Join(coreVersions(), ", ")+"); --cores= runs simlab only")
+	cmd.Flags().StringSliceVar(&o.WorldLocals, "world-local", []string{engine.Pinned.DefaultWorldLocal}, "@workflow/world-local releases every core runs over, or all ("+strings.Join(worldLocalVersions(), ", ")+")")
 	cmd.Flags().BoolVar(&o.LegacyProducer, "legacy-producer", false, "also run the first core with runContext stripped from every step message (a v1 producer)")
 	cmd.Flags().IntVar(&o.Repetitions, "repetitions", 3, "real runs per (branches, core)")
 	cmd.Flags().IntVar(&o.Seeds, "seeds", 20, "simlab seeds 1..N per (branches, prologue)")
@@ -122,21 +134,44 @@ the real side cannot honour is refused, named, before anything runs.`,
 	return cmd
 }
 
+// coreVersions and worldLocalVersions are the releases the pinned
+// package.json installs, for the flags' help.
+func coreVersions() []string {
+	var out []string
+	for _, c := range engine.Pinned.Cores {
+		out = append(out, c.Version)
+	}
+	return out
+}
+
+func worldLocalVersions() []string {
+	var out []string
+	for _, w := range engine.Pinned.WorldLocals {
+		out = append(out, w.Version)
+	}
+	return out
+}
+
 func printValidate(w io.Writer, res *engine.Result) {
 	fmt.Fprintf(w, "scenario %s · time scale ×%g\n", res.Scenario, res.TimeScale)
 	if res.SimWorld != "" {
 		fmt.Fprintf(w, "simlab: %s's rules, %s atomicity, the store model of %s (real: world-local with the same store model imposed)\n", res.SimWorld, res.SimAtomicity, res.StoreProfile)
 	}
 	fmt.Fprintf(w, "per run (mean): READS runs.get before the claim, STARTED/REJ step_started accepted/rejected, DELIVERIES (redelivered);\n")
-	fmt.Fprintf(w, "per fan-out: LAZY lazy runs.get (min..max), CONC concurrent last completers; TTFS and TTLS p50/p90 in ms\n\n")
+	fmt.Fprintf(w, "per fan-out: LAZY lazy runs.get (min..max), CONC concurrent last completers; TTFS and TTLS p50/p90 in ms;\n")
+	fmt.Fprintf(w, "CORE/WL: a real row's @workflow/core and @workflow/world-local releases\n\n")
 	// Pairs share a column (accepted/rejected, p50/p90, a count and its
 	// part in parentheses) so that the table fits 132 columns; the
 	// corruption counts follow it, real beside simlab.
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE\tPROLOGUE\tN\tREADS\tLAZY\tCONC\tSTARTED/REJ\tDELIVERIES\tTTFS\tTTLS\t")
+	fmt.Fprintln(tw, "BRANCHES\tENGINE\tCORE/WL\tPROLOGUE\tN\tREADS\tLAZY\tCONC\tSTARTED/REJ\tDELIVERIES\tTTFS\tTTLS\t")
 	for _, r := range res.Rows {
+		who := r.Core
+		if r.WorldLocal != "" {
+			who = shortVersion(r.Core) + "/" + shortVersion(r.WorldLocal)
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.1f\t%s (%s..%s)\t%.0f%%\t%.1f/%.1f\t%.1f (%.1f)\t%.0f/%.0f\t%.0f/%.0f\t\n",
-			r.Branches, r.Engine, r.Core, r.Prologue, r.Repetitions, r.RunsGetPrologue,
+			r.Branches, r.Engine, who, r.Prologue, r.Repetitions, r.RunsGetPrologue,
 			trim(r.LazyPerFanout), trim(r.LazyPerFanoutMin), trim(r.LazyPerFanoutMax),
 			100*r.ConcurrentLastCompleters, r.StepStartedAccepted, r.StepStartedRejected, r.Deliveries, r.Redeliveries,
 			r.TTFSP50MS, r.TTFSP90MS, r.TTLSP50MS, r.TTLSP90MS)
@@ -149,10 +184,10 @@ func printValidate(w io.Writer, res *engine.Result) {
 			for _, k := range slices.Sorted(maps.Keys(r.DispatchPrologue)) {
 				counts = append(counts, fmt.Sprintf("%s %d", k, r.DispatchPrologue[k]))
 			}
-			spans = append(spans, fmt.Sprintf("  %d branches, core %s: %s", r.Branches, r.Core, strings.Join(counts, ", ")))
+			spans = append(spans, fmt.Sprintf("  %d branches, core %s%s: %s", r.Branches, r.Core, onWL(r), strings.Join(counts, ", ")))
 		}
 		if r.Engine == "real" {
-			own = append(own, fmt.Sprintf("  %d branches, core %s: p50 %.1f ms, p90 %.1f ms", r.Branches, r.Core, r.RealStoreP50MS, r.RealStoreP90MS))
+			own = append(own, fmt.Sprintf("  %d branches, core %s%s: p50 %.1f ms, p90 %.1f ms", r.Branches, r.Core, onWL(r), r.RealStoreP50MS, r.RealStoreP90MS))
 		}
 	}
 	if len(own) > 0 {
@@ -179,7 +214,7 @@ func printCorruption(w io.Writer, res *engine.Result) {
 			lead = fmt.Sprintf("%d branches", r.Branches)
 			last = r.Branches
 		}
-		who := r.Core
+		who := r.Core + onWL(r)
 		if r.Engine == "simlab" {
 			who = "simlab"
 			if r.World != "" {
@@ -189,6 +224,22 @@ func printCorruption(w io.Writer, res *engine.Result) {
 		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d runs >1 end\tmax %d\tunreadable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
 	}
 	tw.Flush()
+}
+
+// shortVersion drops the 5.0.0- of a prerelease version: beta.45.
+func shortVersion(v string) string {
+	if _, pre, ok := strings.Cut(v, "-"); ok {
+		return pre
+	}
+	return v
+}
+
+// onWL names a real row's world-local release.
+func onWL(r engine.Row) string {
+	if r.WorldLocal == "" {
+		return ""
+	}
+	return " on world-local " + shortVersion(r.WorldLocal)
 }
 
 // trim writes a mean with at most two decimals and no trailing zeros.

@@ -24,6 +24,9 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 		{[]string{"--set", "faults.misdeliver=0.1"}, "faults.misdeliver"},
 		{[]string{"--variant", "pre-fix-fence"}, "pre-fix-fence"},
 		{[]string{"--cores", "4.0.0"}, "5.0.0-beta.52"},
+		{[]string{"--cores", "5.0.0-beta.55,5.0.0-beta.55"}, "named twice"},
+		{[]string{"--world-local", "5.0.0-beta.43"}, "5.0.0-beta.45, 5.0.0-beta.46"},
+		{[]string{"--cores", "5.0.0-beta.50", "--legacy-producer"}, "nothing to strip"},
 		{[]string{"--repetitions", "0"}, "--repetitions"},
 		{[]string{"--time-scale", "1000"}, "--time-scale"},
 		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
@@ -48,7 +51,7 @@ func TestValidateInterrupted(t *testing.T) {
 		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
 	}
 	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"),
-		"--branches", "4", "--repetitions", "1", "--seeds", "1"}
+		"--branches", "4", "--repetitions", "1", "--seeds", "1", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}
 	// The engine's temp dirs go to a directory of this test's own: other
 	// tests and packages running at once (conformance/engine) make theirs
 	// in the shared one, and would count as left behind.
@@ -97,13 +100,13 @@ func engineTempDirs(t *testing.T) []string {
 // validate's table fits a 132-column terminal, and nothing prints a Go map
 // (map[run_context:1]).
 func TestValidateTableIsReadable(t *testing.T) {
-	row := engine.Row{Branches: 128, Engine: "real", Core: "5.0.0-beta.52", Prologue: "run_context", Repetitions: 3,
+	row := engine.Row{Branches: 128, Engine: "real", Core: "5.0.0-beta.52", WorldLocal: "5.0.0-beta.46", Prologue: "run_context", Repetitions: 3,
 		RunsGetPrologue: 0, LazyPerFanout: 71.33, LazyPerFanoutMin: 59, LazyPerFanoutMax: 92, ConcurrentLastCompleters: 1,
 		StepStartedAccepted: 128, StepStartedRejected: 12.3, Deliveries: 131.7, Redeliveries: 3.7,
 		TTFSP50MS: 1234, TTFSP90MS: 2345, TTLSP50MS: 10234, TTLSP90MS: 12345,
 		DispatchPrologue: map[string]int{"run_context": 381, "runs_get": 3}, RealStoreP50MS: 43.3, RealStoreP90MS: 80.8}
 	sim := row
-	sim.Engine, sim.Core, sim.DispatchPrologue = "simlab", "simlab", nil
+	sim.Engine, sim.Core, sim.WorldLocal, sim.DispatchPrologue = "simlab", "simlab", "", nil
 	var b strings.Builder
 	printValidate(&b, &engine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: []engine.Row{row, sim}})
 	out := b.String()
@@ -115,7 +118,7 @@ func TestValidateTableIsReadable(t *testing.T) {
 	if strings.Contains(out, "map[") || !strings.Contains(out, "run_context 381, runs_get 3") {
 		t.Errorf("the dispatch prologues are not listed as words:\n%s", out)
 	}
-	for _, want := range []string{"71.33 (59..92)", "128.0/12.3", "131.7 (3.7)", "1234/2345", "10234/12345"} {
+	for _, want := range []string{"71.33 (59..92)", "128.0/12.3", "131.7 (3.7)", "1234/2345", "10234/12345", "beta.52/beta.46", "core 5.0.0-beta.52 on world-local beta.46"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}

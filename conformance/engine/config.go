@@ -53,18 +53,35 @@ type harnessConfig struct {
 	CrashFirstDelivery bool        `json:"crash_first_delivery"`
 	StripRunContext    bool        `json:"strip_run_context"`
 	ResilientDispatch  bool        `json:"resilient_dispatch"`
-	BatchCreates       bool        `json:"batch_creates"`
-	BundleDir          string      `json:"bundle_dir"`
-	DataDir            string      `json:"data_dir"`
-	TraceOut           string      `json:"trace_out,omitempty"`
-	TimeoutMS          int64       `json:"timeout_ms"`
-	DumpCalls          bool        `json:"dump_calls,omitempty"`
+	// DefaultDispatch leaves WORKFLOW_RESILIENT_STEP_DISPATCH unset, so the
+	// runtime dispatches as it does by default (ResilientDispatch ignored).
+	DefaultDispatch bool `json:"default_dispatch,omitempty"`
+	BatchCreates    bool `json:"batch_creates"`
+	// WorldLocal is the package the harness imports the real World from
+	// (@workflow/world-local or an alias of another release; "" is the
+	// former).
+	WorldLocal string `json:"world_local,omitempty"`
+	BundleDir  string `json:"bundle_dir"`
+	DataDir    string `json:"data_dir"`
+	TraceOut   string `json:"trace_out,omitempty"`
+	TimeoutMS  int64  `json:"timeout_ms"`
+	DumpCalls  bool   `json:"dump_calls,omitempty"`
 	// Gate, if set, holds chosen World calls and releases them together
 	// (gate.mjs): a race met every time instead of by timing.
 	Gate *gateConfig `json:"gate,omitempty"`
 	// ProbeReplay delivers each finished run's own message and its first
 	// queued step's once more, and reports what the runtime then does.
 	ProbeReplay bool `json:"probe_replay,omitempty"`
+	// ProbeKinds picks ProbeReplay's probes: run, step, ghost (a step
+	// message with a fresh step id, its stepInput kept) and ghost_bare
+	// (without stepInput); none is run and step.
+	ProbeKinds []string `json:"probe_kinds,omitempty"`
+	// ProbeUntilAcked records every redelivery of a probe answered with an
+	// error, until one is acked.
+	ProbeUntilAcked bool `json:"probe_until_acked,omitempty"`
+	// MaxQueueDeliveries sets the runtime's WORKFLOW_MAX_QUEUE_DELIVERIES
+	// (0: its default, 48).
+	MaxQueueDeliveries int `json:"max_queue_deliveries,omitempty"`
 	// RecordBodies reports every step body (its run, step, delivery, begin
 	// and end) and lets the gate's holds hold a body as it begins.
 	RecordBodies bool `json:"record_bodies,omitempty"`

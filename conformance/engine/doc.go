@@ -2,8 +2,10 @@
 //
 // The directory holds a Node harness (harness.mjs, store.mjs, gate.mjs; pinned
 // package.json and lock file) that compiles a fan-out workflow with
-// @workflow/builders and runs it on @workflow/core 5.0.0-beta.52 or
-// 5.0.0-beta.50 over world-local, with simlab's store model (latencies,
+// the @workflow/builders of the core's own version and runs it on any
+// @workflow/core release package.json installs side by side (releases.go:
+// beta.50, .52, .53, .55) over any installed world-local release (beta.45,
+// .46), with simlab's store model (latencies,
 // pools, stale reads, consumer crashes) imposed on the real World. This
 // package translates a simlab scenario into the harness's configuration
 // (refusing what the real side cannot honour), runs the harness in its own
@@ -21,5 +23,7 @@
 // the real World's own calls instead: each run's first run_started and the
 // run's cancel take their file-system steps in the model's interleaving
 // (conformance/worlds/gate.mjs, shared with the concurrent conformance test;
-// TestForcedCancelRacingStartReopensTheRealRun).
+// TestForcedCancelRacingStartReopensTheRealRun). matrix.go judges each
+// README finding on each release by such runs (simlab releases matrix,
+// docs/RELEASES.md).
 package engine

@@ -3,11 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +24,29 @@ import (
 // .ci/run never sets it, so CI always runs them.
 const optOut = "SIMLAB_SKIP_REAL_ENGINE"
 
-// prepared returns a Runner with the pinned packages installed (from the
-// lock file on a fresh clone) and the workflow compiled; it fails, never skips, when Node is
-// missing, unless the opt-out is set.
+// shared is the package's one prepared Runner: the packages installed once
+// and each pinned core's workflow compiled once (by its own builders), for
+// every test that runs the real engine; TestMain removes what it built.
+var shared struct {
+	once sync.Once
+	r    *Runner
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.r != nil {
+		if err := shared.r.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "removing the build dir: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// prepared returns the Runner with the pinned packages installed (from the
+// lock file on a fresh clone) and every pinned core's workflow compiled; it
+// fails, never skips, when Node is missing, unless the opt-out is set.
 func prepared(t *testing.T) *Runner {
 	t.Helper()
 	if os.Getenv(optOut) == "1" {
@@ -32,40 +55,64 @@ func prepared(t *testing.T) *Runner {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is not on PATH: the real-engine smoke needs Node.js ≥ 20 and npm (set %s=1 to opt out explicitly)", optOut)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	r := &Runner{Dir: "."}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Errorf("removing the build dir: %v", err)
-		}
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		shared.r = &Runner{Dir: "."}
+		shared.err = shared.r.Prepare(ctx, true, Cores...)
 	})
-	if err := r.Prepare(ctx, true); err != nil {
-		t.Fatal(err)
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
-	return r
+	return shared.r
 }
 
-func rowOf(t *testing.T, res *Result, engine, core, prologue string) Row {
+// releases is every pinned core over every pinned world-local release.
+func releases() []Release {
+	var out []Release
+	for _, c := range Pinned.Cores {
+		for _, w := range Pinned.WorldLocals {
+			out = append(out, Release{c, w})
+		}
+	}
+	return out
+}
+
+// pinnedCore is the pinned core of version v.
+func pinnedCore(t *testing.T, v string) Core {
+	t.Helper()
+	c, err := CoreByVersion(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func rowOf(t *testing.T, res *Result, engine, core, wl, prologue string) Row {
 	t.Helper()
 	for _, r := range res.Rows {
-		if r.Engine == engine && r.Core == core && r.Prologue == prologue {
+		if r.Engine == engine && r.Core == core && r.WorldLocal == wl && r.Prologue == prologue {
 			return r
 		}
 	}
-	t.Fatalf("no row %s/%s/%s in %+v", engine, core, prologue, res.Rows)
+	t.Fatalf("no row %s/%s/%s/%s in %+v", engine, core, wl, prologue, res.Rows)
 	return Row{}
 }
 
 // TestSmokeCountsMatch is the CI validation: one narrow width, one real
-// run per core, simlab on a few seeds, the fanout scenario (world-local, no
-// contention). The counts that must match do: prologue reads with and without
-// runContext, lazy reads per fan-out, claims, deliveries.
+// run per release (every pinned core over every pinned world-local, each
+// core's workflow compiled by its own builders), simlab on a few seeds, the
+// fanout scenario (world-local, no contention). The counts that must match
+// do: prologue reads with and without runContext, lazy reads per fan-out,
+// claims, deliveries; and each real row ran the release it names.
 func TestSmokeCountsMatch(t *testing.T) {
 	r := prepared(t)
 	sc, ok := model.Builtin("fanout")
 	if !ok {
 		t.Fatal("no built-in scenario fanout")
+	}
+	if len(Pinned.Cores) < 4 || len(Pinned.WorldLocals) < 2 {
+		t.Fatalf("package.json pins cores %v and world-locals %v: want beta.50, .52, .53, .55 over beta.45 and .46", versions(Pinned.Cores), versionsOf(Pinned.WorldLocals))
 	}
 	// The published runtime's default: step_created lands before the step's
 	// publish (resilient dispatch is opt-in there).
@@ -73,34 +120,94 @@ func TestSmokeCountsMatch(t *testing.T) {
 	const n = 8
 	inline := sc.Workflow.MaxInline
 	traceDir := t.TempDir()
-	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version, Cores[1].Version},
+	start := time.Now()
+	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{All}, WorldLocals: []string{All},
 		LegacyProducer: true, Repetitions: 1, Seeds: 10, Timeout: 2 * time.Minute, TraceDir: traceDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	realNew := rowOf(t, res, "real", Cores[0].Version, RunContext)
-	// Core beta.52 consuming messages a legacy producer sent (runContext
-	// stripped): its legacy prologue reads the run first, as beta.50 does.
-	realStripped := rowOf(t, res, "real", Cores[0].Version, RunsGet)
-	realOld := rowOf(t, res, "real", Cores[1].Version, RunsGet)
-	simNew := rowOf(t, res, "simlab", "simlab", RunContext)
-	simOld := rowOf(t, res, "simlab", "simlab", RunsGet)
-
+	t.Logf("%d rows (%d releases) in %v", len(res.Rows), len(releases()), time.Since(start).Round(100*time.Millisecond))
+	simNew := rowOf(t, res, "simlab", "simlab", "", RunContext)
+	simOld := rowOf(t, res, "simlab", "simlab", "", RunsGet)
 	queued := float64(n - inline)
-	for _, c := range []struct {
+	type pair struct {
 		what      string
 		real, sim float64
 		want      float64
-	}{
-		{"prologue reads with runContext", realNew.RunsGetPrologue, simNew.RunsGetPrologue, 0},
-		{"lazy reads per fan-out, legacy producer", realStripped.LazyPerFanout, simOld.LazyPerFanout, 0},
-		{"lazy reads per fan-out, legacy path", realOld.LazyPerFanout, simOld.LazyPerFanout, 0},
-		{"step_started accepted, fetch-free", realNew.StepStartedAccepted, simNew.StepStartedAccepted, n},
-		{"step_started accepted, legacy", realOld.StepStartedAccepted, simOld.StepStartedAccepted, n},
-		{"redeliveries", realNew.Redeliveries + realOld.Redeliveries, simNew.Redeliveries + simOld.Redeliveries, 0},
-	} {
-		if c.real != c.want || c.sim != c.want {
-			t.Errorf("%s: real %v, simlab %v, want both %v", c.what, c.real, c.sim, c.want)
+	}
+	var reals []Row
+	for _, rel := range releases() {
+		if !rel.Core.FetchFree() {
+			// Before beta.52: the legacy prologue, no runContext to read.
+			old := rowOf(t, res, "real", rel.Core.Version, rel.WorldLocal.Version, RunsGet)
+			reals = append(reals, old)
+			for _, c := range []pair{
+				{"lazy reads per fan-out, legacy path", old.LazyPerFanout, simOld.LazyPerFanout, 0},
+				{"step_started accepted, legacy", old.StepStartedAccepted, simOld.StepStartedAccepted, n},
+				{"redeliveries", old.Redeliveries, simOld.Redeliveries, 0},
+			} {
+				if c.real != c.want || c.sim != c.want {
+					t.Errorf("%s: %s: real %v, simlab %v, want both %v", rel, c.what, c.real, c.sim, c.want)
+				}
+			}
+			// The span attribute came with beta.52.
+			if len(old.DispatchPrologue) != 0 {
+				t.Errorf("%s: dispatch_prologue attribute present: %v", rel, old.DispatchPrologue)
+			}
+			continue
+		}
+		row := rowOf(t, res, "real", rel.Core.Version, rel.WorldLocal.Version, RunContext)
+		reals = append(reals, row)
+		for _, c := range []pair{
+			{"prologue reads with runContext", row.RunsGetPrologue, simNew.RunsGetPrologue, 0},
+			{"step_started accepted, fetch-free", row.StepStartedAccepted, simNew.StepStartedAccepted, n},
+			{"redeliveries", row.Redeliveries, simNew.Redeliveries, 0},
+		} {
+			if c.real != c.want || c.sim != c.want {
+				t.Errorf("%s: %s: real %v, simlab %v, want both %v", rel, c.what, c.real, c.sim, c.want)
+			}
+		}
+		// Without contention a fan-out gets at most one lazy read on both
+		// sides (none when the orchestrator's inline step finishes last).
+		if row.LazyPerFanoutMax > 1 || simNew.LazyPerFanoutMax > 1 {
+			t.Errorf("%s: lazy reads per fan-out without contention: real max %v, simlab max %v, want ≤ 1", rel, row.LazyPerFanoutMax, simNew.LazyPerFanoutMax)
+		}
+		// The span attribute is on every queued delivery's execute span from
+		// core beta.52 on.
+		if got := row.DispatchPrologue[RunContext]; got != int(queued) {
+			t.Errorf("%s: workflow.step.dispatch_prologue=run_context on %d spans, want %v (one per queued step): %v", rel, got, queued, row.DispatchPrologue)
+		}
+		hasSpan := false
+		for _, s := range row.SpanNames {
+			hasSpan = hasSpan || strings.HasPrefix(s, "workflow.execute ")
+		}
+		if !hasSpan {
+			t.Errorf("%s emitted no workflow.execute span: %v", rel, row.SpanNames)
+		}
+		checkRealTrace(t, traceDir, rel.Core.Version, rel.WorldLocal.Version)
+	}
+	// The first fetch-free core consuming messages a legacy producer sent
+	// (runContext stripped): its legacy prologue reads the run first, as
+	// beta.50 does.
+	first := Pinned.Cores[slices.IndexFunc(Pinned.Cores, Core.FetchFree)]
+	stripped := rowOf(t, res, "real", first.Version, Pinned.DefaultWorldLocal, RunsGet)
+	reals = append(reals, stripped)
+	if stripped.LazyPerFanout != 0 || simOld.LazyPerFanout != 0 {
+		t.Errorf("lazy reads per fan-out, legacy producer: real %v, simlab %v, want both 0", stripped.LazyPerFanout, simOld.LazyPerFanout)
+	}
+	if got := stripped.DispatchPrologue[RunsGet]; got != int(queued) {
+		t.Errorf("core %s, legacy producer: workflow.step.dispatch_prologue=runs_get on %d spans, want %v: %v", stripped.Core, got, queued, stripped.DispatchPrologue)
+	}
+	// Each real row ran the release it names, compiled by the builders of
+	// its own version (every pinned core has one), on a World that declares
+	// no invoke capability: so core beta.55's queued replay is not engaged,
+	// and its deliveries are the inline path's (below).
+	for _, row := range reals {
+		if row.World != HarnessWorld || row.WorldLocal == "" || row.Builders != row.Core {
+			t.Errorf("real row %s: world %q, world-local %q, builders %q; want world-local, a release, builders %s", row.Core, row.World, row.WorldLocal, row.Builders, row.Core)
+		}
+		if slices.Contains(row.WorldCapabilities, "invoke") || len(row.WorldCapabilities) == 0 {
+			t.Errorf("real row %s on world-local %s: capabilities %v, want some and no invoke", row.Core, row.WorldLocal, row.WorldCapabilities)
 		}
 	}
 	// The run's message and one per queued step are delivered; a replay
@@ -112,63 +219,41 @@ func TestSmokeCountsMatch(t *testing.T) {
 	// core beta.50 under load), so the test holds the relation, not a count:
 	// every delivery past 1+queued is a refused claim, and the legacy path
 	// pays one prologue read per step delivery (DOMAIN §9), extra ones too.
-	for _, row := range []Row{realNew, realStripped, realOld, simNew, simOld} {
+	// A replay enqueued through the queue (core beta.55 on an invoke World)
+	// would add deliveries with no claim and fail it.
+	for _, row := range append(reals, simNew, simOld) {
 		extra := row.Deliveries - 1 - queued
 		// Rows average over runs: compare within rounding.
 		if extra < -1e-9 || math.Abs(extra-row.StepStartedRejected) > 1e-9 {
-			t.Errorf("%s %s %s: %v deliveries and %v refused claims, want 1+%v deliveries and one refused claim per delivery beyond them",
-				row.Engine, row.Core, row.Prologue, row.Deliveries, row.StepStartedRejected, queued)
+			t.Errorf("%s %s %s %s: %v deliveries and %v refused claims, want 1+%v deliveries and one refused claim per delivery beyond them",
+				row.Engine, row.Core, row.WorldLocal, row.Prologue, row.Deliveries, row.StepStartedRejected, queued)
 		}
 		if row.Prologue == RunsGet && math.Abs(row.RunsGetPrologue-(row.Deliveries-1)) > 1e-9 {
-			t.Errorf("%s %s %s: %v prologue reads over %v step deliveries, want one per step delivery",
-				row.Engine, row.Core, row.Prologue, row.RunsGetPrologue, row.Deliveries-1)
+			t.Errorf("%s %s %s %s: %v prologue reads over %v step deliveries, want one per step delivery",
+				row.Engine, row.Core, row.WorldLocal, row.Prologue, row.RunsGetPrologue, row.Deliveries-1)
 		}
-	}
-	// Without contention a fan-out gets at most one lazy read on both sides
-	// (none when the orchestrator's inline step finishes last).
-	if realNew.LazyPerFanoutMax > 1 || simNew.LazyPerFanoutMax > 1 {
-		t.Errorf("lazy reads per fan-out without contention: real max %v, simlab max %v, want ≤ 1", realNew.LazyPerFanoutMax, simNew.LazyPerFanoutMax)
-	}
-	// The span attribute is on every queued delivery's execute span in core
-	// beta.52 and absent from beta.50, which predates it.
-	if got := realNew.DispatchPrologue[RunContext]; got != int(queued) {
-		t.Errorf("core %s: workflow.step.dispatch_prologue=run_context on %d spans, want %v (one per queued step): %v", realNew.Core, got, queued, realNew.DispatchPrologue)
-	}
-	if got := realStripped.DispatchPrologue[RunsGet]; got != int(queued) {
-		t.Errorf("core %s, legacy producer: workflow.step.dispatch_prologue=runs_get on %d spans, want %v: %v", realStripped.Core, got, queued, realStripped.DispatchPrologue)
-	}
-	if len(realOld.DispatchPrologue) != 0 {
-		t.Errorf("core %s: dispatch_prologue attribute present: %v", realOld.Core, realOld.DispatchPrologue)
 	}
 	// Every run is read back once it is over: the real World's log (all
 	// pages) holds the run's run_completed, and every run and step row
 	// reads back and parses; simlab counts the same from its History.
-	for _, row := range []Row{realNew, realStripped, realOld, simNew, simOld} {
+	for _, row := range append(reals, simNew, simOld) {
 		want := 1
 		if row.Engine == "simlab" {
 			want = 10
 		}
 		if row.RunsCounted != want || row.TerminalEventsMax < 1 || row.TerminalEvents < 1 || row.UnreadableRows != 0 {
-			t.Errorf("%s %s %s read back: %d runs counted (want %d), terminal events %v per run (max %d, want ≥ 1), %d unreadable rows (want 0)",
-				row.Engine, row.Core, row.Prologue, row.RunsCounted, want, row.TerminalEvents, row.TerminalEventsMax, row.UnreadableRows)
+			t.Errorf("%s %s %s %s read back: %d runs counted (want %d), terminal events %v per run (max %d, want ≥ 1), %d unreadable rows (want 0)",
+				row.Engine, row.Core, row.WorldLocal, row.Prologue, row.RunsCounted, want, row.TerminalEvents, row.TerminalEventsMax, row.UnreadableRows)
 		}
 	}
-	hasSpan := false
-	for _, s := range realNew.SpanNames {
-		hasSpan = hasSpan || strings.HasPrefix(s, "workflow.execute ")
-	}
-	if !hasSpan {
-		t.Errorf("core %s emitted no workflow.execute span: %v", realNew.Core, realNew.SpanNames)
-	}
-	checkRealTrace(t, traceDir, realNew.Core)
 }
 
 // checkRealTrace runs simlab check --trace's judge over the real engine's
 // own spans of the fetch-free run: it judges what core's spans carry, says
 // why it cannot judge the rest, and finds nothing wrong with a clean run.
-func checkRealTrace(t *testing.T, dir, core string) {
+func checkRealTrace(t *testing.T, dir, core, wl string) {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "real-"+core+"-*-"+RunContext+"-rep*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(dir, "real-"+core+"-wl"+wl+"-*-"+RunContext+"-rep*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("real traces of core %s in %s: %v, want one", core, dir, files)
 	}
@@ -245,7 +330,7 @@ func TestTimeoutReportsRunAndCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Seed = 1
-	_, err = r.Run(context.Background(), Cores[0], cfg, 3*time.Second)
+	_, err = r.Run(context.Background(), pinnedCore(t, Pinned.DefaultCore), cfg, 3*time.Second)
 	var re *RunError
 	if !errors.As(err, &re) {
 		t.Fatalf("got %v, want a RunError", err)
@@ -270,24 +355,33 @@ func TestTimeoutReportsRunAndCleansUp(t *testing.T) {
 // TestStalePendingLazyReadFailsTheRealRun: when a last completer's lazy
 // runs.get answers with a stale pending row, the published runtime does not
 // replay on (as DOMAIN §7 and the review fix's comment say): the row has no
-// startedAt and the replay fails the run. simlab does the same by default;
-// its variant replay-on-stale-pending continues, as DOMAIN §7 says.
+// startedAt and the replay fails the run, on every fetch-free release
+// (core beta.52 on) over every pinned world-local. simlab does the same by
+// default; its variant replay-on-stale-pending continues, as DOMAIN §7 says.
 func TestStalePendingLazyReadFailsTheRealRun(t *testing.T) {
 	r := prepared(t)
 	sc, _ := model.Builtin("fanout")
-	sc.Workflow.ResilientDispatch = false
-	sc.Faults.StaleRead = 1
-	sc.Store.StaleLag = time.Minute // every stale read reaches back before run_started
-	cfg, err := harnessFor(sc, 8)
+	cfg, err := stalePendingConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Seed = 1
-	_, err = r.Run(context.Background(), Cores[0], cfg, time.Minute)
-	var re *RunError
-	if !errors.As(err, &re) || !strings.Contains(re.Msg, `no "startedAt"`) || len(re.RunIDs) != 1 {
-		t.Fatalf("got %v, want the run failed for want of startedAt", err)
-	}
+	t.Run("real", func(t *testing.T) {
+		for _, rel := range releases() {
+			if !rel.Core.FetchFree() {
+				continue
+			}
+			t.Run(rel.String(), func(t *testing.T) {
+				t.Parallel()
+				_, err := r.Run(context.Background(), rel.Core, rel.On(cfg), time.Minute)
+				if v := judgeStalePending(err); v.Verdict != Holds {
+					t.Fatalf("got %v (%s), want the run failed for want of startedAt", err, v.Evidence)
+				}
+			})
+		}
+	})
+	sc.Workflow.ResilientDispatch = false
+	sc.Faults.StaleRead = 1
+	sc.Store.StaleLag = time.Minute
 	// simlab, the same scenario over 10 seeds: failed by default wherever a
 	// queued completer (not the orchestrator's inline step) finished the
 	// fan-out, continued on every stale pending read with the variant.
@@ -323,13 +417,13 @@ func TestCrashedFirstDeliveriesComeBack(t *testing.T) {
 	sc.Workflow.ResilientDispatch = false
 	sc.Faults.CrashFirstDelivery = true
 	const n = 6
-	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Cores[0].Version},
+	res, err := Validate(context.Background(), r, sc, Options{Branches: []int{n}, Cores: []string{Pinned.DefaultCore},
 		Repetitions: 1, Seeds: 5, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := rowOf(t, res, "real", Cores[0].Version, RunContext)
-	sim := rowOf(t, res, "simlab", "simlab", RunContext)
+	real := rowOf(t, res, "real", Pinned.DefaultCore, Pinned.DefaultWorldLocal, RunContext)
+	sim := rowOf(t, res, "simlab", "simlab", "", RunContext)
 	queued := float64(n - sc.Workflow.MaxInline)
 	for _, c := range []struct {
 		what      string

@@ -12,28 +12,13 @@ import (
 	"time"
 )
 
-// gatedRace is the fan-in race of a fan-out's concurrent last completers,
-// forced by the gate (gate.mjs) instead of met by timing: one fan-out of
-// `branches` steps (one inline, the rest queued), no drawn latency, no pool
-// bound; every delivery's pending check after its own step_completed is
-// held until all the fan-out's step_completed were written, so every branch
-// sees an empty pending set and continues the workflow; their run_completed
-// writes are held until all `branches` are pending and released in one
-// tick. `runs` runs in one harness process, each gated on its own.
-func gatedRace(branches, runs int) harnessConfig {
-	return harnessConfig{
-		Seed: 1, Fanouts: []int{branches}, MaxInline: 1, Runs: runs,
-		Gate:        &gateConfig{FanIn: branches, RunCompleted: branches},
-		ProbeReplay: true,
-	}
-}
-
 // TestGatedLastCompletersCorruptTheRealLog: concurrent last completers of
 // one fan-out each replay the workflow and each write run_completed, and
-// world-local 5.0.0-beta.45 accepts every one of them (its events.create
-// reads the run, validates and writes with no lock across the check and the
-// write for run-level events): the run's log holds more than one accepted
-// terminal event, in every run, on core beta.52 (fetch-free prologue, lazy
+// world-local 5.0.0-beta.45 and beta.46 accept every one of them (their
+// events.create reads the run, validates and writes with no lock across the
+// check and the write for run-level events): the run's log holds more than
+// one accepted terminal event, in every run, on every pinned core over every
+// pinned world-local, core beta.52 on (fetch-free prologue, lazy
 // last-completer read) and beta.50 (legacy prologue) alike. It also pins
 // down what the runtime does afterwards: the client's returnValue resolves,
 // the run row and every step row read back, and a late redelivery of the
@@ -42,11 +27,12 @@ func gatedRace(branches, runs int) harnessConfig {
 func TestGatedLastCompletersCorruptTheRealLog(t *testing.T) {
 	r := prepared(t)
 	const branches, runs = 4, 10
-	for _, core := range Cores {
-		t.Run(core.Version, func(t *testing.T) {
+	for _, rel := range releases() {
+		core := rel.Core
+		t.Run(rel.String(), func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			out, err := r.Run(context.Background(), core, gatedRace(branches, runs), 2*time.Minute)
+			out, err := r.Run(context.Background(), core, rel.On(gatedRace(branches, runs)), 2*time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +80,7 @@ func TestGatedLastCompletersCorruptTheRealLog(t *testing.T) {
 				}
 			}
 			if corrupt != runs {
-				t.Errorf("core %s: %d of %d runs have more than one accepted run_completed in their log (accepted per run: %v), want all", core.Version, corrupt, runs, accepted)
+				t.Errorf("core %s: %d of %d runs have more than one accepted run_completed in their log (accepted per run: %v), want all", rel, corrupt, runs, accepted)
 			}
 			// Late redeliveries after the double end: refused, acked, and
 			// nothing more accepted.
@@ -118,7 +104,7 @@ func TestGatedLastCompletersCorruptTheRealLog(t *testing.T) {
 				story = append(story, p.Kind+" probe: "+p.story())
 			}
 			t.Logf("core %s: %d/%d runs with >1 run_completed accepted (per run: %v); runtime log: %d errors, %d warnings; %s; %s",
-				core.Version, corrupt, runs, accepted, out.RuntimeLog.Error, out.RuntimeLog.Warn, strings.Join(story, "; "), time.Since(start).Round(100*time.Millisecond))
+				rel, corrupt, runs, accepted, out.RuntimeLog.Error, out.RuntimeLog.Warn, strings.Join(story, "; "), time.Since(start).Round(100*time.Millisecond))
 		})
 	}
 }

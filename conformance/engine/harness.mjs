@@ -1,14 +1,19 @@
 // Runs the real Workflow SDK runtime (@workflow/core) on world-local for
 // simlab validate.
 //
-//   node --import ./register.mjs harness.mjs build DIR     compile workflow/fanout.ts into DIR
-//   node --import ./register.mjs harness.mjs run CONFIG    run it once, print a JSON summary
+//   node --import ./register.mjs harness.mjs build DIR [BUILDERS]   compile workflow/fanout.ts into DIR
+//   node --import ./register.mjs harness.mjs run CONFIG              run it once, print a JSON summary
 //
 // CONFIG is a JSON file written by simlab (conformance/engine.go): the
 // resolved scenario's store model, the widths, the body latencies and where
 // to put the data dir and the OTLP JSON Lines trace. SIMLAB_CORE_ALIAS
-// (hooks.mjs) picks the runtime: unset for @workflow/core 5.0.0-beta.52,
-// core-b50 for 5.0.0-beta.50. Everything counted is counted from the World's
+// (hooks.mjs) picks the runtime: unset for @workflow/core, an npm alias of
+// package.json (core-b50, core-b55, ...) for another release; CONFIG's
+// world_local the World's package (@workflow/world-local or an alias such
+// as wl-b46). BUILDERS is the @workflow/builders package that compiles the
+// workflow (builders-b55, ...: the core's own release); DIR's node_modules,
+// when the caller laid it out (runner.go, overlayModules), resolves
+// @workflow/core to the release under test. Everything counted is counted from the World's
 // calls (store.mjs wraps the World) and the deliveries the queue made, never
 // inferred. CONFIG's gate (gate.mjs) holds chosen World calls (and, with
 // record_bodies, chosen step bodies) and releases them together or on a
@@ -25,10 +30,10 @@ import { createStartCancelRace } from './race.mjs';
 import { instrumentLocal } from '../worlds/gate.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [, , mode, arg] = process.argv;
+const [, , mode, arg, arg2] = process.argv;
 
 if (mode === 'build') {
-  await build(arg);
+  await build(arg, arg2 || '@workflow/builders');
   process.exit(0);
 } else if (mode === 'run') {
   const cfg = JSON.parse(await readFile(arg, 'utf8'));
@@ -39,7 +44,7 @@ if (mode === 'build') {
   await new Promise((resolve) => process.stdout.write(JSON.stringify(out) + '\n', resolve));
   process.exit(out.error ? 1 : 0);
 } else {
-  console.error('usage: harness.mjs build DIR | run CONFIG.json');
+  console.error('usage: harness.mjs build DIR [BUILDERS] | run CONFIG.json');
   process.exit(2);
 }
 
@@ -48,8 +53,8 @@ if (mode === 'build') {
 // of the __wkf_workflow_ queue). Non-step imports stay external and the
 // workflow bundle imports `workflow/runtime` at run time, so the runtime that
 // executes is the one hooks.mjs resolves, not one frozen into the bundle.
-async function build(dir) {
-  const { BaseBuilder } = await import('@workflow/builders');
+async function build(dir, buildersPkg) {
+  const { BaseBuilder } = await import(buildersPkg);
   class Builder extends BaseBuilder {
     async build() {}
   }
@@ -76,7 +81,12 @@ async function build(dir) {
   const code = await readFile(path.join(dir, 'workflows.mjs'), 'utf8');
   const id = code.match(/workflow\/\/\.\/fanout\/\/fanout/);
   if (!id) throw new Error('build: the compiled workflow bundle names no workflow//./fanout//fanout');
-  await writeFile(path.join(dir, 'build.json'), JSON.stringify({ workflowId: id[0] }) + '\n');
+  // Which builders compiled it and which core's code the bundles inlined
+  // (the @workflow/core DIR's node_modules resolves to).
+  const version = async (p) => JSON.parse(await readFile(p, 'utf8')).version;
+  const builders = await version(path.join(here, 'node_modules', buildersPkg, 'package.json'));
+  const bundleCore = await version(path.join(dir, 'node_modules', '@workflow', 'core', 'package.json'));
+  await writeFile(path.join(dir, 'build.json'), JSON.stringify({ workflowId: id[0], builders, bundleCore }) + '\n');
 }
 
 async function run(cfg) {
@@ -84,8 +94,12 @@ async function run(cfg) {
   // (simlab's store.consumers); no recovery of old runs.
   process.env.WORKFLOW_MAX_INLINE_STEPS = String(cfg.max_inline);
   if (cfg.consumers > 0) process.env.WORKFLOW_LOCAL_QUEUE_CONCURRENCY = String(cfg.consumers);
+  // The runtime's delivery cap (48 by default; it can only be lowered).
+  if (cfg.max_queue_deliveries > 0) process.env.WORKFLOW_MAX_QUEUE_DELIVERIES = String(cfg.max_queue_deliveries);
   process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
-  process.env.WORKFLOW_RESILIENT_STEP_DISPATCH = cfg.resilient_dispatch ? '1' : '0';
+  // default_dispatch leaves the switch unset: the runtime's own default.
+  if (cfg.default_dispatch) delete process.env.WORKFLOW_RESILIENT_STEP_DISPATCH;
+  else process.env.WORKFLOW_RESILIENT_STEP_DISPATCH = cfg.resilient_dispatch ? '1' : '0';
 
   // The tracer provider must exist before the runtime is imported.
   const { NodeTracerProvider } = await import('@opentelemetry/sdk-trace-node');
@@ -96,7 +110,9 @@ async function run(cfg) {
 
   const coreVersion = JSON.parse(await readFile(
     path.join(here, 'node_modules', process.env.SIMLAB_CORE_ALIAS || '@workflow/core', 'package.json'), 'utf8')).version;
-  const { createWorld } = await import('@workflow/world-local');
+  const worldPkg = cfg.world_local || '@workflow/world-local';
+  const worldLocalVersion = JSON.parse(await readFile(path.join(here, 'node_modules', worldPkg, 'package.json'), 'utf8')).version;
+  const { createWorld } = await import(worldPkg);
   const real = createWorld({ dataDir: cfg.data_dir, recoverActiveRuns: false });
   await real.start();
 
@@ -170,11 +186,22 @@ async function run(cfg) {
   const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
   await import(bundles + 'steps.mjs');
   const { POST } = await import(bundles + 'workflows.mjs');
-  const { workflowId } = JSON.parse(await readFile(path.join(cfg.bundle_dir, 'build.json'), 'utf8'));
+  const built = JSON.parse(await readFile(path.join(cfg.bundle_dir, 'build.json'), 'utf8'));
+  const { workflowId } = built;
 
   let inFlight = 0;
   let probing = false;
-  const probeDone = new Map(); // run -> resolve, for a probe replay's delivery
+  // Each probe delivery that ended, per run, until the prober takes it.
+  const probeEnded = new Map(); // run -> { ended: [d...], wake }
+  const probeBox = (run) => {
+    if (!probeEnded.has(run)) probeEnded.set(run, { ended: [], wake: null });
+    return probeEnded.get(run);
+  };
+  const nextProbe = (run) => {
+    const box = probeBox(run);
+    if (box.ended.length) return Promise.resolve(box.ended.shift());
+    return new Promise((resolve) => { box.wake = () => { box.wake = null; resolve(box.ended.shift()); }; });
+  };
   const runMessages = new Map(); // run -> the run's own first message
   const stepMessages = new Map(); // run -> the first queued step's message
   const handler = async (req) => {
@@ -210,7 +237,11 @@ async function run(cfg) {
       d.end = store.now();
       inFlight--;
       gate?.ended(d);
-      if (d.probe) probeDone.get(d.run)?.();
+      if (d.probe) {
+        const box = probeBox(d.run);
+        box.ended.push(d);
+        box.wake?.();
+      }
     }
   };
   world.registerHandler('__wkf_workflow_', handler);
@@ -291,31 +322,48 @@ async function run(cfg) {
   // probe_replay: deliver each finished run's own message once more, and
   // then its first queued step's, as late redeliveries would, and record
   // what the runtime does with the log (a replay of the run; a step consumer
-  // that finds its step done and checks the fan-out).
+  // that finds its step done and checks the fan-out). probe_kinds picks the
+  // probes (default run and step): ghost is the first queued step's message
+  // with a fresh step id (a step whose step_created never landed, on the
+  // ended run), its stepInput kept when the runtime sent one (resilient
+  // dispatch); ghost_bare the same without stepInput. A probe answered with
+  // an error is delivered again by world-local (after its 5 s backoff): with
+  // probe_until_acked, every redelivery is recorded too (attempt 2, 3, ...)
+  // until one is acked (the runtime's WORKFLOW_MAX_QUEUE_DELIVERIES,
+  // max_queue_deliveries, bounds them).
   const probes = [];
   if (cfg.probe_replay && !error) {
     probing = true;
+    const kinds = cfg.probe_kinds ?? ['run', 'step'];
     for (const r of runs) {
       const first = deliveries.find((d) => d.run === r.run_id && !d.step);
-      const msgs = [['run', runMessages.get(r.run_id)], ['step', stepMessages.get(r.run_id)]];
+      const msgs = kinds.map((k) => [k, k === 'run' ? runMessages.get(r.run_id) : stepMessages.get(r.run_id)]);
       for (const [kind, msg] of msgs) {
         if (!msg || !first) continue;
-        const from = calls.length;
-        const done = new Promise((resolve) => probeDone.set(r.run_id, resolve));
-        const probe = kind === 'run'
-          ? { runId: r.run_id, traceCarrier: msg.traceCarrier, requestedAt: new Date() }
-          : { ...msg, requestedAt: new Date() };
-        await world.queue(first.queue, probe);
-        if ((await Promise.race([done, timeout])) === 'timeout') {
-          error = `timed out after ${cfg.timeout_ms} ms waiting for the ${kind} probe of run ${r.run_id}`;
-          break;
+        let probe;
+        if (kind === 'run') probe = { runId: r.run_id, traceCarrier: msg.traceCarrier, requestedAt: new Date() };
+        else if (kind === 'step') probe = { ...msg, requestedAt: new Date() };
+        else {
+          probe = { ...msg, stepId: ghostStepId(rand), requestedAt: new Date() };
+          if (kind === 'ghost_bare') delete probe.stepInput;
         }
-        const d = deliveries.findLast((x) => x.probe && x.run === r.run_id);
-        probes.push({
-          run_id: r.run_id, kind, status: d?.status ?? 0,
-          calls: calls.slice(from).map((c) => ({ op: c.op, event: c.event, result: c.result, error: c.error, status: c.status, run_ends: c.run_ends })),
-        });
+        await world.queue(first.queue, probe);
+        for (;;) {
+          const d = await Promise.race([nextProbe(r.run_id), timeout]);
+          if (d === 'timeout') {
+            error = `timed out after ${cfg.timeout_ms} ms waiting for the ${kind} probe of run ${r.run_id}`;
+            break;
+          }
+          probes.push({
+            run_id: r.run_id, kind, status: d.status, attempt: d.attempt, step: probe.stepId, step_input: probe.stepInput !== undefined,
+            calls: calls.filter((c) => c.delivery === d.index)
+              .map((c) => ({ op: c.op, event: c.event, result: c.result, error: c.error, status: c.status, run_ends: c.run_ends })),
+          });
+          if (!cfg.probe_until_acked || d.status < 400) break;
+        }
+        if (error) break;
       }
+      if (error) break;
     }
     probing = false;
   }
@@ -330,6 +378,10 @@ async function run(cfg) {
   if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
   const summary = summarize({ cfg, coreVersion, calls: calls.slice(0, callsRun), deliveries: deliveries.slice(0, deliveriesRun), runs, spans });
   summary.read_back = readBack;
+  summary.world_local = worldLocalVersion;
+  summary.builders = built.builders;
+  summary.bundle_core = built.bundleCore;
+  summary.world_capabilities = Object.keys(real.capabilities ?? {}).sort();
   summary.runtime_log = {
     warn: logLines.slice(0, logRun).filter((l) => l.level === 'warn').length,
     error: logLines.slice(0, logRun).filter((l) => l.level === 'error').length,
@@ -356,6 +408,15 @@ async function run(cfg) {
   await Promise.race([real.close?.(), new Promise((r) => setTimeout(r, 2000))]);
   await rm(cfg.data_dir, { recursive: true, force: true });
   return summary;
+}
+
+// ghostStepId is a step id no step of the World has: step_ and a ULID's 26
+// Crockford base-32 characters, as world-local mints them.
+function ghostStepId(rand) {
+  const abc = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  let s = 'step_01';
+  for (let i = 0; i < 24; i++) s += abc[Math.floor(rand() * 32)];
+  return s;
 }
 
 // readRunBack reads a run back from the real World once it is quiet: its

@@ -246,7 +246,7 @@ func TestForcedEarlyQueuedCompletionAgainstTheInlineStep(t *testing.T) {
 			outcomes := map[string]int{}
 			optimistic, backstops, ends := 0, 0, map[string]int{}
 			for i, run := range out.Runs {
-				res, bad := judgeInlineRace(out, i, core.Alias != "")
+				res, bad := judgeInlineRace(out, i, !core.FetchFree())
 				b := out.ReadBack[i]
 				if b.RunID != run.RunID {
 					t.Fatalf("read back %s in place of %s", b.RunID, run.RunID)

@@ -2,89 +2,22 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/simlab/simlab/conformance"
-	"github.com/simlab/simlab/model"
-	"github.com/simlab/simlab/model/world"
 )
 
-// startCancelSchedule is the race "start-overwrites-cancel" of
-// conformance/testdata/races.json (a race of world-local beta.45, the World
-// this harness runs) in the interleaving the brief of this test names, as
-// gate.mjs's schedule: run_started's read of the run file; the cancel's read,
-// write and publish; run_started's write and publish. It is checked on the
-// model first: model/world's world-local Txns, stepped in that order, end as
-// the race file says the real World ends (both accepted, the run running,
-// its log run_created, run_cancelled, run_started), one Txn step being one
-// step of the schedule (a world-local run event's read, file write and
-// publish: worlds/gate.mjs's classifier).
+// startCancelSchedule is StartCancelSchedule of this repository's races
+// file: the model's interleaving of start-overwrites-cancel, checked on the
+// model first.
 func startCancelSchedule(t *testing.T) [][2]int {
 	t.Helper()
-	races, err := conformance.ReadRaces(filepath.Join("..", "testdata", "races.json"))
+	schedule, err := StartCancelSchedule(filepath.Join("..", "testdata", "races.json"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	w, err := conformance.WorldByName("wl-fixed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const outcome = "ok ok | r0 running log=[run_created,run_cancelled,run_started]"
-	found := false
-	for _, r := range races {
-		if r.Name == "start-overwrites-cancel" {
-			found = true
-			if !r.On(w) || len(r.Setup) != 0 || len(r.Batch) != 2 || r.Batch[0].Type != "run_started" || r.Batch[1].Type != "run_cancelled" || r.Outcome != outcome {
-				t.Fatalf("race %s: want run_started and run_cancelled on a fresh run of %s ending %q, got %+v on %v ending %q", r.Name, w.Name, outcome, r.Batch, r.Worlds, r.Outcome)
-			}
-		}
-	}
-	if !found {
-		t.Fatal("conformance/testdata/races.json has no race start-overwrites-cancel")
-	}
-	s := world.NewFor(model.StoreRules(w.Profile), w.Fence)
-	id := s.CreateRun(0, 0, 7, -1)
-	txns := []world.Txn{s.Begin(world.Event{Type: world.EvRunStarted, Run: id}, 0), s.Begin(world.Event{Type: world.EvRunCancelled, Run: id}, 1)}
-	var schedule [][2]int
-	next := []int{0, 0}
-	for _, c := range []int{0, 1, 1, 1, 0, 0} {
-		if !s.Advance(&txns[c], 0) {
-			t.Fatalf("model: call %d cannot take its step %d", c, next[c])
-		}
-		schedule = append(schedule, [2]int{c, next[c]})
-		next[c]++
-	}
-	var log []string
-	for _, e := range s.Log(id) {
-		log = append(log, e.Type.String())
-	}
-	for i, tx := range txns {
-		if res, _, _ := tx.Result(); !tx.Done() || res != world.OK {
-			t.Fatalf("model: call %d done %v answering %v after its three steps, want done and ok", i, tx.Done(), res)
-		}
-	}
-	if got := fmt.Sprintf("r0 %s log=[%s]", s.Get(id).Status, strings.Join(log, ",")); !strings.HasSuffix(outcome, got) {
-		t.Fatalf("model: the interleaving ends %q, want %q", got, outcome)
 	}
 	return schedule
-}
-
-// forcedStartCancel is a run's start raced by its cancel, forced: one
-// fan-out of `branches` steps (one inline), no drawn latency, no pool
-// bound; each run's first run_started and the harness's Run#cancel of the
-// run take their real World steps in the model's order. `runs` runs in one
-// harness process, raced one after another.
-func forcedStartCancel(schedule [][2]int, branches, runs int) harnessConfig {
-	return harnessConfig{
-		Seed: 1, Fanouts: []int{branches}, MaxInline: 1, Runs: runs,
-		Race:      &raceConfig{Kind: "start_cancel", Schedule: schedule},
-		DumpCalls: true,
-	}
 }
 
 // TestForcedCancelRacingStartReopensTheRealRun: simlab's prediction of a
@@ -100,16 +33,18 @@ func forcedStartCancel(schedule [][2]int, branches, runs int) harnessConfig {
 // event. It also pins down what the runtime does then: no run_completed is
 // written (the continuation's replay loads a log holding run_cancelled and
 // exits), so the run never reaches a terminal status, and the client's
-// returnValue is either rejected as cancelled or never settles.
+// returnValue is either rejected as cancelled or never settles. So on every
+// pinned core over every pinned world-local.
 func TestForcedCancelRacingStartReopensTheRealRun(t *testing.T) {
 	r := prepared(t)
 	schedule := startCancelSchedule(t)
 	const branches, runs = 4, 10
-	for _, core := range Cores {
-		t.Run(core.Version, func(t *testing.T) {
+	for _, rel := range releases() {
+		core := rel.Core
+		t.Run(rel.String(), func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			out, err := r.Run(context.Background(), core, forcedStartCancel(schedule, branches, runs), 2*time.Minute)
+			out, err := r.Run(context.Background(), core, rel.On(forcedStartCancel(schedule, branches, runs)), 2*time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,23 +78,7 @@ func TestForcedCancelRacingStartReopensTheRealRun(t *testing.T) {
 				// The log: run_created, run_cancelled, then the accepted
 				// run_started and every step, created and started after the
 				// run's terminal event; no second terminal event.
-				bad := []string{}
-				if b.FirstTerminal != "run_cancelled" || b.TerminalEvents != 1 || b.TerminalByType["run_cancelled"] != 1 {
-					bad = append(bad, fmt.Sprintf("terminal events %v (first %q), want one run_cancelled", b.TerminalByType, b.FirstTerminal))
-				}
-				if !sameCounts(b.BeforeTerminal, map[string]int{"run_created": 1}) {
-					bad = append(bad, fmt.Sprintf("before it %v, want run_created alone", b.BeforeTerminal))
-				}
-				want := map[string]int{"run_started": 1, "step_created": branches, "step_started": branches, "step_completed": branches}
-				if !sameCounts(b.AfterTerminal, want) {
-					bad = append(bad, fmt.Sprintf("after it %v, want %v", b.AfterTerminal, want))
-				}
-				if b.RunStatus != "running" {
-					bad = append(bad, fmt.Sprintf("the run row reads %q, want running", b.RunStatus))
-				}
-				if len(b.Unreadable) != 0 {
-					bad = append(bad, fmt.Sprintf("rows that do not read back: %+v", b.Unreadable))
-				}
+				bad := reopenedProblems(b, branches)
 				if len(bad) == 0 {
 					reopened++
 				} else {
@@ -199,32 +118,7 @@ func TestForcedCancelRacingStartReopensTheRealRun(t *testing.T) {
 				t.Errorf("core %s: the runtime logged %d errors: %+v", core.Version, out.RuntimeLog.Error, out.RuntimeLog.Lines)
 			}
 			t.Logf("core %s: %d/%d runs reopened (run_cancelled, then run_started accepted, %d steps started after it, no run_completed, row running); client's returnValue: %s; runtime log: %d errors, %d warnings; %s",
-				core.Version, reopened, runs, branches, countsString(client), out.RuntimeLog.Error, out.RuntimeLog.Warn, time.Since(start).Round(100*time.Millisecond))
+				rel, reopened, runs, branches, countsString(client), out.RuntimeLog.Error, out.RuntimeLog.Warn, time.Since(start).Round(100*time.Millisecond))
 		})
 	}
-}
-
-func sameCounts(got, want map[string]int) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for k, v := range want {
-		if got[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func countsString(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -236,7 +236,7 @@ func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
 func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reproduction, o ReproduceOptions) error {
 	cores := o.Cores
 	if len(cores) == 0 {
-		cores = []string{Cores[0].Version}
+		cores = []string{ReproduceCore}
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
@@ -259,7 +259,7 @@ func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		if runErr != nil && cr.Verdict == VerdictReproduced {
 			cr.Verdict, cr.Reason = VerdictDiverged, runErr.Error()
 		} else if runErr != nil {
-			cr.Reason += "; " + firstLine(runErr.Error())
+			cr.Reason += "; " + firstLine(runErr.Error(), 300)
 		}
 		record := struct {
 			Core       string      `json:"core"`
@@ -279,13 +279,6 @@ func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		rp.Cores = append(rp.Cores, cr)
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // judgeReproduction says whether a real run honoured the plan and shows

@@ -315,7 +315,7 @@ func TestReproduceTwoLastCompletersOnTheRealCore(t *testing.T) {
 	r := prepared(t)
 	s, rp := loadSaved(t, "f15-two-run-completed.json")
 	start := time.Now()
-	err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{Cores: []string{Cores[0].Version, Cores[1].Version}, OutDir: t.TempDir(), Base: "f15", Timeout: time.Minute})
+	err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{Cores: []string{ReproduceCore, ReproduceLegacyCore}, OutDir: t.TempDir(), Base: "f15", Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,42 +11,32 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
-
-// Core is one runtime under test: its package version and the npm alias
-// package.json installs it under ("" for @workflow/core itself).
-type Core struct {
-	Version string
-	Alias   string
-}
-
-// Cores are the runtimes package.json pins, in the order rows print.
-var Cores = []Core{
-	{Version: "5.0.0-beta.52", Alias: ""},
-	{Version: "5.0.0-beta.50", Alias: "core-b50"},
-}
-
-// CoreByVersion finds a pinned core by its version.
-func CoreByVersion(v string) (Core, error) {
-	var have []string
-	for _, c := range Cores {
-		if c.Version == v {
-			return c, nil
-		}
-		have = append(have, c.Version)
-	}
-	return Core{}, fmt.Errorf("core %q is not installed by conformance/engine/package.json: want one of %s", v, strings.Join(have, ", "))
-}
 
 // Runner runs the Node harness in Dir (conformance/engine).
 type Runner struct {
 	Dir string
 	// Log receives npm's output while it installs; nil discards it.
 	Log io.Writer
-	// build is the temp dir holding the compiled bundles.
-	build string
+	// Catalog is what Dir's package.json installs (Prepare reads it when
+	// nil).
+	Catalog *Catalog
+	// build is the temp dir holding the compiled bundles, one directory
+	// per core (bundles), each compiled by that core's own builders.
+	build   string
+	mu      sync.Mutex
+	bundles map[string]*bundle
+}
+
+// bundle is one core's compiled workflow, built once (ready closes when
+// the build is done; err is its outcome).
+type bundle struct {
+	dir   string
+	ready chan struct{}
+	err   error
 }
 
 // FindDir locates conformance/engine from the working directory upwards
@@ -72,14 +62,16 @@ func FindDir() (string, error) {
 
 // Prepare checks Node, installs the pinned packages if they are missing
 // (from the committed lock file) when install is set, and compiles the
-// workflow once. Close removes what it built.
+// workflow for each of cores, each with the @workflow/builders of its own
+// version (Bundle; a core not compiled here is compiled on its first Run).
+// Close then removes what was built.
 //
 // It runs `npm install --no-save`, not `npm ci`: the lock pins every version,
 // but npm ci refuses it because cbor-extract's optional platform packages
 // (@cbor-extract/*) are not on the registry this project reaches, so the lock
 // has no entry for them; npm install skips them as optional and writes
 // nothing back.
-func (r *Runner) Prepare(ctx context.Context, install bool) error {
+func (r *Runner) Prepare(ctx context.Context, install bool, cores ...Core) error {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return fmt.Errorf("node not found on PATH: simlab validate runs the real @workflow/core in Node.js (v20 or later); install Node.js and npm")
@@ -91,6 +83,11 @@ func (r *Runner) Prepare(ctx context.Context, install bool) error {
 	var major int
 	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "v%d", &major); err != nil || major < 20 {
 		return fmt.Errorf("node %s: the real engine needs Node.js v20 or later", strings.TrimSpace(string(out)))
+	}
+	if r.Catalog == nil {
+		if r.Catalog, err = ReadCatalog(r.Dir); err != nil {
+			return fmt.Errorf("reading %s: %w", filepath.Join(r.Dir, "package.json"), err)
+		}
 	}
 	if !r.installed() {
 		if !install {
@@ -113,21 +110,152 @@ func (r *Runner) Prepare(ctx context.Context, install bool) error {
 			return fmt.Errorf("npm install in %s finished but a pinned package is still missing", r.Dir)
 		}
 	}
-	build, err := os.MkdirTemp("", "simlab-engine-build-")
+	r.mu.Lock()
+	if r.build == "" {
+		build, err := os.MkdirTemp("", "simlab-engine-build-")
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		r.build = build
+		r.bundles = map[string]*bundle{}
+	}
+	r.mu.Unlock()
+	// Two compilations at a time: each is one Node process, mostly CPU.
+	errs := make(chan error, len(cores))
+	sem := make(chan struct{}, 2)
+	for _, c := range cores {
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, err := r.Bundle(ctx, c)
+			errs <- err
+		}()
+	}
+	var first error
+	for range cores {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Bundle returns the directory of core's compiled workflow, compiling it
+// the first time: fanout.ts, bundled by core's own @workflow/builders (the
+// default one where none of its version is installed) over a node_modules
+// that resolves @workflow/core, and the packages core itself depends on, to
+// core's own install (overlayModules). So the runtime code the bundles
+// inline and import is the release under test, not the default core's.
+func (r *Runner) Bundle(ctx context.Context, c Core) (string, error) {
+	r.mu.Lock()
+	if r.build == "" {
+		r.mu.Unlock()
+		return "", errors.New("engine: Run before Prepare")
+	}
+	b, ok := r.bundles[c.Version]
+	if !ok {
+		b = &bundle{dir: filepath.Join(r.build, "core-"+c.Version), ready: make(chan struct{})}
+		r.bundles[c.Version] = b
+		r.mu.Unlock()
+		b.err = r.compile(ctx, c, b.dir)
+		close(b.ready)
+	} else {
+		r.mu.Unlock()
+	}
+	select {
+	case <-b.ready:
+		return b.dir, b.err
+	default:
+	}
+	select {
+	case <-b.ready:
+		return b.dir, b.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("stopped while another caller compiled core %s: %w", c.Version, context.Cause(ctx))
+	}
+}
+
+func (r *Runner) compile(ctx context.Context, c Core, dir string) error {
+	top, err := filepath.Abs(filepath.Join(r.Dir, "node_modules"))
 	if err != nil {
 		return err
 	}
-	r.build = build
+	if err := overlayModules(filepath.Join(dir, "node_modules"), top, c.Package()); err != nil {
+		return fmt.Errorf("core %s: laying out its node_modules: %w", c.Version, err)
+	}
 	var stderr bytes.Buffer
-	if err := r.node(ctx, "", nil, &stderr, "build", build); err != nil {
-		return fmt.Errorf("compiling workflow/fanout.ts with @workflow/builders: %w\n%s", err, tail(stderr.String(), 2000))
+	if err := r.node(ctx, "", nil, &stderr, "build", dir, c.BuildersPackage()); err != nil {
+		return fmt.Errorf("compiling workflow/fanout.ts for core %s with %s: %w\n%s", c.Version, c.BuildersPackage(), err, tail(stderr.String(), 2000))
 	}
 	return nil
 }
 
-// installed says whether every pinned package is present.
+// overlayModules makes dst a node_modules of symlinks: every package of top,
+// then @workflow/core pointing at top/corePkg, then the packages corePkg
+// installs nested under its own node_modules (the versions that core itself
+// depends on, where they differ from the top level's) over their top-level
+// namesakes. Scopes (@workflow/…) are real directories of symlinks, so one
+// package of a scope can be replaced alone.
+func overlayModules(dst, top, corePkg string) error {
+	link := func(target, name string) error {
+		at := filepath.Join(dst, name)
+		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+			return err
+		}
+		if err := os.Remove(at); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return os.Symlink(target, at)
+	}
+	layer := func(from string) error {
+		ents, err := os.ReadDir(from)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			if !strings.HasPrefix(name, "@") {
+				if err := link(filepath.Join(from, name), name); err != nil {
+					return err
+				}
+				continue
+			}
+			kids, err := os.ReadDir(filepath.Join(from, name))
+			if err != nil {
+				return err
+			}
+			for _, k := range kids {
+				if err := link(filepath.Join(from, name, k.Name()), filepath.Join(name, k.Name())); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	coreDir := filepath.Join(top, corePkg)
+	if _, err := os.Stat(filepath.Join(coreDir, "package.json")); err != nil {
+		return fmt.Errorf("%s is not installed: %w", corePkg, err)
+	}
+	if err := layer(top); err != nil {
+		return err
+	}
+	if err := link(coreDir, filepath.Join("@workflow", "core")); err != nil {
+		return err
+	}
+	nested := filepath.Join(coreDir, "node_modules")
+	if _, err := os.Stat(nested); err == nil {
+		return layer(nested)
+	}
+	return nil
+}
+
+// installed says whether every package package.json names is present.
 func (r *Runner) installed() bool {
-	for _, p := range []string{"@workflow/core", "core-b50", "@workflow/world-local", "@workflow/builders", "workflow", "@opentelemetry/sdk-trace-node", "@opentelemetry/otlp-transformer"} {
+	for _, p := range r.Catalog.Packages {
 		if _, err := os.Stat(filepath.Join(r.Dir, "node_modules", p, "package.json")); err != nil {
 			return false
 		}
@@ -137,11 +265,13 @@ func (r *Runner) installed() bool {
 
 // Close removes the compiled bundles.
 func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.build == "" {
 		return nil
 	}
 	err := os.RemoveAll(r.build)
-	r.build = ""
+	r.build, r.bundles = "", nil
 	return err
 }
 
@@ -166,8 +296,19 @@ func (r *Runner) node(ctx context.Context, alias string, stdout, stderr io.Write
 // RealRun is one run of the harness: its summary (harness.mjs summarize).
 type RealRun struct {
 	Core string `json:"core"`
-	Seed uint64 `json:"seed"`
-	Runs []struct {
+	// WorldLocal is the world-local release the run ran on, Builders the
+	// @workflow/builders that compiled its bundle and BundleCore the core
+	// the bundle's inlined runtime code came from (each read from the
+	// package.json of what the harness loaded).
+	WorldLocal string `json:"world_local"`
+	Builders   string `json:"builders"`
+	BundleCore string `json:"bundle_core"`
+	// WorldCapabilities are the keys of the real World's capabilities
+	// object (what it declares to the runtime: core 5.0.0-beta.55 replays
+	// through the queue on a World declaring invoke).
+	WorldCapabilities []string `json:"world_capabilities"`
+	Seed              uint64   `json:"seed"`
+	Runs              []struct {
 		RunID  string `json:"run_id"`
 		Status string `json:"status"`
 		// Output is the client's returnValue, when it resolved.
@@ -261,9 +402,11 @@ type Call struct {
 	Start       float64 `json:"start"`
 	Released    float64 `json:"released"`
 	End         float64 `json:"end"`
-	// Step and Delay are a publish's step id and delaySeconds.
-	Step  string `json:"step"`
-	Delay int    `json:"delay"`
+	// Step and Delay are a publish's step id and delaySeconds; StepInput
+	// says the message carried the step's input (resilient dispatch).
+	Step      string `json:"step"`
+	Delay     int    `json:"delay"`
+	StepInput bool   `json:"stepInput"`
 	// Listed is what an events.list page held: "type correlation", in order.
 	Listed []string `json:"listed"`
 }
@@ -369,9 +512,15 @@ type RaceReport struct {
 // own message or its first queued step's, with the World calls it made.
 type Probe struct {
 	RunID  string `json:"run_id"`
-	Kind   string `json:"kind"` // run or step
+	Kind   string `json:"kind"` // run, step, ghost or ghost_bare
 	Status int    `json:"status"`
-	Calls  []struct {
+	// Attempt is the delivery's attempt (with ProbeUntilAcked, one entry
+	// per delivery of the probe); Step is the step message's step id,
+	// StepInput whether it carried the step's input.
+	Attempt   int    `json:"attempt"`
+	Step      string `json:"step"`
+	StepInput bool   `json:"step_input"`
+	Calls     []struct {
 		Op      string `json:"op"`
 		Event   string `json:"event"`
 		Result  string `json:"result"`
@@ -408,6 +557,8 @@ func (p Probe) story() string {
 // RunError is a real workflow that failed or timed out: its run ids, the
 // last spans and the World's log, as the harness reported them.
 type RunError struct {
+	// Summary is what the harness reported, when it reported anything.
+	Summary   *RealRun
 	Core, Msg string
 	Branches  int
 	Seed      uint64
@@ -449,15 +600,28 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 // after the harness printed one (a plan that timed out still has its
 // record), with the *RunError.
 func (r *Runner) run(ctx context.Context, core Core, cfg harnessConfig, timeout time.Duration) (*RealRun, error) {
-	if r.build == "" {
-		return nil, errors.New("engine: Run before Prepare")
+	bundleDir, err := r.Bundle(ctx, core)
+	if err != nil {
+		return nil, err
+	}
+	var wl WorldLocal
+	if cfg.WorldLocal == "" {
+		cfg.WorldLocal = "@workflow/world-local"
+	}
+	for _, w := range r.Catalog.WorldLocals {
+		if w.Package() == cfg.WorldLocal {
+			wl = w
+		}
+	}
+	if wl.Version == "" {
+		return nil, fmt.Errorf("engine: world-local package %q is not installed by %s/package.json", cfg.WorldLocal, r.Dir)
 	}
 	tmp, err := os.MkdirTemp("", "simlab-engine-run-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	cfg.BundleDir = r.build
+	cfg.BundleDir = bundleDir
 	cfg.DataDir = filepath.Join(tmp, "data")
 	cfg.TimeoutMS = timeout.Milliseconds()
 	data, err := json.Marshal(cfg)
@@ -496,8 +660,15 @@ func (r *Runner) run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 		if msg == "" {
 			msg = runErr.Error()
 		}
-		return &out, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
+		return &out, &RunError{Summary: &out, Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
 			LastSpans: out.LastSpans, WorldLog: out.WorldLog, Stderr: stderr.String()}
+	}
+	// What ran is what was asked for, read from the packages the harness
+	// loaded, not assumed from the alias.
+	if out.Core != core.Version || out.BundleCore != core.Version || out.WorldLocal != wl.Version {
+		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed,
+			Msg: fmt.Sprintf("the harness ran core %q (its bundle compiled against core %q by builders %q) over world-local %q, want core %s over world-local %s",
+				out.Core, out.BundleCore, out.Builders, out.WorldLocal, core.Version, wl.Version)}
 	}
 	return &out, nil
 }

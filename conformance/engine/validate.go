@@ -39,10 +39,18 @@ const MaxBranches = 512
 // Options are a validation's grid.
 type Options struct {
 	Branches []int
-	// Cores are the real runtimes, by version (Cores lists them).
+	// Cores are the real runtimes, by version, or All (the catalog lists
+	// them).
 	Cores []string
-	// LegacyProducer adds a row per width of the first core with runContext
-	// stripped from every published step message (a v1 producer).
+	// WorldLocals are the world-local releases every core runs over, by
+	// version, or All; none is the catalog's default (5.0.0-beta.45).
+	WorldLocals []string
+	// Catalog is what the engine directory's package.json installs; nil is
+	// the one this source tree pins (Pinned).
+	Catalog *Catalog
+	// LegacyProducer adds a row per width of the first fetch-free core
+	// (over the first world-local) with runContext stripped from every
+	// published step message (a v1 producer).
 	LegacyProducer bool
 	// Repetitions of each real cell; Seeds of each simlab cell (1..Seeds).
 	Repetitions, Seeds int
@@ -114,6 +122,13 @@ type Row struct {
 	// call for an atomic World).
 	World     string `json:"world,omitempty"`
 	Atomicity string `json:"atomicity,omitempty"`
+	// WorldLocal is a real row's @workflow/world-local release, Builders
+	// the @workflow/builders release that compiled its workflow, and
+	// WorldCapabilities what that World declares to the runtime (the keys
+	// of its capabilities object), each as the harness loaded them.
+	WorldLocal        string   `json:"world_local,omitempty"`
+	Builders          string   `json:"builders,omitempty"`
+	WorldCapabilities []string `json:"world_capabilities,omitempty"`
 	// Corruption, judged per run on the run's own log and rows once it is
 	// over (real: read back from the World, every page of events.list, then
 	// runs.get and steps.get of every step the log names; simlab: its
@@ -149,10 +164,15 @@ func (o *Options) Check(sc model.Scenario) error {
 			return fmt.Errorf("--branches %d: the real engine runs fan-outs of 1..%d branches on this machine (each branch is a delivery in one Node process); a wider one would run for a very long time", b, MaxBranches)
 		}
 	}
-	for _, c := range o.Cores {
-		if _, err := CoreByVersion(c); err != nil {
-			return fmt.Errorf("--cores: %w", err)
-		}
+	cores, err := o.catalog().ExpandCores(o.Cores)
+	if err != nil {
+		return fmt.Errorf("--cores: %w", err)
+	}
+	if _, err := o.catalog().ExpandWorldLocals(o.WorldLocals); err != nil {
+		return fmt.Errorf("--world-local: %w", err)
+	}
+	if o.LegacyProducer && len(cores) > 0 && !slices.ContainsFunc(cores, Core.FetchFree) {
+		return fmt.Errorf("--legacy-producer: none of --cores stamps runContext (5.0.0-beta.52 on), so there is nothing to strip")
 	}
 	if o.Repetitions < 1 {
 		return fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions)
@@ -178,6 +198,13 @@ func (o *Options) Check(sc model.Scenario) error {
 	return Honourable(sc)
 }
 
+func (o *Options) catalog() *Catalog {
+	if o.Catalog != nil {
+		return o.Catalog
+	}
+	return Pinned
+}
+
 // Validate runs the grid on the real engine (r prepared) and in simlab.
 func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Result, error) {
 	if err := o.Check(sc); err != nil {
@@ -192,15 +219,19 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 	legacyScenario := slices.Contains(sc.Variants, "legacy-producers")
 	type realCell struct {
 		core  Core
+		wl    WorldLocal
 		strip bool
 	}
 	var reals []realCell
-	for _, v := range o.Cores {
-		c, _ := CoreByVersion(v)
-		reals = append(reals, realCell{core: c})
+	cores, _ := o.catalog().ExpandCores(o.Cores)
+	wls, _ := o.catalog().ExpandWorldLocals(o.WorldLocals)
+	for _, c := range cores {
+		for _, w := range wls {
+			reals = append(reals, realCell{core: c, wl: w})
+		}
 	}
-	if o.LegacyProducer && len(reals) > 0 {
-		reals = append(reals, realCell{core: reals[0].core, strip: true})
+	if i := slices.IndexFunc(cores, Core.FetchFree); o.LegacyProducer && i >= 0 {
+		reals = append(reals, realCell{core: cores[i], wl: wls[0], strip: true})
 	}
 	prologues := []string{sweep.RunContext, sweep.Legacy}
 	if legacyScenario {
@@ -221,12 +252,13 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 				return nil, err
 			}
 			cfg.StripRunContext = cfg.StripRunContext || rc.strip
+			cfg.WorldLocal = rc.wl.Package()
 			var runs []*RealRun
 			for rep := 1; rep <= o.Repetitions; rep++ {
 				cfg.Seed = uint64(rep)
 				cfg.TraceOut = ""
 				if o.TraceDir != "" {
-					cfg.TraceOut = filepath.Join(o.TraceDir, fmt.Sprintf("real-%s-%d-%s-rep%d.jsonl", rc.core.Version, b, realPrologue(rc.core, cfg.StripRunContext), rep))
+					cfg.TraceOut = filepath.Join(o.TraceDir, fmt.Sprintf("real-%s-wl%s-%d-%s-rep%d.jsonl", rc.core.Version, rc.wl.Version, b, realPrologue(rc.core, cfg.StripRunContext), rep))
 				}
 				run, err := r.Run(ctx, rc.core, cfg, o.Timeout)
 				if err != nil {
@@ -235,7 +267,7 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 				runs = append(runs, run)
 				tick()
 			}
-			res.Rows = append(res.Rows, realRow(b, rc.core, cfg.StripRunContext, runs))
+			res.Rows = append(res.Rows, realRow(b, rc.core, rc.wl, cfg.StripRunContext, runs))
 		}
 		for _, p := range prologues {
 			row, err := simRow(ssc, b, p, o.Seeds)
@@ -249,10 +281,10 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 	return res, nil
 }
 
-// realPrologue is the prologue a real cell's consumers run: core beta.50
-// predates runContext, so its consumers always read the run first.
+// realPrologue is the prologue a real cell's consumers run: a core before
+// beta.52 predates runContext, so its consumers always read the run first.
 func realPrologue(c Core, stripped bool) string {
-	if stripped || c.Alias == "core-b50" {
+	if stripped || !c.FetchFree() {
 		return RunsGet
 	}
 	return RunContext
@@ -343,9 +375,12 @@ func nsOfMS(ms []float64) []int64 {
 	return out
 }
 
-func realRow(b int, c Core, stripped bool, runs []*RealRun) Row {
+func realRow(b int, c Core, wl WorldLocal, stripped bool, runs []*RealRun) Row {
 	a := rowSums{row: Row{Branches: b, Engine: "real", Core: c.Version, Prologue: realPrologue(c, stripped), Repetitions: len(runs),
-		DispatchPrologue: map[string]int{}, World: HarnessWorld}}
+		DispatchPrologue: map[string]int{}, World: HarnessWorld, WorldLocal: wl.Version}}
+	if len(runs) > 0 {
+		a.row.Builders, a.row.WorldCapabilities = runs[0].Builders, runs[0].WorldCapabilities
+	}
 	var own []int64
 	names := map[string]bool{}
 	for _, r := range runs {
