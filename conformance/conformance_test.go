@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/simlab/simlab/internal/testtmp"
 	"os"
 	"os/signal"
 	"sort"
@@ -234,7 +235,7 @@ func TestMain(m *testing.M) {
 	// A failing sequence is printed as a table and as a sequence file; rapid's
 	// own fail file would be written into the checkout.
 	_ = flag.Set("rapid.nofailfile", "true")
-	os.Exit(m.Run())
+	os.Exit(testtmp.Main(m, "conformance"))
 }
 
 // failer is what compare needs of *testing.T and *rapid.T.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/simlab/simlab/internal/testtmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -532,3 +533,7 @@ func TestREADMESaysWhichBuiltinsExit1(t *testing.T) {
 		}
 	}
 }
+
+// TestMain gives the package's tests a temp directory that a killed or
+// timed-out run's successor removes (internal/testtmp).
+func TestMain(m *testing.M) { os.Exit(testtmp.Main(m, "cmd-simlab")) }
