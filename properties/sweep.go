@@ -3,13 +3,13 @@ package properties
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/simlab/simlab/internal/freelist"
 	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
@@ -182,7 +182,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	}
 	results := make([]seedResult, sweepChunk)
 	chunk := make([]uint64, 0, sweepChunk)
-	var workers workerPool
+	workers := freelist.List[worker]{New: func() *worker { return &worker{runner: model.NewRunner(), keys: coverageKeys{}} }}
 	// flush simulates the chunk's seeds and merges them in seed order; it
 	// says false once the sweep is to end (stopped, or an error).
 	flush := func() (bool, error) {
@@ -190,8 +190,8 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			if stop() {
 				return // left out: results[i].done stays false
 			}
-			w := workers.get()
-			defer workers.put(w)
+			w := workers.Get()
+			defer workers.Put(w)
 			w.sc = sc // each worker simulates its own copy
 			w.pcg.Reset(chunk[i])
 			res, err := w.runner.Run(&w.sc, &w.pcg, model.Options{Record: true, Seed: chunk[i]})
@@ -519,31 +519,6 @@ type worker struct {
 	sc     model.Scenario
 	check  checker
 	keys   coverageKeys
-}
-
-// workerPool hands each goroutine of an Each a worker of its own: a
-// worker is taken for one seed and given back after, so there are never
-// more than the goroutines running seeds at once.
-type workerPool struct {
-	mu   sync.Mutex
-	free []*worker
-}
-
-func (p *workerPool) get() *worker {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		w := p.free[n-1]
-		p.free = p.free[:n-1]
-		return w
-	}
-	return &worker{runner: model.NewRunner(), keys: coverageKeys{}}
-}
-
-func (p *workerPool) put(w *worker) {
-	p.mu.Lock()
-	p.free = append(p.free, w)
-	p.mu.Unlock()
 }
 
 // coverageKeys are coverage keys made from a prefix and a name ("fault:"

@@ -2,9 +2,9 @@ package sweep
 
 import (
 	"fmt"
+	"github.com/simlab/simlab/internal/freelist"
 	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -291,14 +291,14 @@ func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, 
 		each = InOrder
 	}
 	var done atomic.Int64
-	var runners runnerPool
+	runners := freelist.List[cellRunner]{New: func() *cellRunner { return &cellRunner{run: model.NewRunner()} }}
 	each(len(cells), func(i int) {
 		if opts.Stop != nil && opts.Stop() {
 			return
 		}
-		r := runners.get()
+		r := runners.Get()
 		out[i], errs[i] = runCell(r, sc, cells[i])
-		runners.put(r)
+		runners.Put(r)
 		ran[i] = true
 		if n := done.Add(1); opts.Progress != nil {
 			opts.Progress(int(n), len(cells))
@@ -326,30 +326,6 @@ func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, 
 type cellRunner struct {
 	run *model.Runner
 	pcg sim.PCG
-}
-
-// runnerPool hands each goroutine of an Each a cellRunner of its own, so
-// there are never more than the cells running at once.
-type runnerPool struct {
-	mu   sync.Mutex
-	free []*cellRunner
-}
-
-func (p *runnerPool) get() *cellRunner {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		r := p.free[n-1]
-		p.free = p.free[:n-1]
-		return r
-	}
-	return &cellRunner{run: model.NewRunner()}
-}
-
-func (p *runnerPool) put(r *cellRunner) {
-	p.mu.Lock()
-	p.free = append(p.free, r)
-	p.mu.Unlock()
 }
 
 // runCell simulates one cell with recording on (latencies need the Calls)
