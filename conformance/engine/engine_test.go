@@ -88,6 +88,24 @@ func pinnedCore(t *testing.T, v string) Core {
 	return c
 }
 
+// pair is a count on a real release and on simlab, and what both must be.
+type pair struct {
+	what      string
+	real, sim float64
+	want      float64
+}
+
+// bothWant checks each count on the real release and on simlab against
+// the value both must have.
+func bothWant(t *testing.T, rel Release, pairs []pair) {
+	t.Helper()
+	for _, c := range pairs {
+		if c.real != c.want || c.sim != c.want {
+			t.Errorf("%s: %s: real %v, simlab %v, want both %v", rel, c.what, c.real, c.sim, c.want)
+		}
+	}
+}
+
 func rowOf(t *testing.T, res *Result, engine, core, wl, prologue string) Row {
 	t.Helper()
 	for _, r := range res.Rows {
@@ -130,26 +148,17 @@ func TestSmokeCountsMatch(t *testing.T) {
 	simNew := rowOf(t, res, "simlab", "simlab", "", RunContext)
 	simOld := rowOf(t, res, "simlab", "simlab", "", RunsGet)
 	queued := float64(n - inline)
-	type pair struct {
-		what      string
-		real, sim float64
-		want      float64
-	}
 	var reals []Row
 	for _, rel := range releases() {
 		if !rel.Core.FetchFree() {
 			// Before beta.52: the legacy prologue, no runContext to read.
 			old := rowOf(t, res, "real", rel.Core.Version, rel.WorldLocal.Version, RunsGet)
 			reals = append(reals, old)
-			for _, c := range []pair{
+			bothWant(t, rel, []pair{
 				{"lazy reads per fan-out, legacy path", old.LazyPerFanout, simOld.LazyPerFanout, 0},
 				{"step_started accepted, legacy", old.StepStartedAccepted, simOld.StepStartedAccepted, n},
 				{"redeliveries", old.Redeliveries, simOld.Redeliveries, 0},
-			} {
-				if c.real != c.want || c.sim != c.want {
-					t.Errorf("%s: %s: real %v, simlab %v, want both %v", rel, c.what, c.real, c.sim, c.want)
-				}
-			}
+			})
 			// The span attribute came with beta.52.
 			if len(old.DispatchPrologue) != 0 {
 				t.Errorf("%s: dispatch_prologue attribute present: %v", rel, old.DispatchPrologue)
@@ -158,15 +167,11 @@ func TestSmokeCountsMatch(t *testing.T) {
 		}
 		row := rowOf(t, res, "real", rel.Core.Version, rel.WorldLocal.Version, RunContext)
 		reals = append(reals, row)
-		for _, c := range []pair{
+		bothWant(t, rel, []pair{
 			{"prologue reads with runContext", row.RunsGetPrologue, simNew.RunsGetPrologue, 0},
 			{"step_started accepted, fetch-free", row.StepStartedAccepted, simNew.StepStartedAccepted, n},
 			{"redeliveries", row.Redeliveries, simNew.Redeliveries, 0},
-		} {
-			if c.real != c.want || c.sim != c.want {
-				t.Errorf("%s: %s: real %v, simlab %v, want both %v", rel, c.what, c.real, c.sim, c.want)
-			}
-		}
+		})
 		// Without contention a fan-out gets at most one lazy read on both
 		// sides (none when the orchestrator's inline step finishes last).
 		if row.LazyPerFanoutMax > 1 || simNew.LazyPerFanoutMax > 1 {
