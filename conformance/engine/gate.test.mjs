@@ -15,6 +15,19 @@ const turns = async (n) => {
 
 // A tiny driver: deliveries, and calls that go through the gate as
 // store.mjs's call() does (pool, run, maybe held, run, done).
+
+// throughGate takes a call record through the pool and the gate as the
+// store wrapper does, waiting while the gate holds it.
+async function throughGate(gate, rec) {
+  gate.phase(rec, 'pool');
+  gate.phase(rec, 'run');
+  const held = gate.hold(rec);
+  if (held) {
+    gate.phase(rec, 'gate');
+    await held;
+    gate.phase(rec, 'run');
+  }
+}
 function driver(spec) {
   const gate = createGate(spec, () => 0);
   const order = [];
@@ -26,14 +39,7 @@ function driver(spec) {
   };
   const call = async (d, op, event, run = 'wrun_1') => {
     const rec = { op, event, run, delivery: d.index };
-    gate.phase(rec, 'pool');
-    gate.phase(rec, 'run');
-    const held = gate.hold(rec);
-    if (held) {
-      gate.phase(rec, 'gate');
-      await held;
-      gate.phase(rec, 'run');
-    }
+    await throughGate(gate, rec);
     order.push(`${d.index}:${op}${event ? ' ' + event : ''}`);
     rec.result = 'ok';
     gate.answered(rec);
@@ -150,14 +156,7 @@ function ruleDriver(holds) {
   };
   const call = async (d, event, correlation, { lazy = false, result = 'ok' } = {}) => {
     const rec = { op: 'events.create', event, run: 'wrun_1', correlation, lazy, delivery: d.index };
-    gate.phase(rec, 'pool');
-    gate.phase(rec, 'run');
-    const held = gate.hold(rec);
-    if (held) {
-      gate.phase(rec, 'gate');
-      await held;
-      gate.phase(rec, 'run');
-    }
+    await throughGate(gate, rec);
     order.push(`${d.index}:${event} ${correlation}`);
     rec.result = result;
     if (result === 'ok') gate.answered(rec);
@@ -251,14 +250,7 @@ function planDriver(entries) {
   const call = async (d, op, event, { correlation, args, result = 'ok', status, slow } = {}) => {
     const rec = { op, event, run: 'wrun_A', correlation, args, delivery: d ? d.index : -1 };
     gate.learn(rec);
-    gate.phase(rec, 'pool');
-    gate.phase(rec, 'run');
-    const held = gate.hold(rec);
-    if (held) {
-      gate.phase(rec, 'gate');
-      await held;
-      gate.phase(rec, 'run');
-    }
+    await throughGate(gate, rec);
     order.push(`${d ? d.index : 'c'}:${op}${event ? ' ' + event : ''}`);
     if (slow) await slow;
     rec.result = result;
