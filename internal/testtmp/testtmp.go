@@ -11,18 +11,22 @@ import (
 	"testing"
 )
 
+// The directories are world-traversable (0755), as /tmp is: a test's
+// PostgreSQL runs as another user and must reach its data directory.
+//
 // Main runs m with TMPDIR set to <temp>/simlab-test-<name>/pid-<pid>,
 // after removing the directories there of processes that no longer run,
 // and removes its own when m ends.
 func Main(m *testing.M, name string) int {
 	root := filepath.Join(os.TempDir(), "simlab-test-"+name)
-	if err := os.MkdirAll(root, 0o700); err != nil {
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		fmt.Fprintf(os.Stderr, "testtmp: %v\n", err)
 		return m.Run()
 	}
+	_ = os.Chmod(root, 0o755) // one an earlier version made 0700
 	removeDead(root)
 	own := filepath.Join(root, "pid-"+strconv.Itoa(os.Getpid()))
-	if err := os.MkdirAll(own, 0o700); err != nil {
+	if err := os.MkdirAll(own, 0o755); err != nil {
 		fmt.Fprintf(os.Stderr, "testtmp: %v\n", err)
 		return m.Run()
 	}
