@@ -40,8 +40,9 @@ type Event struct {
 type eventQueue struct {
 	last    Time // every pending event is at or after last
 	buckets [64][]Event
-	full    uint64 // bit i set: bucket i (i ≥ 1) holds events
-	head    int    // next event to take from bucket 0
+	mins    [64]Time // mins[i]: the earliest time in bucket i, while full says it holds events
+	full    uint64   // bit i set: bucket i (i ≥ 1) holds events
+	head    int      // next event to take from bucket 0
 	n       int
 }
 
@@ -77,6 +78,9 @@ func (q *eventQueue) add(at Time, seq uint64, kind, actor uint32, payload uint64
 	e := &s[len(s)-1]
 	e.At, e.Seq, e.Kind, e.Actor, e.Payload, e.Ref = at, seq, kind, actor, payload, ref
 	q.buckets[b] = s
+	if q.full&(1<<b) == 0 || at < q.mins[b] {
+		q.mins[b] = at
+	}
 	q.full |= 1 << b
 	q.n++
 }
@@ -94,6 +98,9 @@ func (q *eventQueue) put(b int, e *Event) {
 	s = s[:len(s)+1]
 	s[len(s)-1] = *e
 	q.buckets[b] = s
+	if q.full&(1<<b) == 0 || e.At < q.mins[b] {
+		q.mins[b] = e.At
+	}
 	q.full |= 1 << b
 }
 
@@ -134,16 +141,14 @@ func (q *eventQueue) fill() {
 		q.buckets[0], q.buckets[i] = b, q.buckets[0]
 		return
 	}
-	min := b[0].At
-	for k := 1; k < len(b); k++ {
-		if b[k].At < min {
-			min = b[k].At
-		}
-	}
+	min := q.mins[i]
 	q.last = min
-	var full uint64 // kept in a register, not written back per event
+	// The buckets below i are empty (i is the lowest), so each one's
+	// first event sets its minimum.
+	full := q.full // kept in a register, not written back per event
 	for k := range b {
-		j := bucketOf(b[k].At, min)
+		at := b[k].At
+		j := bucketOf(at, min)
 		s := q.buckets[j]
 		if len(s) == cap(s) {
 			s = slices.Grow(s, 1)
@@ -151,9 +156,12 @@ func (q *eventQueue) fill() {
 		s = s[:len(s)+1]
 		s[len(s)-1] = b[k]
 		q.buckets[j] = s
+		if full&(1<<j) == 0 || at < q.mins[j] {
+			q.mins[j] = at
+		}
 		full |= 1 << j
 	}
-	q.full |= full
+	q.full = full
 	q.buckets[i] = b[:0]
 }
 

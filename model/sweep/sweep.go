@@ -1,13 +1,14 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
-	"github.com/simlab/simlab/internal/freelist"
 	"math"
 	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/simlab/simlab/internal/freelist"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/world"
@@ -290,15 +291,24 @@ func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, 
 	if each == nil {
 		each = InOrder
 	}
+	// Widest cells first: a cell's cost grows with its width, and the grid
+	// lists the widest last, so a parallel Each ended on one goroutine
+	// running the widest cells while the others had nothing left (the
+	// longest-first rule of list scheduling).
+	order := make([]int, len(cells))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cells[b].branches, cells[a].branches) })
 	var done atomic.Int64
-	runners := freelist.List[cellRunner]{New: func() *cellRunner { return &cellRunner{run: model.NewRunner()} }}
-	each(len(cells), func(i int) {
+	each(len(cells), func(k int) {
 		if opts.Stop != nil && opts.Stop() {
 			return
 		}
-		r := runners.Get()
+		i := order[k]
+		r := cellRunners.Get()
 		out[i], errs[i] = runCell(r, sc, cells[i])
-		runners.Put(r)
+		cellRunners.Put(r)
 		ran[i] = true
 		if n := done.Add(1); opts.Progress != nil {
 			opts.Progress(int(n), len(cells))
@@ -320,6 +330,13 @@ func runCells(sc model.Scenario, cells []cell, opts Options) (samples []Sample, 
 	}
 	return samples, partial, nil
 }
+
+// cellRunners outlives a sweep: a Runner's tables grow to the widest cell
+// it ran, and a fresh list per sweep paid that growth again in every
+// goroutine of every sweep (half of a short sweep's time at --jobs 2 went
+// to the growth and its garbage). It holds at most as many Runners as ran
+// at once.
+var cellRunners = freelist.List[cellRunner]{New: func() *cellRunner { return &cellRunner{run: model.NewRunner()} }}
 
 // cellRunner is one goroutine's reused simulation memory: a cell's History
 // is read into its Sample before the next cell reuses it.
