@@ -199,7 +199,7 @@ func BenchmarkJobsAlternating(b *testing.B) {
 		})
 	})
 	db := durabench(b)
-	opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 4}
+	opts := sweep.Options{Branches: []int{16, 64, 128, 256}, Prologues: sweep.Prologues(), Seeds: 16}
 	cells := len(opts.Branches) * len(opts.Prologues) * opts.Seeds
 	b.Run("sweep", func(b *testing.B) {
 		alternating(b, []int{1, 2}, cells, "cells", false, func(jobs int) {

@@ -57,6 +57,10 @@ type harnessConfig struct {
 	// runtime dispatches as it does by default (ResilientDispatch ignored).
 	DefaultDispatch bool `json:"default_dispatch,omitempty"`
 	BatchCreates    bool `json:"batch_creates"`
+	// Invoke gives the wrapped World capabilities.invoke and keeps its
+	// contract (one active workflow runner per run) in the harness's
+	// handler: simlab's store.invoke (core 5.0.0-beta.55 on).
+	Invoke bool `json:"invoke,omitempty"`
 	// WorldLocal is the package the harness imports the real World from
 	// (@workflow/world-local or an alias of another release; "" is the
 	// former).
@@ -199,6 +203,7 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 		// it when the scenario's World has it, and the runtime decides
 		// whether to use it (never with resilient dispatch).
 		BatchCreates: p.BatchCreates,
+		Invoke:       p.Invoke,
 	}, nil
 }
 

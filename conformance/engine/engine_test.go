@@ -315,6 +315,20 @@ func TestRefusesWhatTheRealSideCannotHonour(t *testing.T) {
 	if err := o.Check(sc); err == nil || !strings.Contains(err.Error(), "1..512") {
 		t.Errorf("width %d: got %v, want the limit named", MaxBranches+1, err)
 	}
+	// An invoke World on a core without the path would run as a World
+	// declaring none, so the two sides would not be the same experiment.
+	inv, _ := model.Builtin("fanout")
+	if err := inv.Set("store.invoke=true"); err != nil {
+		t.Fatal(err)
+	}
+	o = Options{Branches: []int{4}, Cores: []string{"5.0.0-beta.52"}, Repetitions: 1, Seeds: 1}
+	if err := o.Check(inv); err == nil || !strings.Contains(err.Error(), "store.invoke") || !strings.Contains(err.Error(), "5.0.0-beta.55") {
+		t.Errorf("store.invoke on core beta.52: got %v, want store.invoke refused, naming beta.55", err)
+	}
+	o.Cores = []string{"5.0.0-beta.55"}
+	if err := o.Check(inv); err != nil {
+		t.Errorf("store.invoke on core beta.55: %v, want it accepted", err)
+	}
 	o = Options{Branches: []int{4}, Cores: []string{"5.0.0-beta.1"}, Repetitions: 1, Seeds: 1}
 	if err := o.Check(sc); err == nil || !strings.Contains(err.Error(), "5.0.0-beta.52") {
 		t.Errorf("unknown core: got %v, want the installed ones named", err)

@@ -136,7 +136,7 @@ async function run(cfg) {
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
   const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : gate?.plan ? gate.plan : undefined;
-  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, crash: crashAt, t0, gate, race, listed: cfg.dump_calls });
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, invoke: cfg.invoke, crash: crashAt, t0, gate, race, listed: cfg.dump_calls });
   const world = store.world;
 
   // The runtime logs its warnings and errors to the console (core's
@@ -204,9 +204,38 @@ async function run(cfg) {
   };
   const runMessages = new Map(); // run -> the run's own first message
   const stepMessages = new Map(); // run -> the first queued step's message
+  // cfg.invoke: the World declares capabilities.invoke, whose contract is
+  // at most one active workflow runner per run. world-local delivers a
+  // run's workflow messages at once, so the handler keeps the contract: a
+  // workflow message of a run waits, before it counts as a delivery, until
+  // the run's active one has answered (the lane simlab's queue models,
+  // model/queue.go releaseRunner). It waits while holding one of
+  // world-local's consumer slots, which simlab's lane does not.
+  const lanes = new Map(); // run -> the tail of its workflow deliveries
+  const enterLane = async (body) => {
+    if (!cfg.invoke || !body.runId || body.stepId) return () => {};
+    const ahead = lanes.get(body.runId) ?? Promise.resolve();
+    let leave;
+    const mine = new Promise((resolve) => { leave = resolve; });
+    const tail = ahead.then(() => mine);
+    lanes.set(body.runId, tail);
+    await ahead;
+    return () => {
+      leave();
+      if (lanes.get(body.runId) === tail) lanes.delete(body.runId);
+    };
+  };
   const handler = async (req) => {
     gate?.enter(req.headers.get('x-vqs-message-id'));
     const body = await req.clone().json().catch(() => ({}));
+    const leaveLane = await enterLane(body);
+    try {
+      return await deliver(req, body);
+    } finally {
+      leaveLane();
+    }
+  };
+  const deliver = async (req, body) => {
     if (body.runId && !body.stepId && !runMessages.has(body.runId)) runMessages.set(body.runId, body);
     if (body.runId && body.stepId && !stepMessages.has(body.runId)) stepMessages.set(body.runId, body);
     const d = {
@@ -381,7 +410,7 @@ async function run(cfg) {
   summary.world_local = worldLocalVersion;
   summary.builders = built.builders;
   summary.bundle_core = built.bundleCore;
-  summary.world_capabilities = Object.keys(real.capabilities ?? {}).sort();
+  summary.world_capabilities = Object.keys(world.capabilities ?? {}).sort(); // what the runtime saw
   summary.runtime_log = {
     warn: logLines.slice(0, logRun).filter((l) => l.level === 'warn').length,
     error: logLines.slice(0, logRun).filter((l) => l.level === 'error').length,

@@ -107,7 +107,7 @@ var Findings = []Finding{
 	{ID: "double-end-unforced", Title: "concurrent last completers corrupt the log unforced too (48 branches, durabench-256 ×5)", judge: judgeUnforced(true)},
 	{ID: "cancel-reopens", Title: "a cancel racing the run's start reopens the run (forced)", Test: "TestForcedCancelRacingStartReopensTheRealRun", judge: judgeCancelRace},
 	{ID: "default-dispatch", Title: "the runtime's default dispatch is not resilient: step_created lands before the publish", judge: judgeDefaultDispatch},
-	{ID: "invoke", Title: "core beta.55's capabilities.invoke path (queued replay) is engaged", judge: judgeInvoke},
+	{ID: "invoke", Title: "core beta.55's capabilities.invoke path (queued replay), on a World given the capability", judge: judgeInvoke},
 }
 
 // FindingByID finds a finding.
@@ -762,25 +762,51 @@ func judgeDefaultDispatch(ctx context.Context, r *Runner, rel Release, o MatrixO
 
 // ---- the invoke capability
 
-// judgeInvoke reads what the real World declares and whether the run took
-// the queued-replay path: on an invoke World core beta.55 enqueues the
-// workflow's replay after each background step, so deliveries of the run's
-// own message outnumber one per run.
+// judgeInvoke runs the default dispatch's run on a wrapped World that
+// declares capabilities.invoke (harness.mjs keeps its one runner per run)
+// and reads whether the core took the queued-replay path: every queued step
+// that finished hands the replay to the run's workflow lane (a workflow
+// message published from the step's delivery), the run's own message is
+// delivered once more per hand-off, and no delivery makes a lazy runs.get.
+// A core before beta.55 ignores the capability: not applicable.
 func judgeInvoke(ctx context.Context, r *Runner, rel Release, o MatrixOptions) (Judgement, error) {
-	out, err := defaultRun(ctx, r, rel, o)
+	out, err := cached(ctx, "invoke "+rel.String(), func() (*RealRun, error) {
+		cfg := defaultDispatchConfig()
+		cfg.Invoke = true
+		return r.Run(ctx, rel.Core, rel.On(cfg), o.Timeout)
+	})
 	if err != nil {
 		return Judgement{}, err
 	}
-	runMsgs := 0
+	runMsgs, queued := 0, 0
+	fromStep := map[int]bool{}
 	for _, d := range out.Deliveries {
 		if d.Step == "" {
 			runMsgs++
+		} else {
+			queued++
+			fromStep[d.Index] = true
 		}
 	}
-	ev := fmt.Sprintf("world-local %s declares capabilities [%s]; %d deliveries of the run's own message, %d lazy runs.get",
-		out.WorldLocal, strings.Join(out.WorldCapabilities, ", "), runMsgs, out.Counts.RunsGetLazy)
-	if slices.Contains(out.WorldCapabilities, "invoke") {
-		return Judgement{Holds, ev}, nil
+	handOffs := 0
+	for _, c := range out.Calls {
+		if c.Op == "queue" && c.Step == "" && fromStep[c.Delivery] {
+			handOffs++
+		}
 	}
-	return Judgement{NotApplicable, "not engaged: " + ev}, nil
+	ev := fmt.Sprintf("the World declared [%s]; %d queued step deliveries, %d hand-offs to the workflow lane, %d deliveries of the run's own message, %d lazy runs.get",
+		strings.Join(out.WorldCapabilities, ", "), queued, handOffs, runMsgs, out.Counts.RunsGetLazy)
+	switch {
+	case !slices.Contains(out.WorldCapabilities, "invoke"):
+		return Judgement{Undecided, "the harness did not declare the capability: " + ev}, nil
+	case !rel.Core.InvokePath():
+		if handOffs != 0 {
+			return Judgement{Undecided, "a core before beta.55 handed off: " + ev}, nil
+		}
+		return Judgement{NotApplicable, "core before beta.55 ignores the capability: " + ev}, nil
+	case handOffs > 0 && handOffs == queued && runMsgs == 1+handOffs && out.Counts.RunsGetLazy == 0:
+		return Judgement{Holds, ev}, nil
+	default:
+		return Judgement{Undecided, "not the queued-replay path as modelled: " + ev}, nil
+	}
 }

@@ -55,6 +55,11 @@ func (c Core) BuildersPackage() string {
 // the run before every claim.
 func (c Core) FetchFree() bool { return CompareVersions(c.Version, "5.0.0-beta.52") >= 0 }
 
+// InvokePath says whether the core hands a finished step's replay to the
+// workflow queue on a World declaring capabilities.invoke (5.0.0-beta.55
+// on; older cores ignore the capability).
+func (c Core) InvokePath() bool { return CompareVersions(c.Version, "5.0.0-beta.55") >= 0 }
+
 // WorldLocal is one @workflow/world-local release the harness can run the
 // core over: its version and npm alias ("" for @workflow/world-local).
 type WorldLocal struct {

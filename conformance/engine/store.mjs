@@ -87,6 +87,7 @@ const TERMINAL_RUN = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 // max_concurrent_writes; stale_read, stale_lag_ms}) and records every call in
 // `calls`. opts.stripRunContext removes runContext from published step
 // messages (a legacy producer); opts.batchCreates adds events.createBatch;
+// opts.invoke declares capabilities.invoke (and a world.invoke for hooks);
 // opts.crash(call) may return true to crash the current delivery at that call;
 // opts.gate (gate.mjs) may hold a call after its drawn latency, just before
 // it reaches the real World; opts.listed records what each events.list page
@@ -313,6 +314,19 @@ export function wrapWorld(world, store, calls, opts = {}) {
             rec.end = now();
             gate?.phase(rec, 'done');
           }
+        };
+      }
+      if (opts.invoke && prop === 'capabilities') {
+        // The World declares at most one active workflow runner per run
+        // (@workflow/world beta.37's capabilities.invoke); the harness's
+        // handler keeps that promise with a lane per run (harness.mjs).
+        return { ...(target.capabilities ?? {}), invoke: true };
+      }
+      if (opts.invoke && prop === 'invoke') {
+        // Core calls world.invoke only to resume a hook; the harness's
+        // workflow has none.
+        return async () => {
+          throw new Error('simlab harness: world.invoke (hook resumes) is not served over world-local');
         };
       }
       const v = Reflect.get(target, prop, recv);

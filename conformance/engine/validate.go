@@ -174,6 +174,13 @@ func (o *Options) Check(sc model.Scenario) error {
 	if o.LegacyProducer && len(cores) > 0 && !slices.ContainsFunc(cores, Core.FetchFree) {
 		return fmt.Errorf("--legacy-producer: none of --cores stamps runContext (5.0.0-beta.52 on), so there is nothing to strip")
 	}
+	if sc.Store.Invoke {
+		for _, c := range cores {
+			if !c.InvokePath() {
+				return fmt.Errorf("store.invoke = true: core %s has no capabilities.invoke path (5.0.0-beta.55 on), so the real side would run as if the World declared none; pick --cores 5.0.0-beta.55 or later", c.Version)
+			}
+		}
+	}
 	if o.Repetitions < 1 {
 		return fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions)
 	}
