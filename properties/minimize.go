@@ -140,7 +140,17 @@ const maxChoicePass = 4000
 // minimizeSeeds is how many fresh schedules Minimize tries per edit.
 const minimizeSeeds = 256
 
+// minInline is the fewest inline steps a shrunk scenario keeps: the
+// runtime runs at least one (WORKFLOW_MAX_INLINE_STEPS takes 1..16), so a
+// counterexample shrunk to none could not be handed to simlab reproduce
+// (issue 23: both schedules check saved had shrunk to 0). A scenario that
+// asks for none keeps none; shrinking only never goes there.
+const minInline = 1
+
 // shrinkEdits lists the one-step simplifications of sc, biggest first.
+// Every edit stays within what the real engine can run when sc is (fewer
+// runs, narrower fan-outs, lower fault rates, max_inline down to
+// minInline), so a saved counterexample stays reproducible.
 func shrinkEdits(sc model.Scenario) []func() model.Scenario {
 	clone := func() model.Scenario {
 		c := sc
@@ -162,8 +172,8 @@ func shrinkEdits(sc model.Scenario) []func() model.Scenario {
 				func() model.Scenario { c := clone(); c.Workflow.Fanouts[i] = w - 1; return c })
 		}
 	}
-	if sc.Workflow.MaxInline > 0 {
-		edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.MaxInline = 0; return c },
+	if sc.Workflow.MaxInline > minInline {
+		edits = append(edits, func() model.Scenario { c := clone(); c.Workflow.MaxInline = minInline; return c },
 			func() model.Scenario { c := clone(); c.Workflow.MaxInline--; return c })
 	}
 	if sc.Workflow.FlakySteps > 0 {

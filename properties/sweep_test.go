@@ -88,3 +88,33 @@ func TestMinimizeStopsWhenTold(t *testing.T) {
 	}
 	t.Fatal("no seed of faults violates one-lazy-fetch-per-fanout")
 }
+
+// A counterexample shrinks only within what the real engine can run: the
+// runtime runs at least one step inline, so a scenario with inline steps
+// keeps one (golden-t3's stale-pending failure shrank to max_inline 0 and a
+// single branch before, a schedule simlab reproduce had to refuse). A
+// scenario that asks for none keeps none.
+func TestShrinkingKeepsAnInlineStep(t *testing.T) {
+	p, _ := ByName("run-fails-for-a-reason")
+	for _, c := range []struct {
+		name      string
+		maxInline int
+	}{{"golden-t3", 1}, {"golden-t3", 0}} {
+		sc, _ := model.Builtin(c.name)
+		sc.Workflow.MaxInline = c.maxInline
+		res, choices, err := Record(&sc, sim.NewPCG(1), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Check(res.History)) == 0 {
+			t.Fatalf("precondition: %s (max_inline %d) seed 1 does not violate %s", c.name, c.maxInline, p.Name)
+		}
+		msc, _, h := Minimize(sc, choices, p)
+		if len(p.Check(h)) == 0 {
+			t.Fatalf("%s: the minimized case no longer violates %s", c.name, p.Name)
+		}
+		if msc.Workflow.MaxInline != c.maxInline {
+			t.Errorf("%s from max_inline %d: shrunk to max_inline %d (fan-outs %v), want %d kept", c.name, c.maxInline, msc.Workflow.MaxInline, msc.Workflow.Fanouts, c.maxInline)
+		}
+	}
+}

@@ -86,8 +86,10 @@ func Reproducible(sc model.Scenario) error {
 	switch {
 	case sc.World != HarnessWorld:
 		return refuse("world", sc.World, "the real side runs @workflow/world-local 5.0.0-beta.45; a schedule of another World's rules and atomicity cannot be replayed on it")
-	case sc.Faults.Crash > 0 || sc.Faults.CrashFirstDelivery:
+	case sc.Faults.Crash > 0:
 		return refuse("faults.crash", sc.Faults.Crash, "the plan does not crash a delivery at a call boundary yet")
+	case sc.Faults.CrashFirstDelivery:
+		return refuse("faults.crash_first_delivery", true, "the plan does not crash a delivery at a call boundary yet")
 	case sc.Store.BatchCreates:
 		return refuse("store.batch_creates", true, "world-local has no events.createBatch; the plan matches events.create calls one by one")
 	}
