@@ -88,8 +88,6 @@ func Reproducible(sc model.Scenario) error {
 		return refuse("world", sc.World, "the real side runs @workflow/world-local 5.0.0-beta.45; a schedule of another World's rules and atomicity cannot be replayed on it")
 	case sc.Faults.Crash > 0:
 		return refuse("faults.crash", sc.Faults.Crash, "the plan does not crash a delivery at a call boundary yet")
-	case sc.Faults.CrashFirstDelivery:
-		return refuse("faults.crash_first_delivery", true, "the plan does not crash a delivery at a call boundary yet")
 	case sc.Store.BatchCreates:
 		return refuse("store.batch_creates", true, "world-local has no events.createBatch; the plan matches events.create calls one by one")
 	}
@@ -229,8 +227,12 @@ func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
 		Seed: 1, Fanouts: append([]int(nil), sc.Workflow.Fanouts...), MaxInline: sc.Workflow.MaxInline, Runs: sc.Runs,
 		StripRunContext:   slices.Contains(sc.Variants, "legacy-producers"),
 		ResilientDispatch: sc.Workflow.ResilientDispatch,
-		Gate:              &gateConfig{Plan: &planSpec{Entries: plan.Entries}},
-		RecordBodies:      true, DumpCalls: true,
+		// The harness crashes each queued step's first delivery as its
+		// claim reaches the World, as the model's crash_first_delivery
+		// does before the claim; world-local brings it back after 5 s.
+		CrashFirstDelivery: sc.Faults.CrashFirstDelivery,
+		Gate:               &gateConfig{Plan: &planSpec{Entries: plan.Entries}},
+		RecordBodies:       true, DumpCalls: true,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/simlab/simlab/conformance"
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/properties"
 	"github.com/simlab/simlab/sim"
@@ -453,4 +454,45 @@ func TestReproduceCancelRacingTheStartOnTheRealCore(t *testing.T) {
 		t.Errorf("no-start-on-terminal on the real spans: judged %v, violations %v (%v); want violated: the inline step started after the cancel", judged, vs, err)
 	}
 	t.Logf("core %s: %s, %d/%d entries; %v; on the spans: %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations, vs)
+}
+
+// TestCheckSavedScheduleReproduces: what a user gets from `simlab check
+// --scenario golden-t3` (the stale-pending failure, its first queued
+// delivery crashing before its claim) is handed to reproduce as saved,
+// with nothing edited: the shrinker kept the inline step the runtime needs
+// (max_inline 1, not 0), the plan crashes the first delivery as the model
+// does (the harness's crash at the claim, world-local's 5 s redelivery),
+// and the real core fails the run from the stale read the History has.
+func TestCheckSavedScheduleReproduces(t *testing.T) {
+	r := prepared(t)
+	sc, _ := model.Builtin("golden-t3")
+	p, _ := properties.ByName("run-fails-for-a-reason")
+	dir := t.TempDir()
+	rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(5), Props: []properties.Property{p}, ScheduleDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rep.First[p.Name]
+	if first == nil || first.ScheduleFile == "" {
+		t.Fatalf("check saved no schedule of %s: %+v", p.Name, rep.First)
+	}
+	s, err := properties.LoadSchedule(first.ScheduleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scenario.Workflow.MaxInline < 1 || !s.Scenario.Faults.CrashFirstDelivery {
+		t.Fatalf("saved schedule: max_inline %d, crash_first_delivery %v; want ≥ 1 and the crash kept", s.Scenario.Workflow.MaxInline, s.Scenario.Faults.CrashFirstDelivery)
+	}
+	rp, err := PrepareReproduction(s, filepath.Base(first.ScheduleFile))
+	if err != nil {
+		t.Fatalf("reproduce refuses what check saved: %v", err)
+	}
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "check-saved", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "run_failed accepted") {
+		t.Errorf("core %s: %s (%s), %d/%d entries, violations %v; want reproduced", c.Core, c.Verdict, c.Reason, c.Released, c.Entries, c.Violations)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
 }
