@@ -69,8 +69,8 @@ func listSeeds(list seeds.List, sh seeds.Shard, what string) ([]uint64, error) {
 func newCheckCommand() *cobra.Command {
 	var sf scenarioFlags
 	var seeds, jobs, untilStable int
-	var seedRange, shard, schedules, baseline, writeBaseline string
-	var asJSON, diff bool
+	var seedRange, shard, schedules, baseline, writeBaseline, engineDir string
+	var asJSON, diff, reproduce bool
 	var junitFile, reportFile string
 	var baseSets, baseVariants []string
 	var tf judgeFlags
@@ -126,6 +126,9 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				cfg.ScheduleDir = schedules
 			}
 			total := shardOf.Len(list)
+			if reproduce && (diff || len(baseSets) > 0 || len(baseVariants) > 0 || writeBaseline != "") {
+				return badInput(fmt.Errorf("--reproduce forces a check's saved counterexamples on the real engine: --diff and --write-baseline save none it can take"))
+			}
 			if diff || len(baseSets) > 0 || len(baseVariants) > 0 {
 				if baseline != "" || writeBaseline != "" {
 					return badInput(fmt.Errorf("--diff compares a change with its base seed by seed: --baseline and --write-baseline do not apply"))
@@ -214,7 +217,33 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				printReport(out, rep, total)
 				return nil
 			}
-			if asJSON {
+			if reproduce {
+				if rep.Partial {
+					return interruptError(interrupted(), fmt.Sprintf("%d of %d seeds checked; nothing was reproduced", rep.Seeds, total))
+				}
+				// The check's report is printed whatever the real side
+				// does: a reproduction that cannot run loses nothing.
+				if !asJSON {
+					printReport(out, rep, total)
+				}
+				repros, rerr := reproduceFirsts(ctx, cmd, rep, engineDir)
+				if asJSON {
+					if err := writeJSON(out, struct {
+						Report       *properties.Report  `json:"report"`
+						Reproduction []firstReproduction `json:"reproductions"`
+					}{rep, repros}); err != nil {
+						return err
+					}
+				} else if rerr == nil || len(repros) > 0 {
+					printFirstReproductions(out, repros)
+				}
+				if rerr != nil {
+					if ctx.Err() != nil {
+						return interruptError(interrupted(), fmt.Sprintf("stopped while reproducing: %v", rerr))
+					}
+					return rerr
+				}
+			} else if asJSON {
 				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
@@ -247,6 +276,8 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the verdicts as JUnit XML to FILE: a testcase per scenario × property, a failure carrying the story, the replay command and the schedule file")
 	cmd.Flags().StringVar(&reportFile, "report", "", "also write one self-contained HTML page to FILE.html: per violated property the story, a waterfall of the shrunk counterexample on virtual time and the replay command")
 	cmd.Flags().IntVar(&untilStable, "until-stable", 0, "stop once every declared outcome has happened and the coverage (outcomes; for swarm its features and their pairs) has not grown for N seeds, and say which signal stopped it; --seeds or --seed-range bounds it (default 100000 seeds)")
+	cmd.Flags().BoolVar(&reproduce, "reproduce", false, "then force each violated property's first counterexample (its saved schedule) on the real @workflow/core over world-local, as simlab reproduce does, and print each verdict; the exit code stays the check's")
+	cmd.Flags().StringVar(&engineDir, "engine-dir", "", "with --reproduce: the conformance/engine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
 	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")
 	cmd.Flags().StringArrayVar(&baseVariants, "base-variant", nil, "with --diff (implied): a variant of the base configuration (repeatable)")

@@ -1,17 +1,22 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/simlab/simlab/conformance/engine"
+	"github.com/simlab/simlab/properties"
 )
 
 func newReproduceCommand() *cobra.Command {
@@ -152,5 +157,84 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 			fmt.Fprintf(w, "  %d reads the plan does not name passed through (the runtime's, not the model's: e.g. the client polling for the return value)\n", c.UnplannedReads)
 		}
 		fmt.Fprintf(w, "  wrote %s, %s\n", c.Spans, c.Calls)
+	}
+}
+
+// firstReproduction is check --reproduce's verdict on one violated
+// property's first counterexample: its reproduction, or why there is none
+// (no schedule was saved, or the real side cannot honour it).
+type firstReproduction struct {
+	Property     string               `json:"property"`
+	Schedule     string               `json:"schedule,omitempty"`
+	Refused      string               `json:"refused,omitempty"`
+	Reproduction *engine.Reproduction `json:"reproduction,omitempty"`
+}
+
+// reproduceFirsts forces the saved schedule of each violated property's
+// first counterexample on the real engine (the first pinned reproduce
+// core), in property order, preparing the engine once; a schedule the real
+// side cannot honour is reported as refused, not as an error.
+func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *properties.Report, dir string) ([]firstReproduction, error) {
+	var out []firstReproduction
+	var r *engine.Runner
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
+	for _, prop := range slices.Sorted(maps.Keys(rep.First)) {
+		f := rep.First[prop]
+		fr := firstReproduction{Property: prop, Schedule: f.ScheduleFile}
+		if f.ScheduleFile == "" {
+			fr.Refused = "no schedule was saved: " + cmp.Or(f.ScheduleError, "the check saved none")
+			out = append(out, fr)
+			continue
+		}
+		s, err := loadSchedule(f.ScheduleFile)
+		if err != nil {
+			return out, err
+		}
+		rp, err := engine.PrepareReproduction(s, f.ScheduleFile)
+		if err != nil {
+			fr.Refused = err.Error()
+			out = append(out, fr)
+			continue
+		}
+		if r == nil {
+			if dir == "" {
+				if dir, err = engine.FindDir(); err != nil {
+					return out, badInput(err)
+				}
+			}
+			r = &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
+			if err := r.Prepare(ctx, true); err != nil {
+				return out, err
+			}
+		}
+		o := engine.ReproduceOptions{OutDir: filepath.Dir(f.ScheduleFile), Base: strings.TrimSuffix(filepath.Base(f.ScheduleFile), ".json"), Timeout: 2 * time.Minute}
+		if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
+			return out, err
+		}
+		fr.Reproduction = rp
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+// printFirstReproductions writes check --reproduce's verdicts after the
+// check's report.
+func printFirstReproductions(w io.Writer, rs []firstReproduction) {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "\nreproduce: nothing was violated, nothing to force on the real engine")
+		return
+	}
+	for _, fr := range rs {
+		fmt.Fprintf(w, "\nreproduce %s", fr.Property)
+		if fr.Refused != "" {
+			fmt.Fprintf(w, ": not reproducible on the real side: %s\n", fr.Refused)
+			continue
+		}
+		fmt.Fprintln(w, ":")
+		printReproduction(w, fr.Reproduction)
 	}
 }

@@ -87,3 +87,44 @@ func TestReproduceCommandReproducesFinding15(t *testing.T) {
 		t.Errorf("check --trace on the written spans: exit %d, want 1 with single-terminal-event violated:\n%s", exitCode(err), judged)
 	}
 }
+
+// check --reproduce forces each violated property's first counterexample on
+// the real engine after printing the check's report: golden-t3's
+// stale-pending failure is reproduced on core beta.52; the other violated
+// properties' verdicts follow; the exit code stays the check's (1).
+func TestCheckReproduce(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	dir := t.TempDir()
+	stdout, _, err := runCLI(t, "check", "--scenario", "golden-t3", "--seeds", "5", "--schedules", dir, "--reproduce",
+		"--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d (%v), want 1 (the check's own):\n%s", exitCode(err), err, stdout)
+	}
+	report := strings.Index(stdout, "first counterexample")
+	repro := strings.Index(stdout, "reproduce run-fails-for-a-reason:")
+	if report < 0 || repro < report || !strings.Contains(stdout[repro:], "core 5.0.0-beta.52: REPRODUCED") {
+		t.Errorf("want the report, then run-fails-for-a-reason reproduced on core beta.52:\n%s", stdout)
+	}
+}
+
+// check --reproduce without an engine directory still prints the check's
+// report (nothing computed is lost), then fails naming what is missing
+// (exit 2); a counterexample the real side cannot honour is reported as
+// such, with the reason, without running anything.
+func TestCheckReproduceBadInput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(t.TempDir())
+	stdout, _, err := runCLI(t, "check", "--scenario", "golden-t3", "--seeds", "2", "--schedules", dir, "--reproduce")
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "harness.mjs not found") || !strings.Contains(stdout, "first counterexample") {
+		t.Errorf("no engine dir: exit %d (%v), want 2 naming harness.mjs, after the report:\n%s", exitCode(err), err, stdout)
+	}
+	stdout, _, err = runCLI(t, "check", "--scenario", "faults", "--seeds", "20", "--schedules", dir, "--reproduce", "--engine-dir", t.TempDir())
+	if exitCode(err) != 1 || !strings.Contains(stdout, "not reproducible on the real side: world = world-vercel") {
+		t.Errorf("faults (world-vercel): exit %d (%v), want 1 with each first counterexample refused, naming the World:\n%s", exitCode(err), err, stdout)
+	}
+	if _, _, err := runCLI(t, "check", "--scenario", "golden-t3", "--reproduce", "--diff", "--set", "store.invoke=true"); exitCode(err) != 2 || !strings.Contains(err.Error(), "--reproduce") {
+		t.Errorf("--reproduce --diff: exit %d (%v), want 2 naming --reproduce", exitCode(err), err)
+	}
+}
