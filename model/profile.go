@@ -124,7 +124,11 @@ func LocalProfile() Profile {
 		Deliver:             dist(0.1, 0.3, 1, 3, 10),
 		VisibilityTimeout:   5 * time.Second,
 		ThrowBackoff:        time.Second,
-		MaxDeliveries:       0,
+		// world-local's queue has no cap, but the runtime has: a delivery
+		// past WORKFLOW_MAX_QUEUE_DELIVERIES (48, it can only be lowered)
+		// writes run_failed and acks (core runtime.js, "Workflow handler
+		// exceeded max deliveries"), as the model's exhausted message does.
+		MaxDeliveries:       48,
 		IdempotencyTTL:      time.Hour,
 		IdempotencyInFlight: true,
 		Consumers:           0,
