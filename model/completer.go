@@ -56,6 +56,14 @@ func (lc *lastCompleter) checkPending(p int32) {
 		lc.done(p, DispAck, 0)
 		return
 	}
+	if pr := &lc.procs[p]; d.Msg < 0 && pr.parent >= 0 && lc.procs[pr.parent].outstanding > 1 {
+		// An inline step whose invocation still runs others of its inline
+		// steps: core's orchestrator awaits all of them and lists the log
+		// once after (runtime.js, "Load events to check if all parallel
+		// steps are done"), so only the last to finish lists.
+		lc.done(p, DispAck, 0)
+		return
+	}
 	lc.procs[p].state = psListed
 	lc.call(p, OpEventsList, 0, world.NoStep, d.Fanout)
 }
@@ -126,6 +134,13 @@ func (lc *lastCompleter) continueFanout(p int32) {
 	}
 	d.Continued = true
 	lc.procs[p].state = psReplayListed
+	if d.Msg < 0 && !lc.vs.atomicFanIn {
+		// The orchestrator's inline path replays from the list it just
+		// made: core loads the log once after its inline steps and goes
+		// on with that load (nextEventLogLoad), no second list.
+		lc.orch.replay(p)
+		return
+	}
 	lc.call(p, OpEventsList, 0, world.NoStep, -1)
 }
 

@@ -90,11 +90,13 @@ func (o *observed) failCause(a *model.Accepted) (string, failEvidence) {
 			return fmt.Sprintf("message %d ran out of deployment re-routes", m.ID), failEvidence{}
 		}
 	}
-	// A replay's cause is in the log it loaded: the newest listing of the
-	// whole run the actor made before the write.
+	// A replay's cause is in the log it loaded: the newest listing the
+	// actor made before the write (every events.list lists the whole run;
+	// the orchestrator's inline path replays from its one list after its
+	// inline steps, which the model tags with the fan-out it checked).
 	list := int32(-1)
 	for _, j := range o.calls[d] {
-		if l := &h.Calls[j]; l.Op == model.OpEventsList && l.Fanout < 0 && l.End <= c.Start {
+		if l := &h.Calls[j]; l.Op == model.OpEventsList && l.End <= c.Start {
 			list = j
 		}
 	}

@@ -183,12 +183,23 @@ func (o *observed) lazyRead(d int32) int32 {
 	return -1
 }
 
-// replayLoad returns the delivery's first events.list of the whole run (a
-// replay loading its log, not a fan-out check), or -1.
+// replayLoad returns the delivery's events.list its replay loaded the log
+// with (not a fan-out check only), or -1: its first list of the whole run,
+// or, for an inline step, the list after its step that calls followed. The
+// orchestrator's inline path lists once after its inline steps and replays
+// from that load (core's nextEventLogLoad), so the replay shows as calls
+// after it, not as a list of its own.
 func (o *observed) replayLoad(d int32) int32 {
+	last := int32(-1)
 	for _, i := range o.calls[d] {
-		if c := &o.h.Calls[i]; c.Op == model.OpEventsList && c.Fanout < 0 {
+		c := &o.h.Calls[i]
+		switch {
+		case c.Op == model.OpEventsList && c.Fanout < 0:
 			return i
+		case c.Op == model.OpEventsList:
+			last = i
+		case last >= 0 && o.h.Deliveries[d].Msg < 0:
+			return last
 		}
 	}
 	return -1

@@ -35,7 +35,7 @@ func TestSweepFailsWhenADeclaredOutcomeNeverHappened(t *testing.T) {
 func TestStoriesAreInVirtualTimeOrder(t *testing.T) {
 	sc, _ := model.Builtin("faults")
 	found := 0
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := uint64(1); seed <= 60; seed++ {
 		res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true})
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func TestStoriesAreInVirtualTimeOrder(t *testing.T) {
 		}
 	}
 	if found == 0 {
-		t.Fatal("the faults scenario produced no violation in 20 seeds")
+		t.Fatal("the faults scenario produced no violation in 60 seeds")
 	}
 }
 

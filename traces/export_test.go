@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -166,11 +169,18 @@ func TestExportOTLPPartialSaysHowFar(t *testing.T) {
 		http.Error(w, "full", http.StatusInsufficientStorage)
 		return false
 	})
-	spans := build(t, history(t, "durabench-256", 1), Options{})
+	// Two durabench-256 runs: more than one batch.
+	sc, _ := model.Builtin("durabench-256")
+	sc.Runs = 2
+	r, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := build(t, r.History, Options{})
 	if len(spans) <= batchSize {
 		t.Fatalf("%d spans: want more than one batch of %d", len(spans), batchSize)
 	}
-	err := ExportOTLP(t.Context(), rc.URL, spans)
+	err = ExportOTLP(t.Context(), rc.URL, spans)
 	want := fmt.Sprintf("%d of its %d spans arrived before", batchSize, len(spans))
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "%!") {
 		t.Fatalf("error %v: want it to say %q", err, want)

@@ -120,7 +120,7 @@ func TestCheckReproduceBadInput(t *testing.T) {
 	if exitCode(err) != 2 || !strings.Contains(err.Error(), "harness.mjs not found") || !strings.Contains(stdout, "first counterexample") {
 		t.Errorf("no engine dir: exit %d (%v), want 2 naming harness.mjs, after the report:\n%s", exitCode(err), err, stdout)
 	}
-	stdout, _, err = runCLI(t, "check", "--scenario", "faults", "--seeds", "20", "--schedules", dir, "--reproduce", "--engine-dir", t.TempDir())
+	stdout, _, err = runCLI(t, "check", "--scenario", "faults", "--seeds", "60", "--schedules", dir, "--reproduce", "--engine-dir", t.TempDir())
 	if exitCode(err) != 1 || !strings.Contains(stdout, "not reproducible on the real side: world = world-vercel") {
 		t.Errorf("faults (world-vercel): exit %d (%v), want 1 with each first counterexample refused, naming the World:\n%s", exitCode(err), err, stdout)
 	}

@@ -467,9 +467,13 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 		}
 		// The step's own calls: under its span, not under a nested step's.
 		var list, load, read *traces.Span
+		after := false // a call of the step's after its pending check's list
 		for _, c := range r.spans {
 			if c == st || !ix.within(c, st) || ix.stepOf(c) != st {
 				continue
+			}
+			if list != nil && c != list && !c.Start.Before(list.End) {
+				after = true
 			}
 			switch {
 			case c.Name == traces.EventsListSpanName && list == nil:
@@ -491,6 +495,11 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 		k := fk{r.id, fan}
 		note(k)
 		inline, _ := st.Attr(traces.KeyStepInline)
+		if load == nil && inline == "true" && after {
+			// The orchestrator's inline path replays from its one list
+			// after its inline steps: the calls after it are the replay.
+			load = list
+		}
 		prologue, _ := inv.Attr(traces.KeyDispatchPrologue)
 		crashed := inv.StatusCode == "error"
 		if read != nil && inline != "true" {
