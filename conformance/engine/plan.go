@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -95,18 +94,14 @@ const (
 	// none (handleSuspension skips the lazyInlineCorrelationIds): the
 	// step's own claim, a lazy step_started carrying its input, creates it.
 	RuleInlineCreate = "inline-step-created"
-	// RuleInlineContinue: the replay's events.list of an orchestrator that
-	// continues the workflow after its inline step was the fan-out's last:
-	// the runtime replays from the log its pending check just listed.
-	RuleInlineContinue = "inline-continuation-list"
-	// RuleInlineListOnce: with more than one inline step, the model lists
-	// the log after each inline step ends; the runtime waits for all of its
-	// inline steps and lists once (the last list stays in the plan).
-	RuleInlineListOnce = "inline-lists-once"
+	// Two rules are gone since the model makes the runtime's calls there:
+	// inline-continuation-list (the inline path replays from its pending
+	// check's list) and inline-lists-once (an invocation lists once after
+	// all its inline steps), model/completer.go.
 )
 
 // RuleNames lists the translation rules in the order reports print them.
-var RuleNames = []string{RuleTurboRead, RuleTurboPreload, RuleInlineCreate, RuleInlineContinue, RuleInlineListOnce}
+var RuleNames = []string{RuleTurboRead, RuleTurboPreload, RuleInlineCreate}
 
 // errorName is the name the real World's error of a History result has.
 func errorName(r world.Result) string {
@@ -223,19 +218,13 @@ type pending struct {
 
 // PlanFrom translates a History into a plan. It refuses (an error naming
 // the call and why) what no rule covers and the real side cannot be made
-// to do: a call of the World itself, an unreadable row, a model that
-// continued the workflow from an inline step while another ran.
+// to do: a call of the World itself, an unreadable row.
 func PlanFrom(h *model.History) (*Plan, error) {
 	t := newTranslator(h)
 	var ps []pending
 	// Per History delivery: whether it listed the log yet (the turbo
-	// delivery's first list is its preload) and whether an inline one
-	// dropped its continuation's list.
+	// delivery's first list is its preload).
 	listed := map[int32]bool{}
-	continued := map[int32]bool{}
-	// inlineLists: per (invocation, fan-out), the pending checks its inline
-	// steps made (indexes into ps).
-	inlineLists := map[[2]int32][]int{}
 	for ci := range h.Calls {
 		c := &h.Calls[ci]
 		desc := describeCall(h, ci)
@@ -286,16 +275,7 @@ func PlanFrom(h *model.History) (*Plan, error) {
 				t.drop(RuleTurboPreload)
 				continue
 			}
-			if d >= 0 && h.Deliveries[d].Msg < 0 && c.Fanout < 0 && !continued[d] && h.Deliveries[d].Continued {
-				continued[d] = true
-				t.drop(RuleInlineContinue)
-				continue
-			}
 			p.at = c.Served
-			if d >= 0 && h.Deliveries[d].Msg < 0 && c.Fanout >= 0 {
-				k := [2]int32{inv, c.Fanout}
-				inlineLists[k] = append(inlineLists[k], len(ps))
-			}
 		case model.OpEventsCreate:
 			if c.Event == world.EvStepCreated && t.inline[[2]int32{int32(c.Run), int32(c.Step)}] {
 				t.drop(RuleInlineCreate)
@@ -351,32 +331,6 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		p.e = PlanEntry{Kind: "body", Call: -1, Delivery: di, Run: t.runIdx[dv.Run], Model: fmt.Sprintf("body of step %d (%s) by %s begins %v", dv.Step, step, deliveryName(h, int32(di)), dv.BodyStart),
 			Key: planKey(t.runIdx[dv.Run], by, byStep, nth, "body", "", step, 0)}
 		ps = append(ps, p)
-	}
-	// One events.list after an invocation's inline steps, not one each
-	// (in key order: a refusal names the same call every time).
-	keys := slices.SortedFunc(maps.Keys(inlineLists), func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
-	for _, k := range keys {
-		idx := inlineLists[k]
-		if len(idx) < 2 {
-			continue
-		}
-		last := idx[0]
-		for _, i := range idx {
-			if ps[i].at > ps[last].at {
-				last = i
-			}
-		}
-		for _, i := range idx {
-			if i == last {
-				continue
-			}
-			if h.Calls[ps[i].e.Call].PendingEmpty {
-				return nil, fmt.Errorf("call %s: the model continued the workflow from inline step %d of fan-out %d while another of the invocation's inline steps ran; the runtime waits for all of them",
-					ps[i].e.Model, h.Calls[ps[i].e.Call].Step, k[1])
-			}
-			ps[i].e.Key = "" // dropped below
-			t.drop(RuleInlineListOnce)
-		}
 	}
 	ps = slices.DeleteFunc(ps, func(p pending) bool { return p.e.Key == "" })
 	groupRaces(ps)

@@ -219,12 +219,12 @@ func ruleCount(p *Plan, name string) int {
 	return 0
 }
 
-// TestPlanRulesOfInlineSteps: the two rules about inline steps, each on a
-// History that needs it. An orchestrator whose inline step was the
-// fan-out's last continues without listing again; with two inline steps
-// the runtime lists once after both, so one of the model's two pending
-// checks goes, unless the model continued from the earlier one (refused:
-// the runtime cannot).
+// TestPlanRulesOfInlineSteps: the model makes the runtime's calls on the
+// inline path, so no rule translates them: an orchestrator whose inline
+// step was the fan-out's last continues from its one pending check's list
+// (no second list), and with two inline steps the invocation lists once,
+// after both. What is left is the inline step's step_created, which the
+// runtime does not write (its claim creates it).
 func TestPlanRulesOfInlineSteps(t *testing.T) {
 	// The orchestrator's inline step continues the workflow.
 	h := firstHistory(t, durabenchOnLocal(2, 1), func(h *model.History) bool {
@@ -239,9 +239,6 @@ func TestPlanRulesOfInlineSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ruleCount(p, RuleInlineContinue); n != 1 {
-		t.Errorf("%s: %d, want 1 (one inline continuation)", RuleInlineContinue, n)
-	}
 	// The run's delivery lists the log once in the plan: its pending check.
 	lists := 0
 	for _, e := range p.Entries {
@@ -253,20 +250,40 @@ func TestPlanRulesOfInlineSteps(t *testing.T) {
 		t.Errorf("the run's delivery lists %d times in the plan, want once", lists)
 	}
 
-	// Two inline steps, neither continuing from the first one to end.
-	h = firstHistory(t, durabenchOnLocal(4, 2), func(h *model.History) bool {
-		for _, d := range h.Deliveries {
-			if d.Msg < 0 && d.Continued {
-				return false
+	// Two inline steps: one pending check for the invocation, after both
+	// steps' terminal writes, on the History itself.
+	h = firstHistory(t, durabenchOnLocal(4, 2), func(h *model.History) bool { return h.Drained })
+	for inv := range h.Deliveries {
+		if h.Deliveries[inv].Kind != model.MsgWorkflow {
+			continue
+		}
+		var checks, lastWrite, firstCheck sim.Time = 0, -1, -1
+		for _, c := range h.Calls {
+			d := c.Caller.Delivery
+			if d < 0 || h.Deliveries[d].Msg >= 0 || h.Deliveries[d].Parent != int32(inv) {
+				continue
+			}
+			switch {
+			case c.Op == model.OpEventsList && c.Fanout >= 0:
+				checks++
+				if firstCheck < 0 {
+					firstCheck = c.Start
+				}
+			case c.Op == model.OpEventsCreate && (c.Event == world.EvStepCompleted || c.Event == world.EvStepFailed):
+				lastWrite = max(lastWrite, c.End)
 			}
 		}
-		return h.Drained
-	})
+		if lastWrite >= 0 && (checks != 1 || firstCheck < lastWrite) {
+			t.Errorf("invocation d%d: %d pending checks of its inline steps, the first at %v, the last terminal write answered at %v; want one, after it", inv, checks, firstCheck, lastWrite)
+		}
+	}
 	if p, err = PlanFrom(h); err != nil {
 		t.Fatal(err)
 	}
-	if n := ruleCount(p, RuleInlineListOnce); n != 1 {
-		t.Errorf("%s: %d, want 1 (two inline pending checks made one)", RuleInlineListOnce, n)
+	for _, r := range p.Rules {
+		if r.Name != RuleTurboRead && r.Name != RuleTurboPreload && r.Name != RuleInlineCreate {
+			t.Errorf("rule %s used %d times; the model makes those calls now", r.Name, r.Count)
+		}
 	}
 	if n := ruleCount(p, RuleInlineCreate); n != 2 {
 		t.Errorf("%s: %d, want 2", RuleInlineCreate, n)
@@ -426,8 +443,10 @@ func TestPlanOfTheCancelRacingTheStart(t *testing.T) {
 	if got := fmt.Sprintf("%s [%s]", s.Get(id).Status, strings.Join(log, " ")); got != "running [run_created run_cancelled run_started]" {
 		t.Errorf("model: the schedule ends %q, want the run running over its cancel", got)
 	}
-	if n := ruleCount(p, RuleInlineContinue); n != 1 {
-		t.Errorf("%s: %d, want 1 (the inline step is the last completer, and its replay finds the cancel)", RuleInlineContinue, n)
+	for _, r := range p.Rules {
+		if r.Name != RuleTurboRead && r.Name != RuleTurboPreload && r.Name != RuleInlineCreate {
+			t.Errorf("rule %s used %d times; the model makes those calls now", r.Name, r.Count)
+		}
 	}
 }
 
