@@ -49,6 +49,13 @@ type Profile struct {
 	// inflightMessages), so a step re-published after its message was
 	// acked is delivered again.
 	IdempotencyInFlight bool `json:"idempotency_in_flight" yaml:"idempotency_in_flight"`
+	// ListPerEvent and WritePerEvent add to an events.list's and an
+	// events.create's service time per event already in the run's log: a
+	// World that reads and rewrites a run's log whole (world-local's files)
+	// costs more per call as the run grows, which no fixed distribution
+	// says (simlab calibrate measures both; 0 for the built-in profiles).
+	ListPerEvent  time.Duration `json:"list_per_event" yaml:"list_per_event"`
+	WritePerEvent time.Duration `json:"write_per_event" yaml:"write_per_event"`
 	// RedeliverInFlight: a delivery still running after VisibilityTimeout is
 	// delivered again while the first goes on (at-least-once). world-local
 	// has no bound on how long an invocation may run, so it does not.
@@ -207,6 +214,8 @@ func (p Profile) Validate() error {
 		{"max_deliveries", int64(p.MaxDeliveries)},
 		{"consumers", int64(p.Consumers)},
 		{"idempotency_ttl", int64(p.IdempotencyTTL)},
+		{"list_per_event", int64(p.ListPerEvent)},
+		{"write_per_event", int64(p.WritePerEvent)},
 	}
 	for _, f := range nonNeg {
 		if f.v < 0 {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"time"
+
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
@@ -101,6 +103,7 @@ func (e *engine) serve(idx int32) {
 	c := &e.calls[idx]
 	c.Served = e.k.Now()
 	var d sim.Dist
+	var extra time.Duration
 	switch c.Op {
 	case OpRunsGet:
 		d = e.prof.RunsGet
@@ -110,12 +113,14 @@ func (e *engine) serve(idx int32) {
 	case OpEventsCreate:
 		if c.Event != world.EvRunCreated && e.store.Atomicity() != world.AtomicCall {
 			// The write runs as its adapter's steps (flight.go).
-			e.beginFlight(idx, e.prof.EventsWrite.Draw(e.c))
+			e.beginFlight(idx, e.prof.EventsWrite.Draw(e.c)+e.perEvent(e.prof.WritePerEvent, c.Run))
 			return
 		}
 		d = e.prof.EventsWrite
+		extra = e.perEvent(e.prof.WritePerEvent, c.Run)
 	default:
 		d = e.prof.EventsList
+		extra = e.perEvent(e.prof.ListPerEvent, c.Run)
 		if c.Fanout >= 0 {
 			c.PendingEmpty = e.completer.pendingEmpty(c.Fanout)
 		}
@@ -128,7 +133,16 @@ func (e *engine) serve(idx int32) {
 	}
 	// The hash sees the caller and the call's serial number, never the
 	// slot, which depends on whether calls are recorded.
-	e.k.AfterRef(d.Draw(e.c), evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
+	e.k.AfterRef(d.Draw(e.c)+extra, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
+}
+
+// perEvent is a call's cost that grows with the run's log: per times the
+// events logged so far (0 unless the profile says so).
+func (e *engine) perEvent(per time.Duration, run world.RunID) time.Duration {
+	if per <= 0 {
+		return 0
+	}
+	return per * time.Duration(len(e.store.Log(run)))
 }
 
 // release frees the call's slot and starts the longest-waiting call.

@@ -29,7 +29,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
 	root.AddCommand(newTUICommand())
 	root.AddCommand(newValidateCommand(), newReleasesCommand())
-	root.AddCommand(newReproduceCommand())
+	root.AddCommand(newReproduceCommand(), newCalibrateCommand())
 	return root
 }
 

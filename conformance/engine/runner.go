@@ -409,6 +409,14 @@ type Call struct {
 	StepInput bool   `json:"stepInput"`
 	// Listed is what an events.list page held: "type correlation", in order.
 	Listed []string `json:"listed"`
+	// Served is when the call left the store model's pool; Real is the
+	// real World's own time for it (after the drawn latency); Message is a
+	// publish's message id (the deliveries name it).
+	Served  float64 `json:"served"`
+	Real    float64 `json:"real"`
+	Message string  `json:"message"`
+	// Events is how many events an events.list page held.
+	Events int `json:"events"`
 }
 
 // Delivery is one queue delivery: its index (the Delivery of its calls),

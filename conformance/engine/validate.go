@@ -67,6 +67,11 @@ type Options struct {
 	// applies, with the scenario's store model: "" or HarnessWorld (the
 	// real side's World), or SimWorldScenario (the scenario's own).
 	SimWorld string
+	// SimStore, if set, is the store model the simlab side runs on (a
+	// calibration's, simlab calibrate --write), and the real side runs with
+	// no injected latency, pool or stale read: the real World's own costs
+	// against the model's account of them.
+	SimStore *model.Profile
 }
 
 // SimScenario is sc as the simlab side runs it: on simWorld's rules and
@@ -152,6 +157,9 @@ type Result struct {
 	SimWorld     string `json:"sim_world,omitempty"`
 	SimAtomicity string `json:"sim_atomicity,omitempty"`
 	StoreProfile string `json:"store_profile,omitempty"`
+	// Calibrated: the simlab side ran on --sim-store's store model and the
+	// real side with no injected latency.
+	Calibrated bool `json:"calibrated,omitempty"`
 }
 
 // Check refuses a grid before anything runs.
@@ -180,6 +188,9 @@ func (o *Options) Check(sc model.Scenario) error {
 				return fmt.Errorf("store.invoke = true: core %s has no capabilities.invoke path (5.0.0-beta.55 on), so the real side would run as if the World declared none; pick --cores 5.0.0-beta.55 or later", c.Version)
 			}
 		}
+	}
+	if o.SimStore != nil && o.TimeScale != 0 && o.TimeScale != 1 {
+		return fmt.Errorf("--time-scale %v with --sim-store: a calibrated store model is the real World's own costs, which a time scale cannot slow down", o.TimeScale)
 	}
 	if o.Repetitions < 1 {
 		return fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions)
@@ -222,7 +233,13 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 	}
 	sc = Scaled(sc, o.TimeScale)
 	ssc := SimScenario(sc, o.SimWorld)
-	res := &Result{Scenario: sc.Name, TimeScale: o.TimeScale, SimWorld: ssc.World, SimAtomicity: simAtomicity(ssc), StoreProfile: sc.Store.Name}
+	realSc := sc
+	if o.SimStore != nil {
+		ssc.Store = *o.SimStore
+		realSc = zeroLatency(sc)
+	}
+	res := &Result{Scenario: sc.Name, TimeScale: o.TimeScale, SimWorld: ssc.World, SimAtomicity: simAtomicity(ssc), StoreProfile: sc.Store.Name,
+		Calibrated: o.SimStore != nil}
 	legacyScenario := slices.Contains(sc.Variants, "legacy-producers")
 	type realCell struct {
 		core  Core
@@ -254,7 +271,7 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 	}
 	for _, b := range o.Branches {
 		for _, rc := range reals {
-			cfg, err := harnessFor(sc, b)
+			cfg, err := harnessFor(realSc, b)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simlab/simlab/conformance/engine"
+)
+
+func newCalibrateCommand() *cobra.Command {
+	var o engine.CalibrateOptions
+	var dir, write string
+	var noInstall, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Measure the real World's own cost per call kind under concurrency, for simlab's store model",
+		Long: `Run the real @workflow/core over the real world-local at each width with no
+injected latency, pool or fault, record every World call, and print per call
+kind (runs.get, events.list, each events.create class, the queue's publish):
+the World's own time per call (min, p50, p90, p99, max in ms), its
+uncontended time (calls that met no other of their kind), the most and the
+mean in the World at once, and the concurrency it served bursts with (the
+busy-period throughput times the uncontended time: 1 for a World that serves
+a kind one at a time).
+
+--write FILE saves the store model that follows (service times from the
+uncontended calls, the read and write pools from the served concurrency) as
+a scenario file for simlab validate --sim-store FILE.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(o.Branches) == 0 {
+				return badInput(fmt.Errorf("--branches is empty: want at least one width"))
+			}
+			for _, b := range o.Branches {
+				if b < 1 || b > engine.MaxBranches {
+					return badInput(fmt.Errorf("--branches %d: want 1..%d", b, engine.MaxBranches))
+				}
+			}
+			if o.Repetitions < 1 {
+				return badInput(fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions))
+			}
+			if o.Core != "" {
+				if _, err := engine.CoreByVersion(o.Core); err != nil {
+					return badInput(fmt.Errorf("--core: %w", err))
+				}
+			}
+			if o.WorldLocal != "" {
+				if _, err := engine.Pinned.WorldLocal(o.WorldLocal); err != nil {
+					return badInput(fmt.Errorf("--world-local: %w", err))
+				}
+			}
+			if dir == "" {
+				d, err := engine.FindDir()
+				if err != nil {
+					return badInput(err)
+				}
+				dir = d
+			}
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
+			defer r.Close()
+			if err := r.Prepare(ctx, !noInstall); err != nil {
+				if ctx.Err() != nil {
+					return interruptError(interrupted(), "stopped while preparing the real engine; nothing was run")
+				}
+				return err
+			}
+			start := time.Now()
+			cal, err := engine.Calibrate(ctx, r, o)
+			if err != nil {
+				if ctx.Err() != nil {
+					return interruptError(interrupted(), fmt.Sprintf("stopped while calibrating: %v", err))
+				}
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if err := writeJSON(out, cal); err != nil {
+					return err
+				}
+			} else {
+				printCalibration(out, cal, time.Since(start))
+			}
+			if write != "" {
+				command := "simlab calibrate " + strings.Join(os.Args[2:], " ")
+				if err := os.WriteFile(write, []byte(cal.Profile().ScenarioYAML(cal, command)), 0o644); err != nil {
+					return badInput(fmt.Errorf("--write: %w", userPathError(write, err)))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "simlab: wrote the calibrated store model to %s\n", write)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntSliceVar(&o.Branches, "branches", []int{16, 48, 128}, "fan-out widths to burst the World at")
+	cmd.Flags().IntVar(&o.Repetitions, "repetitions", 2, "real runs per width")
+	cmd.Flags().StringVar(&o.Core, "core", "", "the @workflow/core version (default: the pinned default)")
+	cmd.Flags().StringVar(&o.WorldLocal, "world-local", "", "the @workflow/world-local version (default: the pinned default)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 3*time.Minute, "longest one real run may take")
+	cmd.Flags().StringVar(&write, "write", "", "save the calibrated store model as a scenario file")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration as JSON")
+	return cmd
+}
+
+func printCalibration(w io.Writer, cal *engine.Calibration, took time.Duration) {
+	fmt.Fprintf(w, "the real world-local %s under core %s, its own time per call (ms), no injected latency (%s)\n\n",
+		cal.WorldLocal, cal.Core, took.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "BRANCHES\tKIND\tCALLS\tMIN\tP50\tP90\tP99\tMAX\tUNCONTENDED P50\tPEAK IN WORLD\tMEAN IN WORLD\tSERVED AT ONCE\t")
+	for _, row := range cal.Rows {
+		for _, k := range row.Kinds {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%.2f\t\n", row.Branches, k.Kind, k.Calls,
+				k.Own.Min, k.Own.P50, k.Own.P90, k.Own.P99, k.Own.Max, k.Uncontended.P50, k.PeakInWorld, k.MeanInWorld, k.Served)
+		}
+		fmt.Fprintf(tw, "%d\tqueue → delivery\t\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\t\t\t\t\n", row.Branches,
+			row.DeliverMS.Min, row.DeliverMS.P50, row.DeliverMS.P90, row.DeliverMS.P99, row.DeliverMS.Max)
+	}
+	tw.Flush()
+	p := cal.Profile()
+	fmt.Fprintf(w, "\nstore model (uncontended calls, fitted): runs.get p50 %.2f ms; events.list p50 %.2f ms + %.4f ms per logged event; events.create p50 %.2f ms + %.4f ms per logged event; pools: %d reads, %d writes at once\n",
+		p.RunsGet.P50, p.EventsList.P50, p.ListPerEventMS, p.EventsWrite.P50, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites)
+}

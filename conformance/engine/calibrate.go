@@ -1,0 +1,460 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
+)
+
+// CalibrateOptions are a calibration's settings: the widths it bursts the
+// real World at, the real runs per width, and the releases.
+type CalibrateOptions struct {
+	Branches    []int
+	Repetitions int
+	Core        string // default: the pinned default core
+	WorldLocal  string // default: the pinned default world-local
+	Timeout     time.Duration
+}
+
+// CallKind is one kind of World call a calibration measures: an
+// operation, and for events.create the event class (a step's claim, its
+// end, its create, the run's own events), because world-local serves them
+// by different locks and files.
+type CallKind struct {
+	Op    string `json:"op"`
+	Event string `json:"event,omitempty"`
+}
+
+func (k CallKind) String() string {
+	if k.Event == "" {
+		return k.Op
+	}
+	return k.Op + " " + k.Event
+}
+
+// KindCost is what one kind of call cost the real World at one width: its
+// own time per call (ms) as a distribution, how many were in the World at
+// once, the uncontended time (the p50 of calls that met no other of their
+// kind) and the concurrency the World served them with: the busy-period
+// throughput times the uncontended time (Little's law), 1 for a World that
+// serves them one at a time whatever arrives.
+type KindCost struct {
+	Kind        CallKind `json:"kind"`
+	Calls       int      `json:"calls"`
+	Own         dist     `json:"own_ms"`
+	Uncontended dist     `json:"uncontended_ms"`
+	// alone are the uncontended samples and aloneAt the run's log length
+	// at each, for a profile (Profile).
+	alone   []float64
+	aloneAt []int
+	PeakInWorld int      `json:"peak_in_world"`
+	MeanInWorld float64  `json:"mean_in_world"`
+	Served      float64  `json:"served_concurrency"`
+	// Throughput is calls per second while some call of the kind was in
+	// the World; MeanLog the run's mean log length at the calls.
+	Throughput float64 `json:"throughput_per_s"`
+	MeanLog    float64 `json:"mean_log_events"`
+}
+
+// CalibrationRow is one width's measurement over its repetitions.
+type CalibrationRow struct {
+	Branches int        `json:"branches"`
+	Runs     int        `json:"runs"`
+	Kinds    []KindCost `json:"kinds"`
+	// DeliverMS is the queue's time from a publish's answer to its
+	// message's first delivery.
+	DeliverMS dist `json:"deliver_ms"`
+}
+
+// Calibration is a calibration's result.
+type Calibration struct {
+	Core       string           `json:"core"`
+	WorldLocal string           `json:"world_local"`
+	Rows       []CalibrationRow `json:"rows"`
+}
+
+// Calibrate bursts the real World: the fanout workflow at each width with
+// no injected latency, pool or fault (the World's own costs only), every
+// call recorded, and reports each call kind's cost. It is what the World
+// profiles' service times rest on (docs/VALIDATION.md).
+func Calibrate(ctx context.Context, r *Runner, o CalibrateOptions) (*Calibration, error) {
+	core, err := CoreByVersion(cmp.Or(o.Core, Pinned.DefaultCore))
+	if err != nil {
+		return nil, err
+	}
+	wl, err := Pinned.WorldLocal(cmp.Or(o.WorldLocal, Pinned.DefaultWorldLocal))
+	if err != nil {
+		return nil, err
+	}
+	if o.Repetitions < 1 {
+		o.Repetitions = 1
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Minute
+	}
+	sc, _ := model.Builtin("fanout")
+	out := &Calibration{Core: core.Version, WorldLocal: wl.Version}
+	for _, b := range o.Branches {
+		if b < 1 || b > MaxBranches {
+			return nil, fmt.Errorf("--branches %d: want 1..%d", b, MaxBranches)
+		}
+		cfg, err := harnessFor(zeroLatency(sc), b)
+		if err != nil {
+			return nil, err
+		}
+		cfg.DumpCalls, cfg.WorldLocal = true, wl.Package()
+		var runs []*RealRun
+		for rep := 1; rep <= o.Repetitions; rep++ {
+			cfg.Seed = uint64(rep)
+			run, err := r.Run(ctx, core, cfg, o.Timeout)
+			if err != nil {
+				return nil, fmt.Errorf("%d branches, repetition %d: %w", b, rep, err)
+			}
+			runs = append(runs, run)
+		}
+		out.Rows = append(out.Rows, calibrationRow(b, runs))
+	}
+	return out, nil
+}
+
+// zeroLatency is sc with no injected latency, pool, stale read or fault:
+// the real side runs on the World's own costs.
+func zeroLatency(sc model.Scenario) model.Scenario {
+	p := &sc.Store
+	zero := sim.Fixed(0)
+	p.RunsGet, p.EventsWrite, p.EventsList, p.Publish, p.Deliver = zero, zero, zero, zero, zero
+	p.MaxConcurrentReads, p.MaxConcurrentWrites = 0, 0
+	sc.Faults = model.FaultConfig{}
+	return sc
+}
+
+// kindOf is the calibration kind of a recorded call.
+func kindOf(c Call) (CallKind, bool) {
+	switch c.Op {
+	case "runs.get", "events.list", "queue":
+		return CallKind{Op: c.Op}, true
+	case "events.create":
+		switch c.Event {
+		case "step_created", "step_started", "step_completed", "step_failed", "step_retrying":
+			return CallKind{Op: c.Op, Event: c.Event}, true
+		default:
+			return CallKind{Op: c.Op, Event: "run"}, true
+		}
+	}
+	return CallKind{}, false
+}
+
+// Pool kinds aggregate what simlab's store model serves from one pool:
+// every events.create (writes) and every runs.get and events.list (reads).
+var (
+	writesPool = CallKind{Op: "writes", Event: "all events.create"}
+	readsPool  = CallKind{Op: "reads", Event: "runs.get and events.list"}
+)
+
+// calibrationRow measures the runs of one width.
+func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
+	row := CalibrationRow{Branches: branches, Runs: len(runs)}
+	type span struct {
+		from, to float64
+		n        int // events in the run's log at the call
+	}
+	byKind := map[CallKind][][]span{} // per run: the kind's calls' World intervals
+	var deliver []float64
+	for ri, run := range runs {
+		published := map[string]float64{}
+		// The run's log length at a call: 1 (run_created) plus the writes
+		// accepted before it began.
+		var accepted []float64
+		for _, c := range run.Calls {
+			if c.Op == "events.create" && c.Result == "ok" && c.End >= 0 {
+				accepted = append(accepted, c.End)
+			}
+		}
+		slices.Sort(accepted)
+		logAt := func(t float64) int {
+			i, _ := slices.BinarySearch(accepted, t)
+			return i
+		}
+		add := func(k CallKind, s span) {
+			for len(byKind[k]) <= ri {
+				byKind[k] = append(byKind[k], nil)
+			}
+			byKind[k][ri] = append(byKind[k][ri], s)
+		}
+		for _, c := range run.Calls {
+			k, ok := kindOf(c)
+			if !ok || c.End < 0 || c.Delivery < 0 {
+				// The client's calls (its run_created, its polling for
+				// the return value) are not the runtime's.
+				continue
+			}
+			from, own := c.Served, c.Real
+			if c.Op == "queue" {
+				// The wrapper's publish has no pool: its time is the call's.
+				from, own = c.Start, c.End-c.Start
+				if c.Message != "" {
+					published[c.Message] = c.End
+				}
+			}
+			// The log length the World works on when it serves the call:
+			// the events accepted before it answered (under a burst a call
+			// waits in the World while the log grows; a list's page holds
+			// at most a page of them).
+			s := span{from, from + own, logAt(from + own)}
+			add(k, s)
+			switch c.Op {
+			case "events.create":
+				add(writesPool, s)
+			case "runs.get", "events.list":
+				add(readsPool, s)
+			}
+		}
+		first := map[string]bool{}
+		for _, d := range run.Deliveries {
+			if at, ok := published[d.Message]; ok && !first[d.Message] {
+				first[d.Message] = true
+				deliver = append(deliver, d.Start-at)
+			}
+		}
+	}
+	kinds := make([]CallKind, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].String() < kinds[j].String() })
+	for _, k := range kinds {
+		var own, alone []float64
+		var aloneAt []int
+		peak, inWorld, busy, served, logSum := 0, 0.0, 0.0, 0, 0
+		for _, spans := range byKind[k] {
+			if len(spans) == 0 {
+				continue
+			}
+			slices.SortFunc(spans, func(a, b span) int {
+				if a.from != b.from {
+					return cmpFloat(a.from, b.from)
+				}
+				return cmpFloat(a.to, b.to)
+			})
+			// Sweep the run's intervals: how many were in the World at each
+			// call's arrival, and the busy periods (some call in the World).
+			var ends []float64
+			busyFrom, busyTo := spans[0].from, spans[0].to
+			for i, s := range spans {
+				own = append(own, s.to-s.from)
+				ends = slices.DeleteFunc(ends, func(e float64) bool { return e <= s.from })
+				n := len(ends) + 1
+				peak = max(peak, n)
+				inWorld += float64(n)
+				met := len(ends) > 0
+				for _, t := range spans[i+1:] {
+					if t.from >= s.to {
+						break
+					}
+					met = true
+				}
+				if !met {
+					alone = append(alone, s.to-s.from)
+					aloneAt = append(aloneAt, s.n)
+				}
+				ends = append(ends, s.to)
+				if s.from > busyTo {
+					busy += busyTo - busyFrom
+					busyFrom, busyTo = s.from, s.to
+				} else {
+					busyTo = math.Max(busyTo, s.to)
+				}
+				served++
+				logSum += s.n
+			}
+			busy += busyTo - busyFrom
+		}
+		kc := KindCost{Kind: k, Calls: len(own), Own: distOfMS(own), PeakInWorld: peak}
+		if served > 0 {
+			kc.MeanInWorld = inWorld / float64(served)
+		}
+		kc.alone, kc.aloneAt = alone, aloneAt
+		if len(alone) == 0 {
+			// Every call met another: the fastest is the best estimate.
+			alone = []float64{kc.Own.Min}
+		}
+		kc.Uncontended = distOfMS(alone)
+		if busy > 0 {
+			kc.Throughput = float64(served) / busy * 1000
+			kc.Served = float64(served) / busy * kc.Uncontended.P50
+		}
+		if served > 0 {
+			kc.MeanLog = float64(logSum) / float64(served)
+		}
+		row.Kinds = append(row.Kinds, kc)
+	}
+	row.DeliverMS = distOfMS(deliver)
+	return row
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// distOfMS summarizes samples (ms) as the store model's distribution.
+func distOfMS(xs []float64) dist {
+	if len(xs) == 0 {
+		return dist{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return dist{Min: s[0], P50: percentile(s, 0.5), P90: percentile(s, 0.9), P99: percentile(s, 0.99), Max: s[len(s)-1]}
+}
+
+// percentile is the nearest-rank percentile of xs (sorted or not).
+func percentile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// StoreProfile is what a calibration says the World's store model is, as a
+// queue with simlab's two pools. Reads: the uncontended calls' times, a
+// list's growing with the run's log (base + per event × events logged,
+// fitted over every width), and the concurrency the World served bursts of
+// them with (Little's law). Writes: one at a time, each taking what the
+// bursts' throughput says a write costs at that width's mean log length
+// (1/throughput = base + per × events, fitted over the widths), spread as
+// the uncontended writes are around their median.
+type StoreProfile struct {
+	RunsGet, EventsList, EventsWrite dist
+	ListPerEventMS, WritePerEventMS  float64
+	MaxConcurrentReads               int
+	MaxConcurrentWrites              int
+}
+
+// Profile derives the store model from the calibration.
+func (c *Calibration) Profile() StoreProfile {
+	var get, list, write []float64
+	var listAt []int
+	var reads []float64
+	// The writes' pool: the World's throughput under each width's burst,
+	// as one write at a time whose service grows with the log.
+	var serial, serialAt []float64
+	for _, row := range c.Rows {
+		for _, k := range row.Kinds {
+			switch k.Kind {
+			case CallKind{Op: "runs.get"}:
+				get = append(get, k.alone...)
+			case CallKind{Op: "events.list"}:
+				list, listAt = append(list, k.alone...), append(listAt, k.aloneAt...)
+			case writesPool:
+				write = append(write, k.alone...)
+				if k.Throughput > 0 {
+					serial, serialAt = append(serial, 1000/k.Throughput), append(serialAt, k.MeanLog)
+				}
+			case readsPool:
+				reads = append(reads, k.Served)
+			}
+		}
+	}
+	listBase, listPer := fitPerEvent(list, listAt)
+	// A write's service: the serial time per write the bursts show
+	// (1/throughput) against the mean log, fitted as base + per × events;
+	// its spread is the uncontended writes' shape around their median.
+	base, writePer := fitLine(serial, serialAt)
+	var writeBase []float64
+	if med := percentile(append([]float64{0}, write...), 0.5); len(write) > 0 && med > 0 {
+		for _, w := range write {
+			writeBase = append(writeBase, w/med*base)
+		}
+	}
+	limit := func(xs []float64) int {
+		if len(xs) == 0 {
+			return 0
+		}
+		return max(1, int(math.Round(percentile(xs, 0.5))))
+	}
+	writes := 0
+	if len(serial) > 0 {
+		writes = 1
+	}
+	return StoreProfile{RunsGet: distOfMS(get), EventsList: distOfMS(listBase), EventsWrite: distOfMS(writeBase),
+		ListPerEventMS: listPer, WritePerEventMS: writePer,
+		MaxConcurrentReads: limit(reads), MaxConcurrentWrites: writes}
+}
+
+// fitLine fits y = a + b × x by least squares (b ≥ 0, a ≥ 0).
+func fitLine(y, x []float64) (a, b float64) {
+	if len(y) == 0 {
+		return 0, 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i := range y {
+		sx, sy, sxx, sxy = sx+x[i], sy+y[i], sxx+x[i]*x[i], sxy+x[i]*y[i]
+	}
+	k := float64(len(y))
+	if den := k*sxx - sx*sx; den > 0 {
+		b = max(0, (k*sxy-sx*sy)/den)
+	}
+	return max(0, (sy-b*sx)/k), b
+}
+
+// fitPerEvent fits own = base + per × n by least squares (per ≥ 0) and
+// returns each sample's base (own − per × n, at least 0) and per.
+func fitPerEvent(own []float64, n []int) ([]float64, float64) {
+	if len(own) < 2 {
+		return own, 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i := range own {
+		x := float64(n[i])
+		sx, sy, sxx, sxy = sx+x, sy+own[i], sxx+x*x, sxy+x*own[i]
+	}
+	k := float64(len(own))
+	per := 0.0
+	if den := k*sxx - sx*sx; den > 0 {
+		per = max(0, (k*sxy-sx*sy)/den)
+	}
+	base := make([]float64, len(own))
+	for i := range own {
+		base[i] = max(0, own[i]-per*float64(n[i]))
+	}
+	return base, per
+}
+
+// ScenarioYAML is the profile as a scenario file (docs/SCENARIOS.md): the
+// fanout scenario on world-local with the calibrated store model, for
+// simlab validate --scenario FILE.
+func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
+	d := func(x dist) string {
+		ms := func(v float64) string { return fmt.Sprintf("%.3fms", v) }
+		return fmt.Sprintf("{min: %s, p50: %s, p90: %s, p99: %s, max: %s}", ms(x.Min), ms(x.P50), ms(x.P90), ms(x.P99), ms(x.Max))
+	}
+	return fmt.Sprintf(`# The real world-local %s's own costs under core %s, measured by
+#   %s
+# Service times are the uncontended calls' own times, base plus a cost per
+# event in the run's log; the pools are the concurrency the World served
+# bursts with (docs/VALIDATION.md).
+name: calibrated-world-local
+description: fanout on world-local's measured service times and concurrency
+world: world-local
+store:
+  runs_get: %s
+  events_list: %s
+  events_create: %s
+  list_per_event: %.4fms
+  write_per_event: %.4fms
+  max_concurrent_reads: %d
+  max_concurrent_writes: %d
+`, c.WorldLocal, c.Core, command, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), p.ListPerEventMS, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites)
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model"
+)
+
+// A synthetic run: writes served one at a time, each longer as the log
+// grows, and lists that never overlap. The row counts each kind, finds
+// the writes served one at a time and their throughput, and the profile's
+// fitted write cost grows with the log.
+func TestCalibrationRowOfASerialWorld(t *testing.T) {
+	run := &RealRun{}
+	at := 0.0
+	for i := range 20 {
+		own := 5 + 0.5*float64(i) // the World's time grows with the log
+		run.Calls = append(run.Calls, Call{Op: "events.create", Event: "step_completed", Delivery: 1, Result: "ok", Start: 0, Served: 0, Real: at + own, End: at + own})
+		at += own
+	}
+	// Every write arrived at 0 and waited: served one at a time, in order.
+	for i := range 5 {
+		s := 1000 + 10*float64(i)
+		run.Calls = append(run.Calls, Call{Op: "events.list", Delivery: 1, Result: "ok", Start: s, Served: s, Real: 2, End: s + 2})
+	}
+	row := calibrationRow(20, []*RealRun{run})
+	var writes, lists *KindCost
+	for i := range row.Kinds {
+		switch row.Kinds[i].Kind {
+		case writesPool:
+			writes = &row.Kinds[i]
+		case CallKind{Op: "events.list"}:
+			lists = &row.Kinds[i]
+		}
+	}
+	if writes == nil || lists == nil {
+		t.Fatalf("kinds %+v: want the writes' pool and events.list", row.Kinds)
+	}
+	if writes.Calls != 20 || writes.PeakInWorld != 20 || lists.Calls != 5 || lists.PeakInWorld != 1 {
+		t.Errorf("writes %d calls, peak %d; lists %d, peak %d: want 20 and 20, 5 and 1", writes.Calls, writes.PeakInWorld, lists.Calls, lists.PeakInWorld)
+	}
+	// 20 writes in one busy period of `at` ms.
+	if want := 20 / at * 1000; math.Abs(writes.Throughput-want) > 1e-6 {
+		t.Errorf("writes' throughput %v/s, want %v", writes.Throughput, want)
+	}
+	if lists.Uncontended.P50 != 2 {
+		t.Errorf("lists uncontended p50 %v, want 2", lists.Uncontended.P50)
+	}
+	a, b := fitLine([]float64{10, 20, 30}, []float64{0, 10, 20})
+	if math.Abs(a-10) > 1e-9 || math.Abs(b-1) > 1e-9 {
+		t.Errorf("fitLine: %v + %v x, want 10 + 1 x", a, b)
+	}
+}
+
+// simlab calibrate on the real World: every kind the runtime makes is
+// measured with positive times, the writes' throughput falls as the fan-out
+// widens (world-local's cost grows with the run's log), and the scenario
+// file it writes loads as a scenario whose store model has a write cost
+// per logged event.
+func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
+	r := prepared(t)
+	cal, err := Calibrate(context.Background(), r, CalibrateOptions{Branches: []int{16, 64}, Repetitions: 1, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(cal.Rows))
+	}
+	thr := []float64{}
+	for _, row := range cal.Rows {
+		kinds := map[CallKind]KindCost{}
+		for _, k := range row.Kinds {
+			kinds[k.Kind] = k
+			if k.Calls == 0 || k.Own.Max <= 0 {
+				t.Errorf("%d branches, %s: %d calls, max %v ms", row.Branches, k.Kind, k.Calls, k.Own.Max)
+			}
+		}
+		for _, want := range []CallKind{{Op: "events.list"}, {Op: "queue"}, {Op: "events.create", Event: "step_started"}, {Op: "events.create", Event: "step_completed"}, writesPool} {
+			if _, ok := kinds[want]; !ok {
+				t.Errorf("%d branches: no %s measured: %v", row.Branches, want, row.Kinds)
+			}
+		}
+		thr = append(thr, kinds[writesPool].Throughput)
+	}
+	if !(thr[1] < thr[0]) {
+		t.Errorf("writes' throughput %v/s at 16 branches, %v/s at 64: want it to fall as the run's log grows", thr[0], thr[1])
+	}
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	if err := os.WriteFile(file, []byte(cal.Profile().ScenarioYAML(cal, "test")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := model.Spec{Scenario: file}.Load()
+	if err != nil {
+		t.Fatalf("the calibrated scenario does not load: %v", err)
+	}
+	if sc.Store.WritePerEvent <= 0 || sc.Store.MaxConcurrentWrites != 1 {
+		t.Errorf("calibrated store: write_per_event %v, max_concurrent_writes %d; want a positive cost and one write at a time", sc.Store.WritePerEvent, sc.Store.MaxConcurrentWrites)
+	}
+}
