@@ -55,23 +55,11 @@ a scenario file for simlab validate --sim-store FILE.`,
 					return badInput(fmt.Errorf("--world-local: %w", err))
 				}
 			}
-			if dir == "" {
-				d, err := engine.FindDir()
-				if err != nil {
-					return badInput(err)
-				}
-				dir = d
-			}
-			ctx, interrupted, release := onInterrupt(cmd.Context())
-			defer release()
-			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
-			defer r.Close()
-			if err := r.Prepare(ctx, !noInstall); err != nil {
-				if ctx.Err() != nil {
-					return interruptError(interrupted(), "stopped while preparing the real engine; nothing was run")
-				}
+			ctx, interrupted, r, done, err := realEngine(cmd, dir, !noInstall)
+			if err != nil {
 				return err
 			}
+			defer done()
 			start := time.Now()
 			cal, err := engine.Calibrate(ctx, r, o)
 			if err != nil {

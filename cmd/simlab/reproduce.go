@@ -66,21 +66,11 @@ input.`,
 				return badInput(fmt.Errorf("--out: %w", err))
 			}
 			o.Base = strings.TrimSuffix(filepath.Base(file), ".json")
-			if dir == "" {
-				if dir, err = engine.FindDir(); err != nil {
-					return badInput(err)
-				}
-			}
-			ctx, interrupted, release := onInterrupt(cmd.Context())
-			defer release()
-			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
-			defer r.Close()
-			if err := r.Prepare(ctx, !noInstall); err != nil {
-				if ctx.Err() != nil {
-					return interruptError(interrupted(), "stopped while preparing the real engine; nothing was run")
-				}
+			ctx, interrupted, r, done, err := realEngine(cmd, dir, !noInstall)
+			if err != nil {
 				return err
 			}
+			defer done()
 			if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
 				if ctx.Err() != nil {
 					return interruptError(interrupted(), fmt.Sprintf("stopped while running the plan: %v", err))
@@ -237,4 +227,30 @@ func printFirstReproductions(w io.Writer, rs []firstReproduction) {
 		fmt.Fprintln(w, ":")
 		printReproduction(w, fr.Reproduction)
 	}
+}
+
+// realEngine is what a command that runs the real engine does first: it
+// finds the engine directory (dir, or upwards from the working directory),
+// makes an interruptible context and prepares the pinned packages
+// (installing them unless told not to). done releases both.
+func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Context, interrupted func() os.Signal, r *engine.Runner, done func(), err error) {
+	if dir == "" {
+		if dir, err = engine.FindDir(); err != nil {
+			return nil, nil, nil, nil, badInput(err)
+		}
+	}
+	ctx, interrupted, release := onInterrupt(cmd.Context())
+	r = &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
+	done = func() {
+		r.Close()
+		release()
+	}
+	if err := r.Prepare(ctx, install); err != nil {
+		done()
+		if ctx.Err() != nil {
+			return nil, nil, nil, nil, interruptError(interrupted(), "stopped while preparing the real engine; nothing was run")
+		}
+		return nil, nil, nil, nil, err
+	}
+	return ctx, interrupted, r, done, nil
 }

@@ -52,11 +52,11 @@ type KindCost struct {
 	Uncontended dist     `json:"uncontended_ms"`
 	// alone are the uncontended samples and aloneAt the run's log length
 	// at each, for a profile (Profile).
-	alone   []float64
-	aloneAt []int
-	PeakInWorld int      `json:"peak_in_world"`
-	MeanInWorld float64  `json:"mean_in_world"`
-	Served      float64  `json:"served_concurrency"`
+	alone       []float64
+	aloneAt     []int
+	PeakInWorld int     `json:"peak_in_world"`
+	MeanInWorld float64 `json:"mean_in_world"`
+	Served      float64 `json:"served_concurrency"`
 	// Throughput is calls per second while some call of the kind was in
 	// the World; MeanLog the run's mean log length at the calls.
 	Throughput float64 `json:"throughput_per_s"`
@@ -239,9 +239,9 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 			}
 			slices.SortFunc(spans, func(a, b span) int {
 				if a.from != b.from {
-					return cmpFloat(a.from, b.from)
+					return cmp.Compare(a.from, b.from)
 				}
-				return cmpFloat(a.to, b.to)
+				return cmp.Compare(a.to, b.to)
 			})
 			// Sweep the run's intervals: how many were in the World at each
 			// call's arrival, and the busy periods (some call in the World).
@@ -297,16 +297,6 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 	}
 	row.DeliverMS = distOfMS(deliver)
 	return row
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // distOfMS summarizes samples (ms) as the store model's distribution.
