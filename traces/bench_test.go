@@ -1,8 +1,12 @@
 package traces
 
 import (
+	"fmt"
 	"io"
 	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
 )
 
 // countingWriter measures the file without keeping it.
@@ -58,4 +62,33 @@ func BenchmarkExport(b *testing.B) {
 		}
 		report(b, w)
 	})
+}
+
+// BenchmarkBuildInlineChain builds the spans of one run of n sequential
+// one-branch fan-outs, all inline: each inline step's invocation is n hops
+// up its chain of inline parents at the end, so resolving each one by
+// walking the chain would cost n² in all. It reports the time per fan-out,
+// which stays flat when the cost is linear.
+func BenchmarkBuildInlineChain(b *testing.B) {
+	for _, n := range []int{100, 1000, 4000} {
+		b.Run(fmt.Sprintf("fanouts=%d", n), func(b *testing.B) {
+			sc := model.DefaultScenario()
+			sc.Workflow.Fanouts = make([]int, n)
+			for i := range sc.Workflow.Fanouts {
+				sc.Workflow.Fanouts[i] = 1
+			}
+			sc.Limits.MaxTime = 0
+			r, err := model.Run(&sc, sim.NewPCG(1), model.Options{Record: true, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Build(r.History, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/fanout")
+		})
+	}
 }
