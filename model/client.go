@@ -83,7 +83,9 @@ func (cl *client) start(i int32) {
 		cl.h.Accepted = append(cl.h.Accepted, Accepted{LoggedEvent: cl.store.Log(id)[0], Caller: Caller{Kind: CallerClient, Delivery: -1}, Call: idx})
 	}
 	cl.issue(-1, idx)
-	cl.publish(-1, Message{Kind: MsgWorkflow, Run: id, Step: world.NoStep, Fanout: -1, Target: info.Deployment, Origin: -1},
+	// HasInput: the start message carries the run's input (runInput),
+	// which makes its first delivery core's turbo path.
+	cl.publish(-1, Message{Kind: MsgWorkflow, Run: id, Step: world.NoStep, Fanout: -1, Target: info.Deployment, Origin: -1, HasInput: true},
 		SiteStart, cl.deployments[info.Deployment].Producer)
 }
 

@@ -5,8 +5,8 @@ import (
 )
 
 // This file is the orchestrator of DOMAIN.md §5–§6: a workflow message's
-// delivery loads the run (runs.get), starts it if pending (run_started),
-// lists the log and replays the workflow; the replay suspends on the first
+// delivery starts the run (run_started, which starts a pending run and
+// answers with its log) and replays the workflow; the replay suspends on the first
 // unfinished fan-out, creating its steps in chunks (the suspension handler),
 // dispatching the queued ones and running the first max_inline steps inline
 // (each an inline delivery driven by consumer.go's claim and body). A last
@@ -26,8 +26,20 @@ type suspension struct {
 	prior []world.StepID
 }
 
-// begin loads the run the workflow message names.
+// begin starts the workflow message's delivery. core reads nothing first:
+// it writes run_started, which starts a pending run, is answered ok on a
+// running one (idempotent) and refused on an ended one, and world-local
+// answers it with the run's log (its preload), so there is no runs.get and
+// no list either. A delivery to a deployment other than the message's own
+// (a misdelivery) loads the run to re-route it, as the deployment guard
+// does.
 func (o *orchestrator) begin(p int32) {
+	d := &o.h.Deliveries[p]
+	if d.Deployment == d.Target {
+		o.procs[p].state = psOrchStarted
+		o.call(p, OpEventsCreate, world.EvRunStarted, world.NoStep, -1)
+		return
+	}
 	o.procs[p].state = psOrchLoaded
 	o.read(p, ReasonOrchestrator, -1)
 }
@@ -70,17 +82,24 @@ func (o *orchestrator) started(p int32) {
 		return
 	}
 	pr.held, pr.hasHeld = world.RunRunning, true
-	// A run message's first delivery runs in turbo (core's default,
-	// WORKFLOW_TURBO; beta.50 and beta.52): its first replay reads an empty
-	// preloaded log, not the World's, so a run_cancelled that landed while
-	// run_started was in flight is not seen until the next listing (the
-	// continuation's), after the fan-out's steps were created and started
-	// (conformance/engine TestForcedCancelRacingStartReopensTheRealRun). A
-	// redelivery awaits run_started and replays the log it preloads after
-	// its write.
-	pr.turboPreload = d.Attempt == 1
 	pr.state = psReplayListed
-	o.call(p, OpEventsList, 0, world.NoStep, -1)
+	if m := o.msgOf(p); m != nil && m.HasInput && d.Attempt == 1 {
+		// The run's first message (it carries the run's input) runs in
+		// turbo on its first delivery (core's default, WORKFLOW_TURBO,
+		// beta.50 on): run_started skips its preload and the first replay
+		// reads an empty log, so a run_cancelled that landed while
+		// run_started was in flight is not seen until the next listing
+		// (the continuation's), after the fan-out's steps were created and
+		// started (conformance/engine
+		// TestForcedCancelRacingStartReopensTheRealRun).
+		pr.turboPreload = true
+		o.replay(p)
+		return
+	}
+	// Any other delivery replays the log run_started preloaded after its
+	// write.
+	o.calls[pr.lastCall].LogTerminal = o.store.LogEnded(d.Run)
+	o.replay(p)
 }
 
 // replay is the workflow replayed from its log (just listed): it finds the

@@ -688,11 +688,19 @@ func TestLivenessStoryNamesTheContinuation(t *testing.T) {
 func TestEndedRunReadsEndedSeesARunReopenedByARacingStart(t *testing.T) {
 	for _, c := range []struct {
 		world, reads string
-		seed         uint64
-	}{{"world-postgres", "cannot be read back", 9}, {"world-local", "reads running", 145}} {
+	}{{"world-postgres", "cannot be read back"}, {"world-local", "reads running"}} {
 		t.Run(c.world, func(t *testing.T) {
 			sets := []string{"world=" + c.world, "faults.cancel=0.5", "faults.cancel_within=20ms"}
-			h := recorded(t, model.Spec{Scenario: "fanout", Sets: sets}, c.seed)
+			// The first seed whose cancel met the start so.
+			p, _ := ByName("ended-run-reads-ended")
+			var h *model.History
+			seed := uint64(1)
+			for ; seed <= 3000; seed++ {
+				if h = recorded(t, model.Spec{Scenario: "fanout", Sets: sets}, seed); len(Check(h, []Property{p})) > 0 {
+					break
+				}
+			}
+			t.Logf("seed %d", seed)
 			// world-postgres's row is running with the cancel's completedAt:
 			// it cannot be read back at all (docs/MODEL.md finding 18).
 			violates(t, "ended-run-reads-ended", h, "run_cancelled was accepted, yet its row "+c.reads, "run_started → ok")
@@ -704,7 +712,7 @@ func TestEndedRunReadsEndedSeesARunReopenedByARacingStart(t *testing.T) {
 			h.ReadBack[0] = model.RunReadBack{Status: world.RunCancelled, Readable: true}
 			holdsOn(t, "ended-run-reads-ended", h)
 			// On the atomic World the start cannot overwrite the cancel.
-			holdsOn(t, "ended-run-reads-ended", recorded(t, model.Spec{Scenario: "fanout", Sets: append(sets, "store.atomic_calls=true")}, c.seed))
+			holdsOn(t, "ended-run-reads-ended", recorded(t, model.Spec{Scenario: "fanout", Sets: append(sets, "store.atomic_calls=true")}, seed))
 		})
 	}
 }

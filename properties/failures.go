@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/sim"
 	"github.com/simlab/simlab/model/world"
 )
 
@@ -95,21 +96,37 @@ func (o *observed) failCause(a *model.Accepted) (string, failEvidence) {
 	// the orchestrator's inline path replays from its one list after its
 	// inline steps, which the model tags with the fan-out it checked).
 	list := int32(-1)
+	loaded := sim.Time(0) // when the log it acted on was read
 	for _, j := range o.calls[d] {
-		if l := &h.Calls[j]; l.Op == model.OpEventsList && l.End <= c.Start {
-			list = j
+		l := &h.Calls[j]
+		switch {
+		case l.End > c.Start:
+		case l.Op == model.OpEventsList:
+			list, loaded = j, l.Served
+		case l.Op == model.OpEventsCreate && l.Event == world.EvRunStarted && l.Result == world.OK && !o.turbo(d):
+			// world-local answers run_started with the log it preloads
+			// after the write; turbo's first delivery skips the preload.
+			list, loaded = j, l.End
 		}
 	}
 	if list < 0 {
 		return "", failEvidence{reason: fmt.Sprintf("delivery d%d wrote it without a re-route limit or a log to act on", d)}
 	}
-	l := &h.Calls[list]
 	for j := range h.Accepted {
 		f := &h.Accepted[j]
-		if f.Run == a.Run && f.Type == world.EvStepFailed && h.Calls[f.Call].End <= l.Served {
+		if f.Run == a.Run && f.Type == world.EvStepFailed && h.Calls[f.Call].End <= loaded {
 			return "step " + stepLabel(h, f.Run, f.Step) + " failed for good", failEvidence{}
 		}
 	}
+	l := &h.Calls[list]
 	return "", failEvidence{reason: fmt.Sprintf("the log delivery d%d loaded held no step_failed", d),
 		evidence: []Evidence{{At: l.End, Text: callText(h, l) + ": the log holds no step_failed"}}}
+}
+
+// turbo says delivery d is its run's first message's first delivery (the
+// message carries the run's input), core's turbo path: its run_started
+// preloads no log.
+func (o *observed) turbo(d int32) bool {
+	del := &o.h.Deliveries[d]
+	return del.Msg >= 0 && del.Kind == model.MsgWorkflow && del.Attempt == 1 && o.h.Messages[del.Msg].HasInput
 }

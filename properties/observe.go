@@ -183,9 +183,10 @@ func (o *observed) lazyRead(d int32) int32 {
 	return -1
 }
 
-// replayLoad returns the delivery's events.list its replay loaded the log
-// with (not a fan-out check only), or -1: its first list of the whole run,
-// or, for an inline step, the list after its step that calls followed. The
+// replayLoad returns the call its replay loaded the log with (not a
+// fan-out check only), or -1: its first list of the whole run, its
+// run_started answered ok (the preload), or, for an inline step, the list
+// after its step that calls followed. The
 // orchestrator's inline path lists once after its inline steps and replays
 // from that load (core's nextEventLogLoad), so the replay shows as calls
 // after it, not as a list of its own.
@@ -195,6 +196,11 @@ func (o *observed) replayLoad(d int32) int32 {
 		c := &o.h.Calls[i]
 		switch {
 		case c.Op == model.OpEventsList && c.Fanout < 0:
+			return i
+		case c.Op == model.OpEventsCreate && c.Event == world.EvRunStarted && c.Result == world.OK:
+			// A workflow delivery replays from run_started's answer: the
+			// log world-local preloads with it (none on turbo's first
+			// delivery, which replays an empty log).
 			return i
 		case c.Op == model.OpEventsList:
 			last = i

@@ -30,6 +30,6 @@ func ExampleBuild() {
 	fmt.Println(len(spans), "spans in trace", traces.TraceID(res.History, traces.Options{}, 0))
 	fmt.Println(bytes.Count(file.Bytes(), []byte("\n")), "line per run")
 	// Output:
-	// 25 spans in trace 91c0120ad386584c74c1ae65862aba0e
+	// 23 spans in trace f86e417a5fb65b1c32251ca3b80f4f69
 	// 1 line per run
 }

@@ -424,8 +424,10 @@ func TestContract(t *testing.T) {
 func TestGoldenT2Story(t *testing.T) {
 	h := history(t, "golden-t2", 1)
 	ix := newIndex(t, build(t, h, Options{}))
-	if n := len(ix.spans); n != 25 {
-		t.Errorf("%d spans, want 25", n)
+	// 23: the run's first delivery runs in turbo, with no runs.get and no
+	// list before its replay (25 before the model made the runtime's calls).
+	if n := len(ix.spans); n != 23 {
+		t.Errorf("%d spans, want 23", n)
 	}
 	var lazy []*tracetest.SpanStub
 	for _, s := range ix.byName["world.runs.get"] {

@@ -19,7 +19,7 @@ import (
 // too (the known finding), so they are not the change's.
 func TestDiffCheckReportsOnlyTheChange(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := runCLI(t, "check", "--scenario", "faults", "--variant", "pre-fix-fence", "--diff", "--seeds", "100",
+	out, _, err := runCLI(t, "check", "--scenario", "faults", "--variant", "pre-fix-fence", "--diff", "--seeds", "300",
 		"--schedules", dir, "--json")
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", exitCode(err), out)
@@ -45,9 +45,9 @@ func TestDiffCheckReportsOnlyTheChange(t *testing.T) {
 		}
 	}
 	if prop == "" {
-		t.Fatalf("no property fails both ways on some seeds and only with the change on others: the test shows nothing about the base (new %v, both %v)", rep.New, rep.Both)
+		t.Fatalf("no property fails both ways on some seeds and only with the change on others in 300 seeds: the test shows nothing about the base (new %v, both %v)", rep.New, rep.Both)
 	}
-	plain, _, _ := runCLI(t, "check", "--scenario", "faults", "--variant", "pre-fix-fence", "--seeds", "100", "--json")
+	plain, _, _ := runCLI(t, "check", "--scenario", "faults", "--variant", "pre-fix-fence", "--seeds", "300", "--json")
 	var prep properties.Report
 	if err := json.Unmarshal([]byte(plain), &prep); err != nil {
 		t.Fatal(err)

@@ -82,26 +82,21 @@ type RuleUse struct {
 // because the model differs from the runtime there (issue 23 asks for them
 // to become model fixes); TestPlanRules shows each on a History.
 const (
-	// RuleTurboRead: the orchestrator's runs.get that loads the run on the
-	// first delivery of the run's own message. That delivery runs in turbo
-	// (WORKFLOW_TURBO, on by default): it backgrounds run_started and reads
-	// nothing first.
-	RuleTurboRead = "turbo-orchestrator-runs-get"
-	// RuleTurboPreload: that delivery's events.list after run_started. Its
-	// first replay reads turbo's empty preload (skipPreload), not the World.
-	RuleTurboPreload = "turbo-preload-list"
 	// RuleInlineCreate: an inline step's step_created. The runtime writes
 	// none (handleSuspension skips the lazyInlineCorrelationIds): the
 	// step's own claim, a lazy step_started carrying its input, creates it.
 	RuleInlineCreate = "inline-step-created"
-	// Two rules are gone since the model makes the runtime's calls there:
+	// Four rules are gone since the model makes the runtime's calls there:
 	// inline-continuation-list (the inline path replays from its pending
 	// check's list) and inline-lists-once (an invocation lists once after
-	// all its inline steps), model/completer.go.
+	// all its inline steps), model/completer.go; turbo-orchestrator-runs-get
+	// and turbo-preload-list (a workflow delivery writes run_started without
+	// reading the run, and replays from its answer's preload, or from
+	// turbo's empty one), model/orchestrator.go.
 )
 
 // RuleNames lists the translation rules in the order reports print them.
-var RuleNames = []string{RuleTurboRead, RuleTurboPreload, RuleInlineCreate}
+var RuleNames = []string{RuleInlineCreate}
 
 // errorName is the name the real World's error of a History result has.
 func errorName(r world.Result) string {
@@ -197,13 +192,6 @@ func (t *translator) who(d int32) (inv int32, by, byStep string, nth int, err er
 	return inv, "step", bs, t.nth[inv], err
 }
 
-// turbo says History delivery inv is a run message's first delivery, which
-// the runtime runs in turbo.
-func (t *translator) turbo(inv int32) bool {
-	d := t.h.Deliveries[inv]
-	return d.Msg >= 0 && d.Kind == model.MsgWorkflow && d.Attempt == 1 && t.nth[inv] == 1
-}
-
 func (t *translator) drop(rule string) { t.uses[rule]++ }
 
 // pending is one entry before it is ordered.
@@ -222,9 +210,6 @@ type pending struct {
 func PlanFrom(h *model.History) (*Plan, error) {
 	t := newTranslator(h)
 	var ps []pending
-	// Per History delivery: whether it listed the log yet (the turbo
-	// delivery's first list is its preload).
-	listed := map[int32]bool{}
 	for ci := range h.Calls {
 		c := &h.Calls[ci]
 		desc := describeCall(h, ci)
@@ -240,26 +225,20 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		}
 		var by, byStep string
 		nth := 0
-		inv := int32(-1)
 		switch c.Caller.Kind {
 		case model.CallerClient:
 			by = "client"
 		case model.CallerWorld:
 			return nil, fmt.Errorf("call %s: the World's own call (a message retired at its cap) has no counterpart the plan can hold", desc)
 		default:
-			if inv, by, byStep, nth, err = t.who(c.Caller.Delivery); err != nil {
+			if _, by, byStep, nth, err = t.who(c.Caller.Delivery); err != nil {
 				return nil, fmt.Errorf("call %s: %w", desc, err)
 			}
 		}
-		d := c.Caller.Delivery
 		switch c.Op {
 		case model.OpRunsGet:
 			if c.Unreadable {
 				return nil, fmt.Errorf("call %s: the History's row could not be read (a world-postgres row); world-local writes a run file whole", desc)
-			}
-			if c.Reason == model.ReasonOrchestrator && inv >= 0 && inv == d && t.turbo(inv) {
-				t.drop(RuleTurboRead)
-				continue
 			}
 			p.at = c.Served
 			p.e.Status = c.StatusRead.String()
@@ -267,14 +246,6 @@ func PlanFrom(h *model.History) (*Plan, error) {
 				p.e.Stale = c.StatusRead.String()
 			}
 		case model.OpEventsList:
-			first := d >= 0 && !listed[d]
-			if d >= 0 {
-				listed[d] = true
-			}
-			if first && inv == d && t.turbo(inv) && c.Fanout < 0 {
-				t.drop(RuleTurboPreload)
-				continue
-			}
 			p.at = c.Served
 		case model.OpEventsCreate:
 			if c.Event == world.EvStepCreated && t.inline[[2]int32{int32(c.Run), int32(c.Step)}] {
