@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/simlab/simlab/model"
-	"github.com/simlab/simlab/sim"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // maxReroutes is the deployment guard's limit (DOMAIN §7): a message
