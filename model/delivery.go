@@ -59,9 +59,6 @@ type proc struct {
 	// the claim's answer (not by the row, which a concurrent claim may
 	// have moved since).
 	claimAttempt int32
-	// turboPreload: the next replay reads turbo's empty preload, not the
-	// log (see orchestrator.started).
-	turboPreload bool
 	suspension         // the orchestrator's, while it suspends on a fan-out
 	getCall      int32 // the prologue's or lazy runs.get, read after a join
 	// row is the run's identity as this actor last read it (a runs.get or

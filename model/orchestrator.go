@@ -91,8 +91,8 @@ func (o *orchestrator) started(p int32) {
 		// run_started was in flight is not seen until the next listing
 		// (the continuation's), after the fan-out's steps were created and
 		// started (conformance/engine
-		// TestForcedCancelRacingStartReopensTheRealRun).
-		pr.turboPreload = true
+		// TestForcedCancelRacingStartReopensTheRealRun). run_started's call
+		// carries no LogTerminal: an empty log holds no end.
 		o.replay(p)
 		return
 	}
@@ -109,7 +109,6 @@ func (o *orchestrator) started(p int32) {
 func (o *orchestrator) replay(p int32) {
 	d := &o.h.Deliveries[p]
 	pr := &o.procs[p]
-	pr.turboPreload = false
 	if o.calls[pr.lastCall].LogTerminal {
 		// The log holds the run's end: core's replay loop exits here
 		// (hasRecordedTerminalRunEvent, runtime.js), doing no replay work.

@@ -125,11 +125,8 @@ func (e *engine) serve(idx int32) {
 			c.PendingEmpty = e.completer.pendingEmpty(c.Fanout)
 		}
 		// Core judges a run's end from the events it listed, not from the
-		// run row, which a racing run_started can move back to running; a
-		// first delivery's first replay reads turbo's empty preload
-		// instead (orchestrator.started), which holds no end.
-		turbo := c.Caller.Delivery >= 0 && e.procs[c.Caller.Delivery].turboPreload
-		c.LogTerminal = !turbo && e.store.LogEnded(c.Run)
+		// run row, which a racing run_started can move back to running.
+		c.LogTerminal = e.store.LogEnded(c.Run)
 	}
 	// The hash sees the caller and the call's serial number, never the
 	// slot, which depends on whether calls are recorded.

@@ -191,12 +191,9 @@ func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *properties.Re
 			continue
 		}
 		if r == nil {
-			if dir == "" {
-				if dir, err = engine.FindDir(); err != nil {
-					return out, badInput(err)
-				}
+			if r, err = engineRunner(cmd, dir); err != nil {
+				return out, err
 			}
-			r = &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
 			if err := r.Prepare(ctx, true); err != nil {
 				return out, err
 			}
@@ -234,13 +231,10 @@ func printFirstReproductions(w io.Writer, rs []firstReproduction) {
 // makes an interruptible context and prepares the pinned packages
 // (installing them unless told not to). done releases both.
 func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Context, interrupted func() os.Signal, r *engine.Runner, done func(), err error) {
-	if dir == "" {
-		if dir, err = engine.FindDir(); err != nil {
-			return nil, nil, nil, nil, badInput(err)
-		}
+	if r, err = engineRunner(cmd, dir); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	ctx, interrupted, release := onInterrupt(cmd.Context())
-	r = &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}
 	done = func() {
 		r.Close()
 		release()
@@ -253,4 +247,17 @@ func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Conte
 		return nil, nil, nil, nil, err
 	}
 	return ctx, interrupted, r, done, nil
+}
+
+// engineRunner is a Runner on the engine directory dir, or on the one found
+// upwards from the working directory.
+func engineRunner(cmd *cobra.Command, dir string) (*engine.Runner, error) {
+	if dir == "" {
+		d, err := engine.FindDir()
+		if err != nil {
+			return nil, badInput(err)
+		}
+		dir = d
+	}
+	return &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/sweep"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -299,22 +300,18 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 	return row
 }
 
-// distOfMS summarizes samples (ms) as the store model's distribution.
+// distOfMS summarizes samples (ms) as the store model's distribution, with
+// sweep's nearest-rank percentiles (on whole nanoseconds).
 func distOfMS(xs []float64) dist {
 	if len(xs) == 0 {
 		return dist{}
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return dist{Min: s[0], P50: percentile(s, 0.5), P90: percentile(s, 0.9), P99: percentile(s, 0.99), Max: s[len(s)-1]}
-}
-
-// percentile is the nearest-rank percentile of xs (sorted or not).
-func percentile(xs []float64, q float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
+	ns := make([]int64, len(xs))
+	for i, x := range xs {
+		ns[i] = int64(math.Round(x * 1e6))
+	}
+	pct := func(p float64) float64 { return msOfNS(sweep.Percentile(ns, p)) }
+	return dist{Min: slices.Min(xs), P50: pct(50), P90: pct(90), P99: pct(99), Max: slices.Max(xs)}
 }
 
 // StoreProfile is what a calibration says the World's store model is, as a
@@ -363,7 +360,7 @@ func (c *Calibration) Profile() StoreProfile {
 	// its spread is the uncontended writes' shape around their median.
 	base, writePer := fitLine(serial, serialAt)
 	var writeBase []float64
-	if med := percentile(append([]float64{0}, write...), 0.5); len(write) > 0 && med > 0 {
+	if med := distOfMS(write).P50; med > 0 {
 		for _, w := range write {
 			writeBase = append(writeBase, w/med*base)
 		}
@@ -372,7 +369,7 @@ func (c *Calibration) Profile() StoreProfile {
 		if len(xs) == 0 {
 			return 0
 		}
-		return max(1, int(math.Round(percentile(xs, 0.5))))
+		return max(1, int(math.Round(distOfMS(xs).P50)))
 	}
 	writes := 0
 	if len(serial) > 0 {
@@ -399,32 +396,27 @@ func fitLine(y, x []float64) (a, b float64) {
 	return max(0, (sy-b*sx)/k), b
 }
 
-// fitPerEvent fits own = base + per × n by least squares (per ≥ 0) and
-// returns each sample's base (own − per × n, at least 0) and per.
+// fitPerEvent fits own = base + per × n (fitLine) and returns each
+// sample's base (own − per × n, at least 0) and per.
 func fitPerEvent(own []float64, n []int) ([]float64, float64) {
 	if len(own) < 2 {
 		return own, 0
 	}
-	var sx, sy, sxx, sxy float64
-	for i := range own {
-		x := float64(n[i])
-		sx, sy, sxx, sxy = sx+x, sy+own[i], sxx+x*x, sxy+x*own[i]
+	xs := make([]float64, len(n))
+	for i, v := range n {
+		xs[i] = float64(v)
 	}
-	k := float64(len(own))
-	per := 0.0
-	if den := k*sxx - sx*sx; den > 0 {
-		per = max(0, (k*sxy-sx*sy)/den)
-	}
+	_, per := fitLine(own, xs)
 	base := make([]float64, len(own))
 	for i := range own {
-		base[i] = max(0, own[i]-per*float64(n[i]))
+		base[i] = max(0, own[i]-per*xs[i])
 	}
 	return base, per
 }
 
 // ScenarioYAML is the profile as a scenario file (docs/SCENARIOS.md): the
 // fanout scenario on world-local with the calibrated store model, for
-// simlab validate --scenario FILE.
+// simlab validate --sim-store FILE.
 func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 	d := func(x dist) string {
 		ms := func(v float64) string { return fmt.Sprintf("%.3fms", v) }
@@ -432,9 +424,10 @@ func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 	}
 	return fmt.Sprintf(`# The real world-local %s's own costs under core %s, measured by
 #   %s
-# Service times are the uncontended calls' own times, base plus a cost per
-# event in the run's log; the pools are the concurrency the World served
-# bursts with (docs/VALIDATION.md).
+# Reads: the uncontended calls' own times, a list's plus a cost per event in
+# the run's log, and the concurrency the World served bursts of them with.
+# Writes: one at a time, each what the bursts' throughput says at their
+# mean log length, base plus a cost per logged event (docs/VALIDATION.md).
 name: calibrated-world-local
 description: fanout on world-local's measured service times and concurrency
 world: world-local
