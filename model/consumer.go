@@ -219,8 +219,8 @@ func (con *consumer) handOffReplay(p int32) bool {
 	return true
 }
 
-// terminalWritten is the terminal write answered: a retry re-publishes the
-// step; a completion or failure goes on to the fan-in (completer.go).
+// terminalWritten is the terminal write answered: a retry comes back after
+// its delay; a completion or failure goes on to the fan-in (completer.go).
 func (con *consumer) terminalWritten(p int32) {
 	c := &con.calls[con.procs[p].lastCall]
 	switch c.Result {
@@ -228,6 +228,19 @@ func (con *consumer) terminalWritten(p int32) {
 		switch c.Event {
 		case world.EvStepRetrying:
 			con.outcome(p, OutcomeRetry)
+			if con.h.Deliveries[p].Msg >= 0 {
+				// A queued step's retry is its own message again: core
+				// answers the queue with {timeoutSeconds} (runtime.js: the
+				// step handler's stepResult.type === 'retry', every release
+				// from beta.50 to beta.55), and the queue redelivers the
+				// same message after that delay, as a next attempt. No new
+				// message, so a crash after step_retrying leaves one message
+				// of the step, not two.
+				con.done(p, DispRedeliver, sim.Time(con.sc.Workflow.RetryDelay))
+				return
+			}
+			// An inline step's retry is queued as a background step
+			// (dispatch site 2: the invocation's toRetry).
 			con.procs[p].state = psAfterPublish
 			con.publishRetry(p, c.Step, c.Fanout, sim.Time(con.sc.Workflow.RetryDelay))
 			return

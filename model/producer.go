@@ -15,10 +15,14 @@ func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
 	e.publishStepAfter(p, step, fan, site, 0)
 }
 
-// publishRetry re-publishes a retrying step (dispatch site 2), due after
-// delay; its key names the attempt, so one retry is published once.
+// publishRetry queues a retrying inline step as a background step (dispatch
+// site 2), due after delay, under the step's dispatch key, as core does
+// (runtime.js, the invocation's toRetry: "Key the delayed retry on the
+// step's dispatch key so it dedupes against the keyed re-dispatch the
+// suspension handler performs on replay"). A queued step's retry publishes
+// nothing: its message comes back (consumer.terminalWritten).
 func (e *engine) publishRetry(p int32, step world.StepID, fan int32, delay sim.Time) {
-	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay)
+	e.publishStepKeyed(p, step, fan, SiteDelayedRetry, delay, e.q.stepMessageKey(e.h.Deliveries[p].Run, step))
 }
 
 // republishStep is a re-dispatch of a step that already exists: core
@@ -38,12 +42,9 @@ func (e *engine) publishStepKeyed(p int32, step world.StepID, fan int32, site Si
 	dep := d.Deployment
 	ver := e.deployments[dep].Producer
 	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
-		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step, 0), Delay: delay}
-	switch {
-	case key != 0:
+		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step), Delay: delay}
+	if key != 0 {
 		m.Key = key
-	case site == SiteDelayedRetry:
-		m.Key = msgKey(d.Run, step, e.store.Step(d.Run, step).Attempt)
 	}
 	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {
 		m.HasCtx = true
@@ -75,14 +76,16 @@ func (e *engine) heldContext(p int32) RunContext {
 	return RunContext{DeploymentID: v.DeploymentID, SpecVersion: v.SpecVersion, StartedAt: v.StartedAt, RootRunID: v.RootRunID}
 }
 
-// msgKey is a step message's idempotency key: the dispatch of a step, or one
-// retry of it, is published at most once per key TTL. It hashes the whole
-// (run, step, attempt): a key that kept 8 bits of the attempt let the retry
-// after attempt 256 reuse the dispatch's key and be absorbed (issue 20). The
-// top bit is set so that no key is 0 (no key).
-func msgKey(run world.RunID, step world.StepID, attempt int32) uint64 {
+// msgKey is a step message's idempotency key, core's
+// stepDispatchIdempotencyKey: one per (run, step), which the dispatch, a
+// replay's re-dispatch and an inline step's retry all carry, so the queue
+// absorbs a second while the first holds the key. The top bit is set so
+// that no key is 0 (no key).
+func msgKey(run world.RunID, step world.StepID) uint64 {
 	h := uint64(14695981039346656037) // FNV-1a, 64 bits
-	for _, v := range [3]uint32{uint32(run), uint32(step), uint32(attempt)} {
+	// The third word, 0, is where keys once held an attempt: kept so that
+	// every key, and so every pinned History hash, stays what it was.
+	for _, v := range [3]uint32{uint32(run), uint32(step), 0} {
 		for i := 0; i < 4; i++ {
 			h ^= uint64(byte(v >> (8 * i)))
 			h *= 1099511628211

@@ -168,7 +168,7 @@ func (q *queue) stepMessageKey(run world.RunID, step world.StepID) uint64 {
 	if id, ok := q.lastOfStep[stepKey(run, step)]; ok && q.h.Messages[id].Key != 0 {
 		return q.h.Messages[id].Key
 	}
-	return msgKey(run, step, 0)
+	return msgKey(run, step)
 }
 
 // lastPublishRecord is the index of the publish just recorded, or -1.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -173,9 +174,11 @@ func TestCrashedDeliveryReturnsAfterTheVisibilityTimeout(t *testing.T) {
 	}
 }
 
-// A delayed retry's message is not delivered before its delay has passed,
-// so its delivery is never refused as too early.
-func TestDelayedRetryIsDeliveredAfterItsDelay(t *testing.T) {
+// A queued step's retry is its own message again (core answers the queue
+// with {timeoutSeconds}): the delivery that wrote step_retrying is settled
+// for redelivery, nothing is published, and the message's next attempt
+// comes no earlier than the delay and completes.
+func TestQueuedRetryIsItsMessageAgainAfterItsDelay(t *testing.T) {
 	const delay = 3 * time.Second
 	for _, name := range ProfileNames() {
 		t.Run(name, func(t *testing.T) {
@@ -188,42 +191,44 @@ func TestDelayedRetryIsDeliveredAfterItsDelay(t *testing.T) {
 			sc.Workflow.RetryDelay = delay
 			for seed := uint64(0); seed < 10; seed++ {
 				h := runScenario(t, &sc, seed)
+				for _, p := range h.Publishes {
+					if p.Site == SiteDelayedRetry {
+						t.Fatalf("seed %d: a queued step's retry published a message (run %d step %d)", seed, p.Run, p.Step)
+					}
+				}
 				byMsg := deliveriesByMsg(h)
 				retries := 0
-				for _, p := range h.Publishes {
-					if p.Site != SiteDelayedRetry {
+				for i, d := range h.Deliveries {
+					if d.Outcome != OutcomeRetry {
 						continue
 					}
 					retries++
-					if p.Deduped || p.Msg < 0 {
-						t.Fatalf("seed %d: delayed retry of run %d step %d deduplicated", seed, p.Run, p.Step)
+					if d.Msg < 0 || d.Disposition != DispRedeliver {
+						t.Fatalf("seed %d: retry in d%d (message %d) settled %v, want a queued step redelivered", seed, i, d.Msg, d.Disposition)
 					}
-					if got := h.Messages[p.Msg].Delay; got != sim.Time(delay) {
-						t.Fatalf("seed %d: retry message delay %v, want %v", seed, got, delay)
+					ds := byMsg[d.Msg]
+					k := slices.Index(ds, int32(i))
+					if k < 0 || k+1 >= len(ds) {
+						t.Fatalf("seed %d: message %d never delivered after its retry in d%d", seed, d.Msg, i)
 					}
-					ds := byMsg[p.Msg]
-					if len(ds) == 0 {
-						t.Fatalf("seed %d: delayed retry message %d never delivered", seed, p.Msg)
-					}
-					d := h.Deliveries[ds[0]]
-					if d.Start < p.At.Add(delay) {
-						t.Fatalf("seed %d: retry of run %d step %d published at %v delivered at %v, before its delay %v", seed, p.Run, p.Step, p.At, d.Start, delay)
-					}
-					if d.Outcome != OutcomeCompleted {
-						t.Fatalf("seed %d: retry delivery outcome %v, want completed", seed, d.Outcome)
+					next := h.Deliveries[ds[k+1]]
+					if next.Attempt != d.Attempt+1 || next.Start < d.End.Add(delay) || next.Outcome != OutcomeCompleted {
+						t.Fatalf("seed %d: after the retry in d%d (attempt %d, ended %v): attempt %d at %v, %v; want attempt %d after %v, completed",
+							seed, i, d.Attempt, d.End, next.Attempt, next.Start, next.Outcome, d.Attempt+1, d.End.Add(delay))
 					}
 				}
 				if retries != sc.Runs {
-					t.Fatalf("seed %d: %d delayed retries, want one per run (%d)", seed, retries, sc.Runs)
+					t.Fatalf("seed %d: %d retries, want one per run (%d)", seed, retries, sc.Runs)
 				}
 			}
 		})
 	}
 }
 
-// Same check with fixed latencies: the delay is added to the message's
-// publish, exactly.
-func TestDelayedRetryTimingIsExactWithFixedLatencies(t *testing.T) {
+// Same check with fixed latencies: the message is visible again the delay
+// after the delivery settled, and delivered the queue's delivery latency
+// later, exactly.
+func TestQueuedRetryTimingIsExactWithFixedLatencies(t *testing.T) {
 	const delay = 1500 * time.Millisecond
 	sc := DefaultScenario()
 	sc.Store = queueProfile(t, "world-local")
@@ -233,18 +238,61 @@ func TestDelayedRetryTimingIsExactWithFixedLatencies(t *testing.T) {
 	h := runScenario(t, &sc, 1)
 	byMsg := deliveriesByMsg(h)
 	n := 0
-	for _, p := range h.Publishes {
-		if p.Site != SiteDelayedRetry {
+	for i, d := range h.Deliveries {
+		if d.Outcome != OutcomeRetry {
 			continue
 		}
 		n++
-		d := h.Deliveries[byMsg[p.Msg][0]]
-		if want := p.At.Add(qPublish + delay + qDeliver); d.Start != want {
-			t.Fatalf("retry of step %d published at %v delivered at %v, want %v", p.Step, p.At, d.Start, want)
+		ds := byMsg[d.Msg]
+		next := h.Deliveries[ds[slices.Index(ds, int32(i))+1]]
+		if want := d.End.Add(delay + qDeliver); next.Start != want {
+			t.Fatalf("retry of step %d settled at %v redelivered at %v, want %v", d.Step, d.End, next.Start, want)
 		}
 	}
 	if n != 2 {
-		t.Fatalf("%d delayed retries, want 2", n)
+		t.Fatalf("%d retries, want 2", n)
+	}
+}
+
+// An inline step's retry is queued as a background step (dispatch site 2)
+// under the step's dispatch key, due after the delay, and completes.
+func TestInlineRetryIsQueuedUnderTheDispatchKey(t *testing.T) {
+	const delay = 2 * time.Second
+	for _, name := range ProfileNames() {
+		t.Run(name, func(t *testing.T) {
+			sc := DefaultScenario()
+			sc.World = name
+			sc.Store = Profiles()[name]
+			sc.Workflow.Fanouts = []int{1}
+			sc.Workflow.MaxInline = 1
+			sc.Workflow.FlakySteps, sc.Workflow.FlakyTimes = 1, 1
+			sc.Workflow.RetryDelay = delay
+			for seed := uint64(0); seed < 10; seed++ {
+				h := runScenario(t, &sc, seed)
+				byMsg := deliveriesByMsg(h)
+				retries := 0
+				for _, p := range h.Publishes {
+					if p.Site != SiteDelayedRetry {
+						continue
+					}
+					retries++
+					if p.Msg < 0 {
+						t.Fatalf("seed %d: the inline retry of step %d was absorbed", seed, p.Step)
+					}
+					m := h.Messages[p.Msg]
+					if m.Key != msgKey(p.Run, p.Step) || m.Delay != sim.Time(delay) {
+						t.Fatalf("seed %d: inline retry message key %x delay %v, want the dispatch key %x and %v", seed, m.Key, m.Delay, msgKey(p.Run, p.Step), delay)
+					}
+					ds := byMsg[p.Msg]
+					if len(ds) == 0 || h.Deliveries[ds[0]].Start < p.At.Add(delay) || h.Deliveries[ds[len(ds)-1]].Outcome != OutcomeCompleted {
+						t.Fatalf("seed %d: inline retry message %d not delivered after its delay and completed", seed, p.Msg)
+					}
+				}
+				if retries != 1 {
+					t.Fatalf("seed %d: %d inline retries published, want 1", seed, retries)
+				}
+			}
+		})
 	}
 }
 

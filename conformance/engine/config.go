@@ -41,9 +41,13 @@ type storeConfig struct {
 // harnessConfig is what harness.mjs reads for one run: one scenario, both
 // sides (the simlab side reads the same model.Scenario).
 type harnessConfig struct {
-	Seed               uint64      `json:"seed"`
-	Fanouts            []int       `json:"fanouts"`
-	MaxInline          int         `json:"max_inline"`
+	Seed      uint64 `json:"seed"`
+	Fanouts   []int  `json:"fanouts"`
+	MaxInline int    `json:"max_inline"`
+	// FlakySteps and FlakyTimes: the last FlakySteps steps of each fan-out
+	// throw in their first FlakyTimes attempts (workflow.flaky_steps).
+	FlakySteps         int         `json:"flaky_steps,omitempty"`
+	FlakyTimes         int         `json:"flaky_times,omitempty"`
 	Body               dist        `json:"body"`
 	Runs               int         `json:"runs"`
 	RunIntervalMS      float64     `json:"run_interval_ms"`
@@ -163,6 +167,8 @@ const (
 	// batchEvents is the runtime's MAX_BATCH_FANOUT_EVENTS: step_created
 	// events are written 32 at a time.
 	batchEvents = 32
+	// coreMaxRetries is the runtime's DEFAULT_STEP_MAX_RETRIES.
+	coreMaxRetries = 3
 )
 
 // HarnessConfig translates a validated scenario, at one width, into what
@@ -182,6 +188,8 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 	return harnessConfig{
 		Fanouts:       fans,
 		MaxInline:     sc.Workflow.MaxInline,
+		FlakySteps:    sc.Workflow.FlakySteps,
+		FlakyTimes:    sc.Workflow.FlakyTimes,
 		Body:          distOf(sc.Workflow.Body),
 		Runs:          sc.Runs,
 		RunIntervalMS: msOf(sc.RunInterval),
@@ -231,8 +239,13 @@ func Honourable(sc model.Scenario) error {
 		return refuse("workflow.max_inline", w.MaxInline, fmt.Sprintf("WORKFLOW_MAX_INLINE_STEPS takes 1..%d", maxInlineLimit))
 	case w.ChunkSize != batchEvents:
 		return refuse("workflow.chunk_size", w.ChunkSize, fmt.Sprintf("the runtime writes step_created in batches of %d (MAX_BATCH_FANOUT_EVENTS), not a setting", batchEvents))
-	case w.FlakySteps > 0:
-		return refuse("workflow.flaky_steps", w.FlakySteps, "the harness's steps do not fail (not implemented on the real side)")
+	case w.FlakySteps > 0 && w.RetryDelay != time.Second:
+		// A plain Error's retry: core answers {timeoutSeconds: 1} (a
+		// queued step) or queues the retry with delaySeconds 1 (an inline
+		// one); only a RetryableError's retryAfter sets another delay.
+		return refuse("workflow.retry_delay", w.RetryDelay, "the harness's flaky steps throw a plain Error, which core retries after 1s")
+	case w.FlakySteps > 0 && w.MaxRetries != coreMaxRetries:
+		return refuse("workflow.max_retries", w.MaxRetries, fmt.Sprintf("core retries a step %d times (DEFAULT_STEP_MAX_RETRIES), not a setting", coreMaxRetries))
 	case w.FatalSteps > 0:
 		return refuse("workflow.fatal_steps", w.FatalSteps, "the harness's steps do not fail (not implemented on the real side)")
 	case w.QuickJSShare > 0:

@@ -297,7 +297,6 @@ func TestRefusesWhatTheRealSideCannotHonour(t *testing.T) {
 		{"faults.misdeliver=0.1", "faults.misdeliver"},
 		{"workflow.max_inline=0", "workflow.max_inline"},
 		{"workflow.chunk_size=16", "workflow.chunk_size"},
-		{"workflow.flaky_steps=1", "workflow.flaky_steps"},
 		{"faults.body_failure=0.1", "faults.body_failure"},
 	} {
 		sc, _ := model.Builtin("fanout")
@@ -308,6 +307,25 @@ func TestRefusesWhatTheRealSideCannotHonour(t *testing.T) {
 		err := o.Check(sc)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("--set %s: got %v, want an error naming %s", c.set, err, c.want)
+		}
+	}
+	// Flaky steps are honoured with the retry a plain Error gets (1 s,
+	// core's 3 retries), refused with another.
+	for _, c := range []struct{ set, want string }{
+		{"workflow.retry_delay=2s", "workflow.retry_delay"},
+		{"workflow.max_retries=5", "workflow.max_retries"},
+		{"workflow.flaky_times=1", ""},
+	} {
+		sc, _ := model.Builtin("fanout")
+		if err := sc.Set("workflow.flaky_steps=1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.Set(c.set); err != nil {
+			t.Fatal(err)
+		}
+		err := Honourable(sc)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("flaky steps with --set %s: got %v, want %q refused (\"\": honoured)", c.set, err, c.want)
 		}
 	}
 	sc, _ := model.Builtin("fanout")

@@ -155,8 +155,13 @@ async function run(cfg) {
   // body holds. The step's id and attempt come from the runtime's own step
   // context (a process-wide AsyncLocalStorage under a Symbol.for key, the
   // store getStepMetadata() reads).
+  // A flaky step (the last flaky_steps of each fan-out, as simlab's
+  // workflow.flaky_steps) throws a plain Error in its first flaky_times
+  // attempts, which the runtime retries (step_retrying).
   const bodies = [];
-  if (cfg.record_bodies) {
+  const flaky = (fanout, index, attempt) =>
+    cfg.flaky_steps > 0 && index >= cfg.fanouts[fanout] - cfg.flaky_steps && attempt <= cfg.flaky_times;
+  if (cfg.record_bodies || cfg.flaky_steps > 0) {
     const stepContext = () => globalThis[Symbol.for('WORKFLOW_STEP_CONTEXT_STORAGE')]?.getStore?.();
     globalThis[Symbol.for('simlab.step_body')] = {
       async begin(fanout, index) {
@@ -164,9 +169,14 @@ async function run(cfg) {
         const meta = stepContext()?.stepMetadata;
         const b = { run: stepContext()?.workflowMetadata?.workflowRunId, step: meta?.stepId, attempt: meta?.attempt, fanout, index,
           delivery: d?.index ?? -1, begin: store.now(), end: -1 };
-        bodies.push(b);
+        if (cfg.record_bodies) bodies.push(b);
         const held = gate?.body(b, 'body_begin');
         if (held) await held;
+        if (flaky(fanout, index, meta?.attempt ?? 1)) {
+          b.end = store.now();
+          b.failed = true;
+          throw new Error(`simlab: flaky step ${fanout}.${index}, attempt ${meta?.attempt}`);
+        }
         return b;
       },
       end(b) {

@@ -407,6 +407,8 @@ type Call struct {
 	Step      string `json:"step"`
 	Delay     int    `json:"delay"`
 	StepInput bool   `json:"stepInput"`
+	// Key is a publish's idempotency key ("" for none).
+	Key string `json:"key"`
 	// Listed is what an events.list page held: "type correlation", in order.
 	Listed []string `json:"listed"`
 	// Served is when the call left the store model's pool; Real is the
@@ -447,6 +449,8 @@ type Body struct {
 	Begin    float64 `json:"begin"`
 	End      float64 `json:"end"`
 	Held     bool    `json:"held"`
+	// Failed: the body threw (a flaky step's failing attempt).
+	Failed bool `json:"failed"`
 }
 
 // ReadBack is one run read back from the real World: how many accepted

@@ -296,7 +296,8 @@ export function wrapWorld(world, store, calls, opts = {}) {
           const d = delivery.getStore();
           if (d?.crashed) throw new Crash('simlab: the consumer crashed');
           const rec = { op: 'queue', start: now(), end: -1, delivery: d?.index ?? -1, queue: queueName, step: message?.stepId, runContext: message?.runContext !== undefined,
-            ctxStartedAt: message?.runContext?.startedAt !== undefined, delay: qopts?.delaySeconds ?? 0, stepInput: message?.stepInput !== undefined };
+            ctxStartedAt: message?.runContext?.startedAt !== undefined, delay: qopts?.delaySeconds ?? 0, stepInput: message?.stepInput !== undefined,
+            key: qopts?.idempotencyKey ?? '' };
           calls.push(rec);
           if (opts.stripRunContext && message?.runContext !== undefined) {
             message = { ...message };
