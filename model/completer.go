@@ -210,11 +210,12 @@ func (lc *lastCompleter) answerConflict(c *Call) {
 // World knows, in the same write, whether it finished the fan-out.
 func (lc *lastCompleter) written(c *Call) {
 	f := &lc.fans[c.Fanout]
-	switch c.Event {
-	case world.EvStepCreated:
+	switch {
+	case c.Event == world.EvStepCreated || c.Event == world.EvStepStarted && c.Lazy:
+		// A lazy claim logged the step's step_created with its start.
 		f.created++
 		lc.note(c.Fanout, c.Step, loggedCreated)
-	case world.EvStepCompleted, world.EvStepFailed:
+	case c.Event == world.EvStepCompleted || c.Event == world.EvStepFailed:
 		f.finished++
 		lc.note(c.Fanout, c.Step, loggedFinished)
 		if c.Event == world.EvStepFailed {

@@ -114,7 +114,14 @@ func (con *consumer) reroute(p int32, runDep int32) {
 func (con *consumer) claimStep(p int32) {
 	d := &con.h.Deliveries[p]
 	con.procs[p].state = psClaimed
-	con.call(p, OpEventsCreate, world.EvStepStarted, d.Step, d.Fanout)
+	idx := con.newCall(p, OpEventsCreate, d.Run, d.Step, d.Fanout)
+	con.calls[idx].Event = world.EvStepStarted
+	// core writes no step_created for an inline step: its claim is a lazy
+	// step_started that creates it (handleSuspension skips the
+	// lazyInlineCorrelationIds). One a crashed invocation already created
+	// is claimed as any existing step.
+	con.calls[idx].Lazy = d.Msg < 0 && !con.store.Step(d.Run, d.Step).Exists
+	con.issue(p, idx)
 }
 
 // claimed is the claim answered: run the body, or end the delivery as the

@@ -27,6 +27,18 @@ type flight struct {
 	on    bool          // the write runs as a Txn
 	begun bool          // its first step is taken
 	due   bool          // its service time is over: answer once done
+	// parked: the write waits in engine.parked (once, though both a
+	// scheduled step and its answer may find it waiting: world-postgres's
+	// lazy start waits mid-write for another's insert of the same row).
+	parked bool
+}
+
+// park puts write idx among the writes waiting for a lock, once.
+func (e *engine) park(idx int32) {
+	if f := e.flightOf(idx); !f.parked {
+		f.parked = true
+		e.parked = append(e.parked, idx)
+	}
 }
 
 // flightOf is the flight of call idx, which is in flight.
@@ -45,9 +57,9 @@ func (e *engine) beginFlight(idx int32, lat time.Duration) {
 	}
 	c.flight = slot + 1
 	f := &e.flights[slot]
-	*f = flight{txn: e.store.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter}, idx), lat: lat, on: true}
+	*f = flight{txn: e.store.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter, Lazy: c.Lazy}, idx), lat: lat, on: true}
 	if !e.store.Ready(&f.txn) {
-		e.parked = append(e.parked, idx)
+		e.park(idx)
 		return
 	}
 	e.takeOff(idx)
@@ -79,7 +91,7 @@ func (e *engine) stepFlight(idx int32) {
 		return
 	}
 	if !e.store.Ready(&f.txn) {
-		e.parked = append(e.parked, idx)
+		e.park(idx)
 		return
 	}
 	e.store.Advance(&f.txn, e.k.Now())
@@ -120,7 +132,7 @@ func (e *engine) landFlight(idx int32) bool {
 	f.due = true
 	for !f.txn.Done() {
 		if !e.store.Ready(&f.txn) {
-			e.parked = append(e.parked, idx)
+			e.park(idx)
 			return false
 		}
 		e.store.Advance(&f.txn, e.k.Now())
@@ -136,8 +148,9 @@ func (e *engine) landFlight(idx int32) bool {
 // and lets writes that waited for its lock go on.
 func (e *engine) landed(idx int32) {
 	c := &e.calls[idx]
-	res, retry, pos := e.flightOf(idx).txn.Result()
-	e.answerCreate(idx, c, res, retry, pos)
+	t := &e.flightOf(idx).txn
+	res, retry, pos := t.Result()
+	e.answerCreate(idx, c, res, retry, pos, t.Created())
 	c.landed = true
 	e.unpark()
 }
@@ -153,6 +166,7 @@ func (e *engine) unpark() {
 				continue
 			}
 			e.parked = append(e.parked[:i], e.parked[i+1:]...)
+			f.parked = false
 			moved = true
 			switch {
 			case !f.begun:

@@ -61,6 +61,9 @@ type Call struct {
 	Step   world.StepID // world.NoStep where none
 	Fanout int32        // the fan-out a call is about (global index), -1 if none
 	Event  world.EventType
+	// Lazy: a step_started that creates its step (core's claim of an
+	// inline step, which no step_created precedes: the World logs one).
+	Lazy   bool
 	Reason ReadReason
 	Start  sim.Time // arrival at the store
 	Served sim.Time // a slot became free (Start plus queueing)

@@ -224,7 +224,11 @@ func (o *orchestrator) suspendChunk(p int32) {
 			}
 			continue
 		}
-		if queued && w.ResilientDispatch {
+		if !queued {
+			// An inline step is created by its own lazy claim (startInline).
+			continue
+		}
+		if w.ResilientDispatch {
 			o.publishStep(p, step, pr.suspendFan, o.dispatchSite(d.Run, true))
 			if o.faults.Fire(o.siteLost) {
 				o.fault(FaultDropCreate, d.Run, p)
@@ -294,7 +298,7 @@ func (o *orchestrator) startInline(p int32) {
 		// it, so if the invocation that ran it crashed, only a replay can
 		// finish it (its step_started is accepted as crash recovery). Two
 		// replays at once both run it: at-least-once, as in the real system.
-		if st := o.store.Step(d.Run, step); !st.Exists || st.Status.Terminal() {
+		if st := o.store.Step(d.Run, step); st.Exists && st.Status.Terminal() {
 			continue
 		}
 		c := o.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,

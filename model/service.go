@@ -177,12 +177,19 @@ func (e *engine) callDone(idx int32) {
 	} else if c.Op == OpEventsCreate {
 		// An atomic write commits at the end of its service.
 		res, retry, pos := world.OK, sim.Time(0), int32(0)
+		// An atomic lazy start that creates its step logs the step_created
+		// just before its step_started, in the same call.
+		creates := c.Lazy && !e.store.Step(c.Run, c.Step).Exists
 		if c.Event != world.EvRunCreated {
 			// (run_created is created at arrival, startRun; the call only
 			// carries its latency.)
-			res, retry, pos = e.store.Apply(e.k.Now(), world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter})
+			res, retry, pos = e.store.Apply(e.k.Now(), world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter, Lazy: c.Lazy})
 		}
-		e.answerCreate(idx, c, res, retry, pos)
+		created := int32(-1)
+		if creates && res == world.OK {
+			created = pos - 1
+		}
+		e.answerCreate(idx, c, res, retry, pos, created)
 	}
 	e.answer(idx)
 }
@@ -259,7 +266,7 @@ func (e *engine) answerRunsGet(c *Call) {
 
 // answerCreate records what a write did, at the instant it took effect: its
 // answer, the event it logged and what the actors learn of it.
-func (e *engine) answerCreate(idx int32, c *Call, res world.Result, retry sim.Time, pos int32) {
+func (e *engine) answerCreate(idx int32, c *Call, res world.Result, retry sim.Time, pos, created int32) {
 	c.Result, c.LogPos = res, pos
 	if res == world.TooEarly {
 		c.RetryAfter = retry
@@ -289,6 +296,12 @@ func (e *engine) answerCreate(idx int32, c *Call, res world.Result, retry sim.Ti
 		e.completer.written(c)
 	}
 	if e.opts.Record {
+		if created >= 0 {
+			// The lazy claim's step_created, logged with its start.
+			if i := e.store.LogIndex(c.Run, created); i >= 0 {
+				e.h.Accepted = append(grow(e.h.Accepted), Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
+			}
+		}
 		if i := e.store.LogIndex(c.Run, pos); i >= 0 {
 			e.h.Accepted = append(grow(e.h.Accepted), Accepted{LoggedEvent: e.store.Log(c.Run)[i], Caller: c.Caller, Call: idx})
 		}

@@ -581,16 +581,16 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 		fate string
 		edit func(h *model.History, msg int32)
 	}{
-		{"died with its consumer (d1) and was redelivered: d3 attempt 2 claimed the step and was acked without a terminal event", func(*model.History, int32) {}},
+		{"died with its consumer (dCRASH) and was redelivered: dAGAIN attempt 2 claimed the step and was acked without a terminal event", func(*model.History, int32) {}},
 		// After the crash, the story follows the message to its fate.
-		{"died with its consumer (d1) and was redelivered: d3 attempt 2 was skipped (its claim met entity_conflict) and acked", func(h *model.History, msg int32) {
+		{"died with its consumer (dCRASH) and was redelivered: dAGAIN attempt 2 was skipped (its claim met entity_conflict) and acked", func(h *model.History, msg int32) {
 			for i := range h.Calls {
-				if c := &h.Calls[i]; c.Caller.Delivery == 3 && c.Event == world.EvStepStarted {
+				if c := &h.Calls[i]; c.Caller.Delivery >= 0 && h.Deliveries[c.Caller.Delivery].Msg == msg && h.Deliveries[c.Caller.Delivery].Attempt == 2 && c.Event == world.EvStepStarted {
 					c.Result = world.EntityConflict
 				}
 			}
 		}},
-		{"died with its consumer (d1) and was never delivered again; then it was retired at the delivery cap", func(h *model.History, msg int32) {
+		{"died with its consumer (dCRASH) and was never delivered again; then it was retired at the delivery cap", func(h *model.History, msg int32) {
 			for i := range h.Deliveries {
 				if h.Deliveries[i].Msg == msg && h.Deliveries[i].Disposition != model.DispCrash {
 					h.Deliveries[i].Msg = -1
@@ -632,8 +632,20 @@ func TestLivenessNamesTheFateOfTheLastMessage(t *testing.T) {
 	}
 	for _, c := range cases {
 		h, msg := stuckHistory(t)
+		// The story names the message's crashed delivery and its
+		// redelivery by index, as the History numbers them.
+		crash, again := -1, -1
+		for i, d := range h.Deliveries {
+			switch {
+			case d.Msg == msg && d.Disposition == model.DispCrash && crash < 0:
+				crash = i
+			case d.Msg == msg && d.Attempt == 2 && again < 0:
+				again = i
+			}
+		}
 		c.edit(h, msg)
-		violates(t, "liveness", h, c.fate, "last accepted: ")
+		fate := strings.NewReplacer("dCRASH", fmt.Sprintf("d%d", crash), "dAGAIN", fmt.Sprintf("d%d", again)).Replace(c.fate)
+		violates(t, "liveness", h, fate, "last accepted: ")
 	}
 }
 

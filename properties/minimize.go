@@ -94,48 +94,80 @@ func minimizeWhile(sc model.Scenario, choices []sim.Choice, keep func(model.Scen
 	}
 	take()
 	choices = bestChoices
-	for changed := true; changed && !stopped(); {
-		changed = false
-		for _, edit := range shrinkEdits(sc) {
-			if stopped() {
-				break
-			}
-			cand := edit()
-			// A smaller scenario whose story needs more faults (a cancel
-			// site removed, five crashes to exhaust a message instead) is
-			// not a smaller story.
-			if c, h, ok := try(cand); ok && len(h.Faults) <= len(bestHist.Faults) {
-				sc, choices, bestHist = cand, c, h
-				take()
-				changed = true
-				break
-			}
-		}
-	}
-	// Then the schedule itself: each choice in turn set to 0, the plain
-	// outcome (a fault that does not fire, the first in order), kept when
-	// the property still fails with no more faults. rapid did this on its
-	// own stream; after the scenario shrank, faults its shrinker could not
-	// remove (a crash on every redelivery) often can be.
-	if len(choices) <= maxChoicePass {
-		for i := 0; i < len(choices) && !stopped(); i++ {
-			if choices[i].V == 0 {
-				continue
-			}
-			cand := append([]sim.Choice(nil), choices...)
-			cand[i].V = 0
-			if c, h, ok := attempt(sc, sim.NewReplayer(cand)); ok && len(h.Faults) <= len(bestHist.Faults) {
-				choices, bestHist = c, h
-				take()
+	// The scenario's knobs, then the schedule, and again while the
+	// schedule pass took a fault out: a story with fewer faults often lets
+	// a branch or a run go that it needed before.
+	for again := true; again && !stopped(); {
+		for changed := true; changed && !stopped(); {
+			changed = false
+			for _, edit := range shrinkEdits(sc) {
+				if stopped() {
+					break
+				}
+				cand := edit()
+				// A smaller scenario whose story needs more faults (a
+				// cancel site removed, five crashes to exhaust a message
+				// instead) is not a smaller story.
+				if c, h, ok := try(cand); ok && len(h.Faults) <= len(bestHist.Faults) {
+					sc, choices, bestHist = cand, c, h
+					take()
+					changed = true
+					break
+				}
 			}
 		}
+		faults := len(bestHist.Faults)
+		choices, bestHist = shrinkChoices(sc, choices, bestHist, attempt, take, stopped)
+		again = len(bestHist.Faults) < faults
 	}
 	return sc, choices, bestHist, true
+}
+
+// shrinkChoices is the schedule pass: each choice in turn set to 0, the
+// plain outcome (a fault that does not fire, the first in order), kept when
+// the property still fails with no more faults. rapid did this on its own
+// stream; after the scenario shrank, faults its shrinker could not remove
+// (a crash on every redelivery) often can be.
+func shrinkChoices(sc model.Scenario, choices []sim.Choice, best *model.History,
+	attempt func(model.Scenario, sim.Chooser) ([]sim.Choice, *model.History, bool), take func(), stopped func() bool) ([]sim.Choice, *model.History) {
+	if len(choices) > maxChoicePass {
+		return choices, best
+	}
+	for i := 0; i < len(choices) && !stopped(); i++ {
+		if choices[i].V == 0 {
+			continue
+		}
+		cand := append([]sim.Choice(nil), choices...)
+		cand[i].V = 0
+		if c, h, ok := attempt(sc, sim.NewReplayer(cand)); ok && len(h.Faults) <= len(best.Faults) {
+			choices, best = c, h
+			take()
+			continue
+		}
+		// A fault that no longer fires draws nothing after it (where a
+		// crash lands, a stale read's lag), and the actor it spared goes on
+		// drawing: the rest of the stream then lines up one or a few
+		// choices earlier. So the choice is also tried deleted, with up to
+		// maxDeleted after it, as Hypothesis deletes blocks; kept only when
+		// the story has fewer faults.
+		for k := 1; k <= maxDeleted && i+k <= len(choices); k++ {
+			cand := append(append([]sim.Choice(nil), choices[:i]...), choices[i+k:]...)
+			if c, h, ok := attempt(sc, sim.NewReplayer(cand)); ok && len(h.Faults) < len(best.Faults) {
+				choices, best = c, h
+				take()
+				break
+			}
+		}
+	}
+	return choices, best
 }
 
 // maxChoicePass bounds the choice-by-choice pass to small schedules, where
 // a story is meant to be read.
 const maxChoicePass = 4000
+
+// maxDeleted is the longest run of choices the choice pass deletes at once.
+const maxDeleted = 4
 
 // minimizeSeeds is how many fresh schedules Minimize tries per edit.
 const minimizeSeeds = 256

@@ -30,6 +30,6 @@ func ExampleBuild() {
 	fmt.Println(len(spans), "spans in trace", traces.TraceID(res.History, traces.Options{}, 0))
 	fmt.Println(bytes.Count(file.Bytes(), []byte("\n")), "line per run")
 	// Output:
-	// 23 spans in trace f86e417a5fb65b1c32251ca3b80f4f69
+	// 22 spans in trace e348c4299e82def75c593897082ee17d
 	// 1 line per run
 }

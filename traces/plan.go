@@ -635,6 +635,11 @@ func (p *planner) call(i, parent, svc int32) node {
 		}
 		if c.Event == world.EvStepStarted && c.Result == world.OK {
 			n.attrs = append(n.attrs, attribute.Int(KeyStepAttempt, int(c.Attempt)))
+			if c.Lazy {
+				// An inline step's claim: the World logged its step_created
+				// with it (core writes none for an inline step).
+				n.attrs = append(n.attrs, attribute.Bool(KeyEventCreatesStep, true))
+			}
 		}
 		if c.Fanout >= 0 {
 			n.attrs = append(n.attrs, attribute.Int(KeyFanoutID, int(c.Fanout)))

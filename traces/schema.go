@@ -116,6 +116,7 @@ const (
 	KeyEventType             = "simlab.event.type"
 	KeyEventResult           = "simlab.event.result"
 	KeyEventLogPos           = "simlab.event.log_pos"
+	KeyEventCreatesStep      = "simlab.event.creates_step"
 	KeyEventRetryAfterUnixNS = "simlab.event.retry_after_unix_nano"
 	KeyLogTerminal           = "simlab.log.terminal"
 )

@@ -43,7 +43,7 @@ func TestCompareFitsAt80x24(t *testing.T) {
 		"run":                   {"wrun_0000 seed 1", "wrun_0000 seed 1"},
 		"knobs (--set)":         {"—", "workflow.max_inline=0"},
 		"  workflow.max_inline": {"1", "0"},
-		"spans":                 {"23", "28"},
+		"spans":                 {"22", "28"},
 	} {
 		l := lineWith(t, s, label+" ")
 		rest := strings.TrimSuffix(l, " "+want[1])

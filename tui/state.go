@@ -105,6 +105,11 @@ func newTimeModel(r *Run) *timeModel {
 			if typ == world.EvStepCreated.String() {
 				steps[step] = true
 			}
+			if creates, _ := s.Attr(traces.KeyEventCreatesStep); creates == "true" {
+				// A lazy start logged its step's step_created with it.
+				steps[step] = true
+				tm.moments = append(tm.moments, moment{At: r.offset(s.End), Event: world.EvStepCreated.String(), Step: step})
+			}
 			tm.moments = append(tm.moments, moment{At: r.offset(s.End), Event: typ, Step: step})
 		}
 		tm.totalSteps = len(steps)

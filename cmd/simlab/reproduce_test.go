@@ -65,7 +65,7 @@ func TestReproduceCommandReproducesFinding15(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stdout)
 	}
-	for _, want := range []string{"core 5.0.0-beta.52: REPRODUCED", "2 terminal events accepted for the run", "translation rules: inline-step-created 1"} {
+	for _, want := range []string{"core 5.0.0-beta.52: REPRODUCED", "2 terminal events accepted for the run", "translation rules: none"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the output lacks %q:\n%s", want, stdout)
 		}

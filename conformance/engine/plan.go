@@ -30,7 +30,8 @@ import (
 type Plan struct {
 	Entries []PlanEntry `json:"entries"`
 	// Rules are the translation rules that took a History call out of the
-	// plan, with how many each took.
+	// plan, with how many each took: none since every one became a model
+	// fix (see below); kept so that readers of the JSON find the field.
 	Rules []RuleUse `json:"rules"`
 	// Calls is how many calls the History holds.
 	Calls int `json:"calls"`
@@ -77,26 +78,18 @@ type RuleUse struct {
 	Count int    `json:"count"`
 }
 
-// The translation rules: History calls the runtime (core 5.0.0-beta.52 and
-// beta.50 over world-local) does not make as World calls. Each exists
-// because the model differs from the runtime there (issue 23 asks for them
-// to become model fixes); TestPlanRules shows each on a History.
-const (
-	// RuleInlineCreate: an inline step's step_created. The runtime writes
-	// none (handleSuspension skips the lazyInlineCorrelationIds): the
-	// step's own claim, a lazy step_started carrying its input, creates it.
-	RuleInlineCreate = "inline-step-created"
-	// Four rules are gone since the model makes the runtime's calls there:
-	// inline-continuation-list (the inline path replays from its pending
-	// check's list) and inline-lists-once (an invocation lists once after
-	// all its inline steps), model/completer.go; turbo-orchestrator-runs-get
-	// and turbo-preload-list (a workflow delivery writes run_started without
-	// reading the run, and replays from its answer's preload, or from
-	// turbo's empty one), model/orchestrator.go.
-)
-
-// RuleNames lists the translation rules in the order reports print them.
-var RuleNames = []string{RuleInlineCreate}
+// The translation rules: History calls the runtime does not make as World
+// calls, which a plan took out. None remains: each existed because the model
+// differed from the runtime there, and each became a model fix (issue 23,
+// point 2): inline-continuation-list (the inline path replays from its
+// pending check's list) and inline-lists-once (an invocation lists once
+// after all its inline steps), model/completer.go; turbo-orchestrator-runs-get
+// and turbo-preload-list (a workflow delivery writes run_started without
+// reading the run, and replays from its answer's preload, or from turbo's
+// empty one), model/orchestrator.go; inline-step-created (an inline step's
+// claim is a lazy step_started that creates it, with no step_created
+// before it: core's handleSuspension skips the lazyInlineCorrelationIds),
+// model/consumer.go claimStep. Plan.Rules stays in the JSON, empty.
 
 // errorName is the name the real World's error of a History result has.
 func errorName(r world.Result) string {
@@ -134,20 +127,16 @@ type translator struct {
 	// nth is each message delivery's position among the deliveries of its
 	// message's (run, step).
 	nth []int
-	// inline marks the (run, step) pairs an inline delivery runs.
-	inline map[[2]int32]bool
-	uses   map[string]int
 }
 
 func newTranslator(h *model.History) *translator {
-	t := &translator{h: h, runIdx: map[world.RunID]int{}, nth: make([]int, len(h.Deliveries)), inline: map[[2]int32]bool{}, uses: map[string]int{}}
+	t := &translator{h: h, runIdx: map[world.RunID]int{}, nth: make([]int, len(h.Deliveries))}
 	for i, r := range h.Runs {
 		t.runIdx[r.ID] = i
 	}
 	count := map[[2]int32]int{}
 	for i, d := range h.Deliveries {
 		if d.Msg < 0 {
-			t.inline[[2]int32{int32(d.Run), int32(d.Step)}] = true
 			continue
 		}
 		k := [2]int32{int32(d.Run), int32(d.Step)}
@@ -191,8 +180,6 @@ func (t *translator) who(d int32) (inv int32, by, byStep string, nth int, err er
 	bs, err := t.branch(dv.Run, dv.Step)
 	return inv, "step", bs, t.nth[inv], err
 }
-
-func (t *translator) drop(rule string) { t.uses[rule]++ }
 
 // pending is one entry before it is ordered.
 type pending struct {
@@ -248,10 +235,6 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		case model.OpEventsList:
 			p.at = c.Served
 		case model.OpEventsCreate:
-			if c.Event == world.EvStepCreated && t.inline[[2]int32{int32(c.Run), int32(c.Step)}] {
-				t.drop(RuleInlineCreate)
-				continue
-			}
 			p.at = c.End
 			if c.Event == world.EvRunCreated {
 				// The store creates the run as the call arrives.
@@ -333,11 +316,6 @@ func PlanFrom(h *model.History) (*Plan, error) {
 			plan.Entries[i].Fs = raceSchedule(h, plan.Entries[i:end])
 		}
 		i = end
-	}
-	for _, r := range RuleNames {
-		if n := t.uses[r]; n > 0 {
-			plan.Rules = append(plan.Rules, RuleUse{Name: r, Count: n})
-		}
 	}
 	return plan, nil
 }

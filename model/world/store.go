@@ -325,6 +325,22 @@ func (s *Store) applyStep(r *runRow, now sim.Time, ev Event) (Result, sim.Time, 
 		return OK, 0, r.create(now, ev)
 	}
 
+	// A lazy step_started (core's claim of an inline step) creates its
+	// step, logging step_created first, as the real adapters do
+	// (applyStepReal's rule 3): refused on an ended run, and on a step
+	// that already exists ("already created", the runtime's skip).
+	if ev.Type == EvStepStarted && ev.Lazy {
+		switch {
+		case runDone, st != nil:
+			return EntityConflict, 0, -1
+		case ev.Step < 0:
+			return NotFound, 0, -1
+		}
+		r.create(now, ev)
+		st = &r.steps[ev.Step]
+		ev.Lazy = false
+	}
+
 	// 2.
 	if ev.Type == EvStepStarted && runDone {
 		if s.fence == FencePreFix && st != nil && st.Status == StepRunning {

@@ -84,7 +84,7 @@ type Txn struct {
 	// What the validation reads saw.
 	snap     RunView
 	stepSnap Step
-	created  int32 // world-postgres lazy start: the step_created's position
+	created  int32 // a lazy start: the step_created's position (-1 before or without one)
 	minted   int32 // world-postgres: the position its event's id took
 	atom     Atomicity
 }
@@ -126,6 +126,16 @@ func (t *Txn) Done() bool { return t.done }
 // Result is the call's answer once Done, as Apply answers.
 func (t *Txn) Result() (res Result, retryAfter sim.Time, pos int32) {
 	return t.res, t.retry, t.pos
+}
+
+// Created is the log position of the step_created a lazy step_started
+// logged with its start (-1 when it logged none): other calls' events can
+// land between the two on a World whose calls are not atomic.
+func (t *Txn) Created() int32 {
+	if t.res != OK {
+		return -1
+	}
+	return t.created
 }
 
 // finish answers the call.
@@ -210,7 +220,7 @@ func (s *Store) Begin(ev Event, owner int32) Txn {
 	if !ev.Type.IsStepEvent() {
 		ev.Step = NoStep
 	}
-	t := Txn{Ev: ev, Owner: owner, pos: -1, atom: s.Atomicity()}
+	t := Txn{Ev: ev, Owner: owner, pos: -1, created: -1, atom: s.Atomicity()}
 	if t.atom == AtomicLocal && ev.Type.IsStepEvent() && s.Has(ev.Run) {
 		s.locks = append(s.locks, stepLock{run: ev.Run, step: ev.Step, owner: owner})
 	}
@@ -317,7 +327,7 @@ func (s *Store) stepLocalStep(t *Txn, now sim.Time) bool {
 		runDone := t.snap.Status.Terminal()
 		ev := t.Ev
 		if ev.Lazy && !runDone && ev.Step >= 0 && !r.stepExists(ev.Step) {
-			r.create(now, ev)
+			t.created = r.create(now, ev)
 			t.pc = 2
 			return true
 		}
