@@ -120,8 +120,50 @@ func (con *consumer) claimStep(p int32) {
 	// step_started that creates it (handleSuspension skips the
 	// lazyInlineCorrelationIds). One a crashed invocation already created
 	// is claimed as any existing step.
-	con.calls[idx].Lazy = d.Msg < 0 && !con.store.Step(d.Run, d.Step).Exists
+	lazy := d.Msg < 0 && !con.store.Step(d.Run, d.Step).Exists
+	con.calls[idx].Lazy = lazy
 	con.issue(p, idx)
+	if lazy && !con.sc.Workflow.AwaitInlineClaims && con.turbo(p) {
+		// Optimistic inline start (core's optimisticStart, forced on in
+		// turbo: forceOptimisticStart): the lazy step_started is fired
+		// without awaiting it and the body runs at once against a
+		// synthesized step (attempt 1); the claim's answer is reconciled
+		// before the terminal write (claimed), which throws the result away
+		// if the claim lost. So a lost claim's body has run all the same.
+		pr := &con.procs[p]
+		pr.optimistic = true
+		con.beginBody(p, 1)
+	}
+}
+
+// turbo reports whether inline step p runs in a turbo invocation: the
+// run's first message (it carries the run's input) on its first delivery
+// (runtime.js: isTurboEnabled() && runInput !== undefined &&
+// metadata.attempt === 1), as orchestrator.started replays it.
+func (con *consumer) turbo(p int32) bool {
+	root := con.procs[p].root
+	if root < 0 {
+		return false
+	}
+	d := &con.h.Deliveries[root]
+	m := con.msgOf(root)
+	return d.Kind == MsgWorkflow && m != nil && m.HasInput && d.Attempt == 1
+}
+
+// beginBody starts p's step body now, as the claim answered with attempt.
+func (con *consumer) beginBody(p int32, attempt int32) {
+	d := &con.h.Deliveries[p]
+	pr := &con.procs[p]
+	d.BodyRan = true
+	d.BodyStart = con.k.Now()
+	pr.claimAttempt = attempt
+	if con.store.Get(d.Run).Status.Terminal() {
+		con.counts.BodiesAfterEnd++
+	}
+	pr.outstanding++
+	dur := con.sc.Workflow.Body.Draw(con.c)
+	pr.bodyEnd = d.BodyStart.Add(dur)
+	con.k.After(dur, evBodyDone, 0, uint64(p))
 }
 
 // claimed is the claim answered: run the body, or end the delivery as the
@@ -130,17 +172,22 @@ func (con *consumer) claimed(p int32) {
 	d := &con.h.Deliveries[p]
 	pr := &con.procs[p]
 	c := &con.calls[pr.lastCall]
+	if pr.optimistic {
+		// The optimistic body has finished as well: reconcile the claim
+		// (reconcileOptimisticStart). Won, its result is written; lost,
+		// the result is thrown away and the delivery goes on as a refused
+		// claim does below.
+		d.BodyEnd = pr.bodyEnd
+		if c.Result == world.OK {
+			pr.claimAttempt = c.Attempt
+			con.bodyDone(p)
+			return
+		}
+	}
 	switch c.Result {
 	case world.OK:
-		d.BodyRan = true
-		d.BodyStart = con.k.Now()
-		pr.claimAttempt = c.Attempt
-		if con.store.Get(d.Run).Status.Terminal() {
-			con.counts.BodiesAfterEnd++
-		}
 		pr.state = psBodyDone
-		pr.outstanding++
-		con.k.After(con.sc.Workflow.Body.Draw(con.c), evBodyDone, 0, uint64(p))
+		con.beginBody(p, c.Attempt)
 	case world.RunExpired:
 		con.outcome(p, OutcomeGone)
 		con.done(p, DispAck, 0)
@@ -186,8 +233,8 @@ func (con *consumer) recreated(p int32) {
 // bodyDone decides the body's result and writes it.
 func (con *consumer) bodyDone(p int32) {
 	d := &con.h.Deliveries[p]
-	d.BodyEnd = con.k.Now()
 	pr := &con.procs[p]
+	d.BodyEnd = pr.bodyEnd
 	w := &con.sc.Workflow
 	fo := &con.h.Fanouts[d.Fanout]
 	idx := int32(d.Step - fo.FirstStep)

@@ -59,8 +59,14 @@ type proc struct {
 	// the claim's answer (not by the row, which a concurrent claim may
 	// have moved since).
 	claimAttempt int32
-	suspension         // the orchestrator's, while it suspends on a fan-out
-	getCall      int32 // the prologue's or lazy runs.get, read after a join
+	// optimistic: an inline step of a turbo invocation whose body began as
+	// its lazy claim was issued, not once it was answered (core's
+	// optimisticStart); bodyEnd is when that body finished, the claim's
+	// answer deciding afterwards whether its result is kept.
+	optimistic bool
+	bodyEnd    sim.Time
+	suspension       // the orchestrator's, while it suspends on a fan-out
+	getCall    int32 // the prologue's or lazy runs.get, read after a join
 	// row is the run's identity as this actor last read it (a runs.get or
 	// run_started answer), what a v2 producer stamps as runContext.
 	row    RunContext

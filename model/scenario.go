@@ -69,6 +69,12 @@ type Workflow struct {
 	RetryDelay time.Duration `json:"retry_delay" yaml:"retry_delay"`
 	// QuickJSShare is the share of runs executed on the QuickJS engine.
 	QuickJSShare float64 `json:"quickjs_share" yaml:"quickjs_share"`
+	// AwaitInlineClaims is the runtime's explicit opt-out
+	// WORKFLOW_OPTIMISTIC_INLINE_START=0: a turbo invocation's inline step
+	// awaits its lazy claim before its body. Off (core's default), turbo
+	// forces the optimistic start: the body runs while the claim is in
+	// flight, and a lost claim's result is thrown away.
+	AwaitInlineClaims bool `json:"await_inline_claims,omitempty" yaml:"await_inline_claims,omitempty"`
 }
 
 // DeploymentConfig is one deployment: its producer and consumer versions and

@@ -52,7 +52,9 @@ func endedRunReadsEnded(o *observed) []Violation {
 
 // reopened explains a run whose log holds its terminal event t while its
 // row reads live after the queue drained: the accepted run_started writes
-// after t are the evidence.
+// answered after t's write began are the evidence (on world-postgres one that
+// answered while the cancel was still in flight can leave the row running
+// with the cancel's completedAt, docs/MODEL.md finding 18).
 func (o *observed) reopened(r world.RunID, t *model.Accepted) Violation {
 	h := o.h
 	reads := "reads " + h.ReadBack[r].Status.String()
@@ -64,7 +66,7 @@ func (o *observed) reopened(r world.RunID, t *model.Accepted) Violation {
 	v.Evidence = append(v.Evidence, callEvidence(h, &h.Calls[t.Call]))
 	for i := range h.Calls {
 		c := &h.Calls[i]
-		if c.Run == r && c.Op == model.OpEventsCreate && c.Event == world.EvRunStarted && c.Result == world.OK && c.End > t.At {
+		if c.Run == r && c.Op == model.OpEventsCreate && c.Event == world.EvRunStarted && c.Result == world.OK && c.End > h.Calls[t.Call].Start {
 			v.Evidence = append(v.Evidence, callEvidence(h, c))
 		}
 	}

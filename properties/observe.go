@@ -208,6 +208,17 @@ func (o *observed) replayLoad(d int32) int32 {
 			return last
 		}
 	}
+	if last >= 0 && o.h.Deliveries[d].Msg < 0 {
+		// A replay that found the next fan-out already created makes no
+		// World call, only its dispatch loop's publishes of the pending
+		// steps: it continued all the same (the spans show the publish
+		// under the step, spancheck).
+		for _, i := range o.pubs[d] {
+			if o.h.Publishes[i].At >= o.h.Calls[last].End {
+				return last
+			}
+		}
+	}
 	return -1
 }
 

@@ -316,6 +316,26 @@ func TestShippedFindsConcurrentLastCompleters(t *testing.T) {
 	}, 6, 4)
 }
 
+// Turbo's optimistic inline start (core forces it on the run's first
+// delivery): a cancel that lands while that delivery suspends is followed by
+// its inline step's body, whose claim the World then refuses and whose result
+// the runtime throws away. no-start-on-terminal's body clause finds it on an
+// atomic World too: no race between the World's calls is needed, only the
+// cancel between run_started and the inline start. With the runtime's
+// opt-out (awaitInlineClaims) the claim is awaited and the body never runs
+// (the holds searches below). Forced on the real core beta.52 and beta.55:
+// conformance/engine TestTurboRunsAnInlineBodyOnACancelledRun, 10 of 10.
+func TestShippedFindsTurboBodyOnACancelledRun(t *testing.T) {
+	finds(t, fanoutFamily, nil, "no-start-on-terminal", both(atomicWorld, func(sc *model.Scenario) {
+		sc.Faults.Cancel = max(sc.Faults.Cancel, 0.5)
+		sc.Faults.CancelWithin = max(sc.Faults.CancelWithin, 20*time.Millisecond)
+	}))
+	holds(t, fanoutFamily, nil, propsNamed("no-start-on-terminal"), both(atomicWorld, awaitInlineClaims, func(sc *model.Scenario) {
+		sc.Faults.Cancel = max(sc.Faults.Cancel, 0.5)
+		sc.Faults.CancelWithin = max(sc.Faults.CancelWithin, 20*time.Millisecond)
+	}))
+}
+
 func TestShippedHoldsTheRest(t *testing.T) {
 	// A stale lazy read's row has no startedAt, and the next fan-out's
 	// runContext then has none either (TestShippedStaleLazyRead...). Liveness
@@ -327,11 +347,11 @@ func TestShippedHoldsTheRest(t *testing.T) {
 	// bounded-work-after-end: a stale pending lazy read of a run that has
 	// ended sends its completer into a replay after the end
 	// (TestShippedStaleLazyReadReplaysAnEndedRun).
-	holds(t, fanoutFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band", "bounded-work-after-end"), atomicWorld)
+	holds(t, fanoutFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band", "bounded-work-after-end"), both(atomicWorld, awaitInlineClaims))
 	// With v1 consumers still deployed, liveness holds only without stale
 	// reads: see TestShippedLegacyPrologueLosesStepsOnStaleReads.
 	holds(t, skewFamily, nil, allBut("one-body-at-a-time", "one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld))
-	holds(t, skewFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), atomicWorld)
+	holds(t, skewFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), both(atomicWorld, awaitInlineClaims))
 }
 
 func noStaleReads(sc *model.Scenario) { sc.Faults.StaleRead = 0 }
@@ -344,6 +364,16 @@ func noStaleReads(sc *model.Scenario) { sc.Faults.StaleRead = 0 }
 func atomicWorld(sc *model.Scenario) { sc.Store.AtomicCalls = true }
 
 func noCancels(sc *model.Scenario) { sc.Faults.Cancel, sc.Faults.CancelAt = 0, 0 }
+
+// awaitInlineClaims is the runtime's explicit opt-out of turbo's optimistic
+// inline start (WORKFLOW_OPTIMISTIC_INLINE_START=0): with it on, a cancel
+// that lands while the run's first delivery suspends is followed by the
+// inline step's body all the same (no-start-on-terminal's body clause,
+// TestShippedFindsTurboBodyOnACancelledRun; forced on the real core by
+// conformance/engine TestTurboRunsAnInlineBodyOnACancelledRun). The holds
+// searches that let cancels happen and judge no-start-on-terminal take the
+// opt-out, so that they still judge every other way a step starts late.
+func awaitInlineClaims(sc *model.Scenario) { sc.Workflow.AwaitInlineClaims = true }
 
 // stepsCreatedBeforeEnd keeps every step's step_created landing before its
 // run can end (no cancels, no lost creates, no misdeliveries, whose third
@@ -426,10 +456,10 @@ func TestAtomicFanInHoldsAll(t *testing.T) {
 	// its run can end: TestShippedFetchFreeConsumerLoopsOnEndedRun (the
 	// fan-in does not change how a claim meets an ended run).
 	holds(t, fanoutFamily, []string{"atomic-fan-in"}, All(), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld))
-	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("one-body-at-a-time", "run-fails-for-a-reason", "run-context-matches-run", "liveness", "recovery-in-band"), atomicWorld)
+	holds(t, fanoutFamily, []string{"atomic-fan-in"}, allBut("one-body-at-a-time", "run-fails-for-a-reason", "run-context-matches-run", "liveness", "recovery-in-band"), both(atomicWorld, awaitInlineClaims))
 	// v1 consumers lose steps on stale reads whatever the fan-in does.
 	holds(t, skewFamily, []string{"atomic-fan-in"}, All(), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld))
-	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("one-body-at-a-time", "run-fails-for-a-reason", "liveness", "run-context-matches-run", "recovery-in-band"), atomicWorld)
+	holds(t, skewFamily, []string{"atomic-fan-in"}, allBut("one-body-at-a-time", "run-fails-for-a-reason", "liveness", "run-context-matches-run", "recovery-in-band"), both(atomicWorld, awaitInlineClaims))
 }
 
 // crashesAndCancels is the pre-fix row's condition: a claimed step's
@@ -464,17 +494,17 @@ func withStaleReads(sc *model.Scenario) {
 
 func TestStrictRunningGateFindsLiveness(t *testing.T) {
 	finds(t, fanoutFamily, []string{"strict-running-gate"}, "liveness", withStaleReads)
-	holds(t, fanoutFamily, []string{"strict-running-gate"}, propsNamed("no-start-on-terminal"), both(withStaleReads, atomicWorld))
+	holds(t, fanoutFamily, []string{"strict-running-gate"}, propsNamed("no-start-on-terminal"), both(withStaleReads, atomicWorld, awaitInlineClaims))
 }
 
 func TestRerouteDropsInputFindsRerouteChanges(t *testing.T) {
 	finds(t, skewFamily, []string{"reroute-drops-input"}, "reroute-preserves-message", nil)
-	holds(t, skewFamily, []string{"reroute-drops-input"}, propsNamed("no-start-on-terminal"), atomicWorld)
+	holds(t, skewFamily, []string{"reroute-drops-input"}, propsNamed("no-start-on-terminal"), both(atomicWorld, awaitInlineClaims))
 }
 
 func TestAttemptGatedRecoveryFindsNoInBandRecovery(t *testing.T) {
 	finds(t, fanoutFamily, []string{"attempt-gated-recovery"}, "recovery-in-band", onWorld("world-vercel"))
-	holds(t, fanoutFamily, []string{"attempt-gated-recovery"}, propsNamed("no-start-on-terminal"), both(onWorld("world-vercel"), atomicWorld))
+	holds(t, fanoutFamily, []string{"attempt-gated-recovery"}, propsNamed("no-start-on-terminal"), both(onWorld("world-vercel"), atomicWorld, awaitInlineClaims))
 }
 
 func TestLegacyProducersHoldAndPayOneReadPerQueuedBranch(t *testing.T) {
@@ -484,7 +514,7 @@ func TestLegacyProducersHoldAndPayOneReadPerQueuedBranch(t *testing.T) {
 	// on an ended run, where the real order answers NotFound and the step
 	// cannot be created any more (recovery-in-band; see
 	// TestShippedFetchFreeConsumerLoopsOnEndedRun).
-	holds(t, fanoutFamily, []string{"legacy-producers"}, allBut("one-body-at-a-time", "run-fails-for-a-reason", "liveness", "recovery-in-band"), atomicWorld)
+	holds(t, fanoutFamily, []string{"legacy-producers"}, allBut("one-body-at-a-time", "run-fails-for-a-reason", "liveness", "recovery-in-band"), both(atomicWorld, awaitInlineClaims))
 	// Fresh reads too can say running just before the run ends: all hold
 	// when every step is created before its run can end, but for finding
 	// 21's double body (see allBut).
@@ -515,14 +545,14 @@ func TestReplayIgnoresTerminalLogFindsWorkAfterEnd(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		holdsOn(t, "no-work-after-visible-end", history(t, "faults", seed))
 	}
-	holds(t, fanoutFamily, []string{"replay-ignores-terminal-log"}, propsNamed("no-start-on-terminal"), atomicWorld)
+	holds(t, fanoutFamily, []string{"replay-ignores-terminal-log"}, propsNamed("no-start-on-terminal"), both(atomicWorld, awaitInlineClaims))
 }
 
 func TestRetryDropsRunContextFindsProducer(t *testing.T) {
 	finds(t, fanoutFamily, []string{"retry-drops-run-context"}, "producer-stamps-run-context", func(sc *model.Scenario) {
 		sc.Workflow.FlakySteps = max(sc.Workflow.FlakySteps, 1)
 	})
-	holds(t, fanoutFamily, []string{"retry-drops-run-context"}, propsNamed("no-start-on-terminal", "run-context-matches-run"), both(noStaleReads, atomicWorld))
+	holds(t, fanoutFamily, []string{"retry-drops-run-context"}, propsNamed("no-start-on-terminal", "run-context-matches-run"), both(noStaleReads, atomicWorld, awaitInlineClaims))
 }
 
 // The swarm family draws the world per test case: the pre-fix fence bug,
@@ -554,7 +584,11 @@ func TestSwarmScenarioCoversItsDeclaredOutcomes(t *testing.T) {
 	if rep.Violations["no-start-on-terminal"] == 0 {
 		t.Fatalf("200 swarm seeds on the real atomicity started no step on a terminal run")
 	}
+	// (With the runtime's opt-out of turbo's optimistic inline start: with
+	// it, a cancel during the first delivery's suspension is followed by the
+	// inline body even on an atomic World, TestShippedFindsTurboBodyOnACancelledRun.)
 	sc.Store.AtomicCalls = true
+	sc.Workflow.AwaitInlineClaims = true
 	if rep, err = Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(200), Props: propsNamed("no-start-on-terminal")}); err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +632,7 @@ func TestSwarmShippedHoldsTheRest(t *testing.T) {
 	// cannot create it on the real Worlds (TestShippedFetchFreeConsumerLoopsOnEndedRun).
 	// bounded-work-after-end: a stale lazy read of an ended run replays it
 	// (TestShippedStaleLazyReadReplaysAnEndedRun).
-	holds(t, swarmFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), atomicWorld)
+	holds(t, swarmFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), both(atomicWorld, awaitInlineClaims))
 }
 
 // A fetch-free last completer whose lazy read answers a stale pending row

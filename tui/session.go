@@ -79,7 +79,8 @@ type Run struct {
 	Spans    []traces.Span
 	Start    time.Time // the root span's start: offsets are measured from it
 	Duration time.Duration
-	// TTLS is the latest step end minus the run's start (DOMAIN §10).
+	// TTLS is the latest step end (its accepted step_completed or
+	// step_failed) minus the run's start (DOMAIN §10).
 	TTLS    time.Duration
 	HasTTLS bool
 	// Prologue is run_context, runs_get, mixed or none, as model.Summarize says it.
@@ -368,11 +369,6 @@ func newRun(spans []traces.Span) (*Run, error) {
 		r.Duration = max(r.Duration, s.End.Sub(r.Start))
 		switch {
 		case strings.HasPrefix(s.Name, traces.StepSpanPrefix):
-			if out, _ := s.Attr(traces.KeyStepOutcome); out == "completed" || out == "failed" {
-				if ttls := s.End.Sub(r.Start); !r.HasTTLS || ttls > r.TTLS {
-					r.TTLS, r.HasTTLS = ttls, true
-				}
-			}
 			if t, ok := bodyStart(s); ok {
 				bodies = append(bodies, t)
 			}
@@ -396,6 +392,15 @@ func newRun(spans []traces.Span) (*Run, error) {
 			}
 		case strings.HasPrefix(s.Name, "world.events.create "):
 			writes = append(writes, s)
+			// A step's end is its accepted terminal write (as sweep's
+			// StepTimes): not its span's, which an inline step that
+			// continued the workflow stretches over the next fan-out.
+			typ, _ := s.Attr(traces.KeyEventType)
+			if res, _ := s.Attr(traces.KeyEventResult); res == "ok" && (typ == "step_completed" || typ == "step_failed") {
+				if ttls := s.End.Sub(r.Start); !r.HasTTLS || ttls > r.TTLS {
+					r.TTLS, r.HasTTLS = ttls, true
+				}
+			}
 		}
 	}
 	r.AfterEnd = workAfterEnd(writes, bodies)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 	"github.com/simlab/simlab/traces"
 )
@@ -36,10 +37,9 @@ func TestRunColumnsAgreeWithTheHistory(t *testing.T) {
 			}
 			var ttls time.Duration
 			has := false
-			for _, d := range h.Deliveries {
-				if int(d.Run) == r.runIndex && d.Kind == model.MsgStep &&
-					(d.Outcome == model.OutcomeCompleted || d.Outcome == model.OutcomeFailed) {
-					ttls, has = max(ttls, time.Duration(d.End-info.StartAt)), true
+			for _, c := range h.Calls {
+				if int(c.Run) == r.runIndex && c.Op == model.OpEventsCreate && c.Result == world.OK && c.Event.EndsStep() {
+					ttls, has = max(ttls, time.Duration(c.End-info.StartAt)), true
 				}
 			}
 			if has != r.HasTTLS || ttls != r.TTLS {

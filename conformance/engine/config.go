@@ -46,8 +46,11 @@ type harnessConfig struct {
 	MaxInline int    `json:"max_inline"`
 	// FlakySteps and FlakyTimes: the last FlakySteps steps of each fan-out
 	// throw in their first FlakyTimes attempts (workflow.flaky_steps).
-	FlakySteps         int         `json:"flaky_steps,omitempty"`
-	FlakyTimes         int         `json:"flaky_times,omitempty"`
+	FlakySteps int `json:"flaky_steps,omitempty"`
+	FlakyTimes int `json:"flaky_times,omitempty"`
+	// AwaitInlineClaims sets WORKFLOW_OPTIMISTIC_INLINE_START=0
+	// (workflow.await_inline_claims).
+	AwaitInlineClaims  bool        `json:"await_inline_claims,omitempty"`
 	Body               dist        `json:"body"`
 	Runs               int         `json:"runs"`
 	RunIntervalMS      float64     `json:"run_interval_ms"`
@@ -119,6 +122,9 @@ type gateConfig struct {
 	// Holds are gate.mjs's rules: each holds the World call or step body
 	// What picks until a happening Until picks has happened on its run.
 	Holds []holdRule `json:"holds,omitempty"`
+	// Actions are the harness's own calls on a happening (gate.mjs): Do
+	// "cancel" cancels the run the first time On matches on it.
+	Actions []gateAction `json:"actions,omitempty"`
 	// Plan holds every call and body a simulated history names until its
 	// turn in the history's order (plan.mjs; reproduce.go).
 	Plan *planSpec `json:"plan,omitempty"`
@@ -136,6 +142,14 @@ type holdRule struct {
 	Name  string      `json:"name"`
 	What  holdPattern `json:"what"`
 	Until holdPattern `json:"until"`
+}
+
+// gateAction is one of gate.mjs's actions: Do ("cancel") the run when a
+// happening On matches on it, once per run.
+type gateAction struct {
+	Name string      `json:"name"`
+	On   holdPattern `json:"on"`
+	Do   string      `json:"do"`
 }
 
 // holdPattern matches a happening on a run. Kind: call, body (What); call,
@@ -186,14 +200,15 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 	p := sc.Store
 	crash := sc.Faults.Crash
 	return harnessConfig{
-		Fanouts:       fans,
-		MaxInline:     sc.Workflow.MaxInline,
-		FlakySteps:    sc.Workflow.FlakySteps,
-		FlakyTimes:    sc.Workflow.FlakyTimes,
-		Body:          distOf(sc.Workflow.Body),
-		Runs:          sc.Runs,
-		RunIntervalMS: msOf(sc.RunInterval),
-		Consumers:     p.Consumers,
+		Fanouts:           fans,
+		MaxInline:         sc.Workflow.MaxInline,
+		FlakySteps:        sc.Workflow.FlakySteps,
+		FlakyTimes:        sc.Workflow.FlakyTimes,
+		AwaitInlineClaims: sc.Workflow.AwaitInlineClaims,
+		Body:              distOf(sc.Workflow.Body),
+		Runs:              sc.Runs,
+		RunIntervalMS:     msOf(sc.RunInterval),
+		Consumers:         p.Consumers,
 		Store: storeConfig{
 			RunsGet: distOf(p.RunsGet), EventsCreate: distOf(p.EventsWrite), EventsList: distOf(p.EventsList),
 			Publish: distOf(p.Publish), Deliver: distOf(p.Deliver),

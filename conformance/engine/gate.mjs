@@ -15,6 +15,11 @@
 //   holds: [rule]      hold a chosen World call, or a chosen step body, until
 //                      a chosen later happening on its run: an interleaving
 //                      named by what happens, not by when (see matches()).
+//   actions: [action]  the harness's own calls on a happening: {name, on,
+//                      do: 'cancel'} cancels the run (Run#cancel) the first
+//                      time a happening `on` matches on it, so a hold can
+//                      wait for that cancel's answer (the client's calls are
+//                      happenings too once a rule or action is armed).
 //   plan: {entries}    hold every World call (the client's too) and step body
 //                      a simulated history names until its turn in that
 //                      history's order (plan.mjs; simlab reproduce).
@@ -56,6 +61,14 @@ export function createGate(spec, now) {
   const fanIn = spec?.fan_in ?? 0;
   const wantCompleted = spec?.run_completed ?? 0;
   const rules = Array.isArray(spec?.holds) ? spec.holds : [];
+  const acts = Array.isArray(spec?.actions) ? spec.actions : [];
+  // turbo_bodies: the runtime starts a turbo invocation's inline bodies
+  // optimistically (not WORKFLOW_OPTIMISTIC_INLINE_START=0), see quiescent().
+  const turboBodies = spec?.turbo_bodies !== false;
+  const bodiesBegun = new Set(); // `${delivery} ${step}` of every body begun
+  let actions = {}; // the harness's own calls (setActions): cancel(runId)
+  const acted = new Set(); // `${action} ${run}`: fired once per run
+  const actionsDone = []; // what each action did, for the summary
   const plan = spec?.plan ? createPlan(spec.plan, now) : null;
   const ruleHeld = new Map(); // rule name -> [entry]
   const ruleSeen = new Map(); // `${rule} ${run}` -> matches of `what` so far
@@ -125,11 +138,24 @@ export function createGate(spec, now) {
 
   // happen records a happening and lets go every held item it was waiting on.
   function happen(h) {
-    if (!h.run || rules.length === 0) return;
+    if (!h.run || (rules.length === 0 && acts.length === 0)) return;
     h.at = now();
     const list = happened.get(h.run) ?? [];
     list.push(h);
     happened.set(h.run, list);
+    for (const a of acts) {
+      const key = `${a.name} ${h.run}`;
+      if (acted.has(key) || !matches(a.on, h)) continue;
+      acted.add(key);
+      const rec = { action: a.name, do: a.do, run: h.run, at: now(), by: describe(h), error: '' };
+      actionsDone.push(rec);
+      const f = actions[a.do];
+      if (!f) {
+        rec.error = `no harness action ${a.do}`;
+        continue;
+      }
+      Promise.resolve().then(() => f(h.run)).catch((e) => { rec.error = String(e?.message ?? e); });
+    }
     for (const rule of rules) {
       const entries = ruleHeld.get(rule.name) ?? [];
       const go = entries.filter((e) => matches(rule.until, h, e.item));
@@ -175,7 +201,16 @@ export function createGate(spec, now) {
     for (const rec of live) if (rec.phase === 'run') return false;
     for (const d of inFlight) {
       let waits = false;
-      for (const rec of live) if (rec.delivery === d.index && (rec.phase === 'gate' || rec.phase === 'pool')) waits = true;
+      for (const rec of live) {
+        if (rec.delivery !== d.index) continue;
+        if (rec.phase === 'gate' || rec.phase === 'pool') waits = true;
+        // Turbo's optimistic inline start (the run's first delivery): the
+        // body of a step whose lazy claim is held still begins, after the
+        // runtime's own awaits, which are no World call the gate could see
+        // in flight. The delivery is not idle until that body has begun.
+        if (turboBodies && rec.phase === 'gate' && rec.op === 'events.create' && rec.event === 'step_started' && rec.lazy &&
+            kinds.get(d.index) === 'run' && d.attempt === 1 && !bodiesBegun.has(`${d.index} ${rec.correlation}`)) return false;
+      }
       if (!waits) return false;
     }
     return true;
@@ -221,10 +256,17 @@ export function createGate(spec, now) {
       rec.held = gate;
     });
 
+  const armed = () => rules.length > 0 || acts.length > 0;
+
   return {
     releases,
     escapes,
     plan,
+    actionsDone,
+    // setActions gives the gate's actions the harness's own calls.
+    setActions(a) {
+      actions = a;
+    },
     // learn is told of every call as it is made (a plan learns the runs and
     // the steps' branches from them).
     learn(rec) {
@@ -272,6 +314,9 @@ export function createGate(spec, now) {
     phase(rec, p) {
       if (p === 'done' && plan && rec.op !== 'body') plan.answered(rec);
       if (rec.delivery < 0) {
+        // The client's answers are happenings a rule may wait for (its
+        // cancel's, say); they hold nothing themselves.
+        if (p === 'done' && rec.phase !== 'done' && !plan && armed() && rec.op === 'events.create') happen(callHappening('answer', rec));
         if (plan && rec.op !== 'runs.waitForTerminalStatus') {
           rec.phase = p;
           if (p === 'done') clientLive.delete(rec);
@@ -280,7 +325,7 @@ export function createGate(spec, now) {
         }
         return;
       }
-      if (p === 'done' && rec.phase !== 'done' && rec.op !== 'body' && rules.length) happen(callHappening('answer', rec));
+      if (p === 'done' && rec.phase !== 'done' && rec.op !== 'body' && armed()) happen(callHappening('answer', rec));
       rec.phase = p;
       if (p === 'done') live.delete(rec);
       else live.add(rec);
@@ -307,6 +352,7 @@ export function createGate(spec, now) {
     // the promise settles when it may go on, or null.
     body(rec, kind) {
       if (rec.delivery < 0 || !rec.run) return null;
+      if (kind === 'body_begin') bodiesBegun.add(`${rec.delivery} ${rec.step}`);
       const h = { kind, run: rec.run, delivery: rec.delivery, step: rec.step };
       let p = null;
       if (kind === 'body_begin' && plan) {

@@ -96,6 +96,8 @@ async function run(cfg) {
   if (cfg.consumers > 0) process.env.WORKFLOW_LOCAL_QUEUE_CONCURRENCY = String(cfg.consumers);
   // The runtime's delivery cap (48 by default; it can only be lowered).
   if (cfg.max_queue_deliveries > 0) process.env.WORKFLOW_MAX_QUEUE_DELIVERIES = String(cfg.max_queue_deliveries);
+  // The explicit opt-out turbo honours: inline bodies await their claim.
+  if (cfg.await_inline_claims) process.env.WORKFLOW_OPTIMISTIC_INLINE_START = '0';
   process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
   // default_dispatch leaves the switch unset: the runtime's own default.
   if (cfg.default_dispatch) delete process.env.WORKFLOW_RESILIENT_STEP_DISPATCH;
@@ -128,7 +130,7 @@ async function run(cfg) {
   const now = () => performance.now() - t0;
   // A race also needs the gate's account of the deliveries (with nothing
   // to hold): it says when the runtime is done (gate.quiet()).
-  const gate = cfg.gate || cfg.race ? createGate(cfg.gate ?? {}, now) : undefined;
+  const gate = cfg.gate || cfg.race ? createGate({ ...(cfg.gate ?? {}), turbo_bodies: !cfg.await_inline_claims }, now) : undefined;
   // A plan that forces races inside World calls holds world-local's own
   // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
   if (gate?.plan?.fs) instrumentLocal((ctx) => ctx.runId);
@@ -191,7 +193,9 @@ async function run(cfg) {
   const { start: startRun, getRun } = await import('workflow/api');
   getRunHandle = getRun;
   // The plan's own calls: a cancel is the client's, out of any delivery.
-  gate?.plan?.setActions({ cancel: (runId) => delivery.exit(() => getRun(runId).cancel()) });
+  const harnessActions = { cancel: (runId) => delivery.exit(() => getRun(runId).cancel()) };
+  gate?.plan?.setActions(harnessActions);
+  gate?.setActions(harnessActions);
   runtime.setWorld(world);
   const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
   await import(bundles + 'steps.mjs');
@@ -286,6 +290,8 @@ async function run(cfg) {
   world.registerHandler('__wkf_workflow_', handler);
   world.registerHandler('__wkf_step_', handler);
 
+  // A gate action (a cancel) ends runs the client then sees rejected.
+  const settleQuietly = (cfg.gate?.actions?.length ?? 0) > 0;
   const runs = [];
   const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), cfg.timeout_ms ?? 120000).unref());
   let error;
@@ -295,7 +301,7 @@ async function run(cfg) {
     const start = store.now();
     const run = await startRun({ workflowId }, [cfg.fanouts, bodyMs]);
     const entry = { run_id: run.runId, start, handle: run };
-    if (cfg.race || gate?.plan) {
+    if (cfg.race || gate?.plan || settleQuietly) {
       // The client awaits the run's returnValue from its start on, as a
       // caller of start() would, so it is waiting when the cancel lands.
       entry.value = run.returnValue;
@@ -321,11 +327,12 @@ async function run(cfg) {
       if (r.settled?.state === 'fulfilled') r.output = r.settled.value;
     }
     outcomes = 'race';
-  } else if (cfg.race) {
+  } else if (cfg.race || settleQuietly) {
     // A forced race may leave a run that never ends, and a client's
-    // returnValue that settles early or never: wait until the runtime is
-    // done with every run (gate.quiet()), then take each returnValue as it
-    // stands. The deadline is only a backstop.
+    // returnValue that settles early or never (a gate action's cancel
+    // rejects it): wait until the runtime is done with every run
+    // (gate.quiet()), then take each returnValue as it stands. The
+    // deadline is only a backstop.
     if ((await Promise.race([gate.quiet(), timeout])) === 'timeout') {
       error = `timed out after ${cfg.timeout_ms} ms: the runtime did not go quiet`;
     }
@@ -426,7 +433,7 @@ async function run(cfg) {
     error: logLines.slice(0, logRun).filter((l) => l.level === 'error').length,
     lines: logLines.slice(0, 30),
   };
-  if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes };
+  if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes, actions: gate.actionsDone };
   if (gate?.plan) summary.plan = gate.plan.report();
   if (race) summary.race = race.reports;
   if (cfg.probe_replay) {

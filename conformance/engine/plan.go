@@ -261,13 +261,16 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		}
 		ps = append(ps, p)
 	}
-	// Bodies, each after the claim its delivery made before it began.
+	// Bodies, each after the calls its delivery, or the invocation it runs
+	// in, had answered when it began: its claim, or (turbo's optimistic
+	// start, whose body begins as its claim is fired) the suspension's
+	// creates the invocation awaited first.
 	for di := range h.Deliveries {
 		dv := &h.Deliveries[di]
 		if !dv.BodyRan {
 			continue
 		}
-		_, by, byStep, nth, err := t.who(int32(di))
+		inv, by, byStep, nth, err := t.who(int32(di))
 		if err != nil {
 			return nil, fmt.Errorf("body of delivery %d: %w", di, err)
 		}
@@ -277,7 +280,7 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		}
 		claim := -1
 		for ci := range h.Calls {
-			if c := &h.Calls[ci]; c.Caller.Delivery == int32(di) && c.End <= dv.BodyStart {
+			if c := &h.Calls[ci]; (c.Caller.Delivery == int32(di) || c.Caller.Delivery == inv) && c.End <= dv.BodyStart {
 				claim = ci
 			}
 		}

@@ -501,6 +501,15 @@ type GateReport struct {
 		// What is a hold rule's item that escaped.
 		What string `json:"what"`
 	} `json:"escapes"`
+	// Actions is what each gate action did: the run it acted on, the
+	// happening that fired it, and the harness call's error, if any.
+	Actions []struct {
+		Action string `json:"action"`
+		Do     string `json:"do"`
+		Run    string `json:"run"`
+		By     string `json:"by"`
+		Error  string `json:"error"`
+	} `json:"actions"`
 }
 
 // RaceReport is one run's forced race (race.mjs): what the client's
