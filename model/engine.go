@@ -88,6 +88,8 @@ type engine struct {
 	service // the World as a service: calls and pools (service.go)
 	q       queue
 	procs   []proc
+	// priors holds the procs' prior steps (suspension.priorAt).
+	priors []world.StepID
 	// The actors (DOMAIN.md §5): each a file, each driven by advance.
 	client    client
 	orch      orchestrator
@@ -256,6 +258,7 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 			writes: pool{waiting: sv.writes.waiting[:0]}},
 		q:           e.q,
 		procs:       e.procs[:0],
+		priors:      e.priors[:0],
 		deployments: e.deployments[:0],
 		shareCum:    e.shareCum[:0],
 		completer:   lastCompleter{fans: e.completer.fans[:0], settled: e.completer.settled[:0]},
