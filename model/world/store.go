@@ -56,7 +56,7 @@ func (r *runRow) append(now sim.Time, ev Event) int32 {
 	if len(r.log) == cap(r.log) {
 		// Doubled, not grown by a quarter: a long workflow's log is then
 		// copied about once in all, not four times (model/grow.go).
-		r.log = append(r.log, make([]LoggedEvent, max(len(r.log), 8))...)[:len(r.log)]
+		r.log = doubled(r.log)
 	}
 	r.log = append(r.log, LoggedEvent{Event: ev, At: now, Pos: pos})
 	return pos
@@ -585,4 +585,20 @@ func (s *Store) Step(id RunID, step StepID) Step {
 		return Step{}
 	}
 	return s.runs[id].steps[step]
+}
+
+// doubled returns s with twice its room (at least 8), as model/grow.go's
+// grow does, a long one copied a chunk at a time there: one memmove of a
+// long log cannot be preempted, and a garbage collection waiting to stop
+// the goroutine signals it every few microseconds until the copy ends.
+func doubled[S ~[]E, E any](s S) S {
+	const chunk = 1024
+	if len(s) < chunk {
+		return append(s[:cap(s)], make(S, max(cap(s), 8))...)[:len(s)]
+	}
+	t := make(S, len(s), 2*cap(s))
+	for i := 0; i < len(s); i += chunk {
+		copy(t[i:], s[i:min(i+chunk, len(s))])
+	}
+	return t
 }
