@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -101,9 +102,6 @@ type engine struct {
 	shareCum                                             []float64
 	rolloutTo                                            int32
 	lastActive                                           sim.Time
-	// reuse says the History's tables are kept for the next run (a
-	// Runner's): finish does not trim them.
-	reuse bool
 	// handler is dispatch as a method value, made once per Runner.
 	handler sim.Handler
 }
@@ -129,9 +127,37 @@ func newEngine(sc *Scenario, vs variantSet, opts Options, c sim.Chooser) *engine
 
 // Run simulates the scenario with the chooser and returns what happened.
 // The Result is the caller's to keep.
+//
+// It runs on a Runner borrowed from runners and returns a copy of the
+// Runner's Result, each table allocated once at its length. A Runner made
+// for every run grew each table by doubling (copying it about once) and
+// then trimmed it (copying it again), all in memory the runtime had just
+// taken from the system, or given back to it after an earlier large run:
+// a page fault every 4 KiB. A large run's time per unit of work was then
+// up to twice a small one's (BenchmarkScale, docs/PERFORMANCE.md: point 4,
+// third pass); on a borrowed Runner only the copy is new memory.
 func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
-	return (&Runner{keep: true}).Run(sc, c, opts)
+	r := runners.Get().(*Runner)
+	res, err := r.runKept(sc, c, opts)
+	runners.Put(r)
+	return res, err
 }
+
+// runKept is Run on r: its Result copied out for the caller to keep, and
+// nothing the caller passed in kept alive by the idle Runner.
+func (r *Runner) runKept(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
+	res, err := r.Run(sc, c, opts)
+	if err == nil {
+		res = res.clone()
+	}
+	r.e.sc, r.e.c, r.h.Swarm = nil, nil, nil
+	return res, err
+}
+
+// runners are the Runners Run borrows. The pool drops a Runner that no Run
+// has taken for two garbage collections, and with it the room a large run
+// left in it.
+var runners = sync.Pool{New: func() any { return NewRunner() }}
 
 // A Runner simulates one seed after another with one engine, History,
 // store, kernel and queue, reset between runs and never reallocated: a
@@ -152,10 +178,6 @@ type Runner struct {
 	vsNames []string
 	vs      variantSet
 	haveVS  bool
-	// keep says the Result is the caller's to keep (Run): its long tables
-	// are trimmed to their length, which copies them, instead of keeping
-	// the room for the next run.
-	keep bool
 }
 
 // NewRunner returns a Runner with nothing allocated yet.
@@ -178,7 +200,6 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e := &r.e
 	e.reset(sc, vs, opts, c)
-	e.reuse = !r.keep
 	fence := world.FenceFixed
 	if vs.preFixFence {
 		fence = world.FencePreFix
@@ -196,13 +217,7 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
-	h := &r.h
-	if r.keep {
-		// Kept by the caller, the History is an allocation of its own, so
-		// that it does not hold the Runner's kernel and tables alive.
-		h = new(History)
-	}
-	e.h = h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
+	e.h = r.h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
 	e.h.Declared = Declared{MaxRetries: int32(sc.Workflow.MaxRetries), FatalSteps: int32(sc.Workflow.FatalSteps), WorkAfterEnd: int32(sc.Budget.WorkAfterEnd)}
 	e.setupDeployments()
 	e.client.plan()
@@ -215,12 +230,6 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e.finish(stats)
 	r.res = Result{History: e.h, Counts: e.counts, Stats: stats, Stream: e.k.Stream()}
-	if r.keep {
-		// The History is the caller's: the Runner, used once, holds none
-		// of it after.
-		res := r.res
-		return &res, nil
-	}
 	return &r.res, nil
 }
 
@@ -372,11 +381,7 @@ func (e *engine) finish(stats sim.Stats) {
 	// run a liveness violation).
 	stopPending := e.sc.Faults.Until > 0 && h.FaultsStopAt == 0
 	h.Drained = stats.Reason == sim.Drained || stats.Pending == 1 && stopPending
-	if e.reuse {
-		h.FaultSites = e.faults.ReportTo(h.FaultSites)
-	} else {
-		h.FaultSites = e.faults.Report()
-	}
+	h.FaultSites = e.faults.ReportTo(h.FaultSites)
 	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
 		id := world.RunID(i)
@@ -389,7 +394,7 @@ func (e *engine) finish(stats sim.Stats) {
 			n += int(h.Fanouts[f].Branches)
 		}
 		var steps []world.Step
-		if j := len(h.FinalSteps); e.reuse && j < cap(h.FinalSteps) && cap(h.FinalSteps[:j+1][j]) >= n {
+		if j := len(h.FinalSteps); j < cap(h.FinalSteps) && cap(h.FinalSteps[:j+1][j]) >= n {
 			steps = h.FinalSteps[:j+1][j][:0]
 		} else {
 			steps = make([]world.Step, 0, n)
@@ -402,19 +407,10 @@ func (e *engine) finish(stats sim.Stats) {
 		}
 		h.FinalSteps = append(h.FinalSteps, steps)
 	}
-	switch {
-	case e.reuse:
-		// The tables stay with the Runner for the next seed: trimming
-		// them would copy them every seed.
-		if e.opts.Record {
-			h.Calls = e.calls
-		}
-	default:
-		if e.opts.Record {
-			h.Calls = trim(e.calls)
-		}
-		// What the caller keeps: without spare room from grow's doubling.
-		h.Deliveries, h.Messages, h.Publishes, h.Accepted = trim(h.Deliveries), trim(h.Messages), trim(h.Publishes), trim(h.Accepted)
+	if e.opts.Record {
+		// The calls stay with the Runner for the next seed (Run copies
+		// what its caller keeps).
+		h.Calls = e.calls
 	}
 	for i := range h.Fanouts {
 		f := &e.completer.fans[i]

@@ -39,20 +39,6 @@ func copyChunked[S ~[]E, E any](dst, src S) {
 	}
 }
 
-// trim returns a long s with at most a quarter of its length spare, copying
-// it when it has more: a slice grow doubled is kept by the caller of Run
-// (the History), and without this it could hold twice the memory it uses.
-// A short one is left as append would have left it (doubled too), so that
-// a small run pays no copy.
-func trim[S ~[]E, E any](s S) S {
-	if len(s) < 1024 || cap(s)-len(s) <= len(s)/4 {
-		return s
-	}
-	t := make(S, len(s))
-	copyChunked(t, s)
-	return t
-}
-
 // zeroed returns s resliced to n zero elements, reusing its room when it
 // has enough.
 func zeroed[S ~[]E, E any](s S, n int) S {
