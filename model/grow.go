@@ -35,9 +35,16 @@ const copyChunk = 1024
 // at once (docs/PERFORMANCE.md, point 4, third pass).
 func copyChunked[S ~[]E, E any](dst, src S) {
 	for i := 0; i < len(src); i += copyChunk {
-		copy(dst[i:], src[i:min(i+copyChunk, len(src))])
+		copyPreemptible(dst[i:], src[i:min(i+copyChunk, len(src))])
 	}
 }
+
+// copyPreemptible is copy behind a call: a signal almost never lands in
+// copyChunked's loop rather than in a memmove, but a call's prologue is
+// where a goroutine asked to stop stops.
+//
+//go:noinline
+func copyPreemptible[S ~[]E, E any](dst, src S) { copy(dst, src) }
 
 // zeroed returns s resliced to n zero elements, reusing its room when it
 // has enough.

@@ -598,7 +598,13 @@ func doubled[S ~[]E, E any](s S) S {
 	}
 	t := make(S, len(s), 2*cap(s))
 	for i := 0; i < len(s); i += chunk {
-		copy(t[i:], s[i:min(i+chunk, len(s))])
+		copyPreemptible(t[i:], s[i:min(i+chunk, len(s))])
 	}
 	return t
 }
+
+// copyPreemptible is copy behind a call, where a goroutine asked to stop
+// stops (a signal almost never lands outside the memmove).
+//
+//go:noinline
+func copyPreemptible[S ~[]E, E any](dst, src S) { copy(dst, src) }
