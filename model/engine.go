@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -139,8 +140,28 @@ func newEngine(sc *Scenario, vs variantSet, opts Options, c sim.Chooser) *engine
 func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
 	r := runners.Get().(*Runner)
 	res, err := r.runKept(sc, c, opts)
-	runners.Put(r)
+	if r.room() <= maxPooledRoom {
+		runners.Put(r)
+	}
 	return res, err
+}
+
+// maxPooledRoom is the most room, in bytes, a Runner's largest tables may
+// have for Run to keep it for the next Run: a pooled Runner stays in the
+// process until two collections after its last run, and a million-event
+// run's (BenchmarkMillionEvents, about 250 MB) would have tripled the
+// memory its caller holds after the run. A run that large pays for its
+// tables' growth, as every run did before Runners were pooled.
+const maxPooledRoom = 64 << 20
+
+// room is about how much memory r's largest tables hold: the ones that
+// grow with a run's work.
+func (r *Runner) room() int {
+	e, h := &r.e, &r.h
+	return cap(e.calls)*int(unsafe.Sizeof(Call{})) + cap(h.Deliveries)*int(unsafe.Sizeof(Delivery{})) +
+		cap(h.Messages)*int(unsafe.Sizeof(Message{})) + cap(h.Publishes)*int(unsafe.Sizeof(Publish{})) +
+		cap(h.Accepted)*int(unsafe.Sizeof(Accepted{})) + cap(e.procs)*int(unsafe.Sizeof(proc{})) +
+		cap(e.q.msgs)*int(unsafe.Sizeof(msgRT{})) + r.store.Room()
 }
 
 // runKept is Run on r: its Result copied out for the caller to keep, and

@@ -3,6 +3,7 @@ package world
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/simlab/simlab/sim"
 )
@@ -158,6 +159,16 @@ func (s *Store) Reset(fence Fence) {
 // buffers' room.
 func (s *Store) ResetFor(rules Rules, fence Fence) {
 	*s = Store{fence: fence, rules: rules, runs: s.runs[:0], locks: s.locks[:0]}
+}
+
+// Room is about how many bytes the store's tables hold: every run's log,
+// steps and status history, and the rows.
+func (s *Store) Room() int {
+	n := cap(s.runs) * int(unsafe.Sizeof(runRow{}))
+	for _, r := range s.runs[:cap(s.runs)] {
+		n += cap(r.log)*int(unsafe.Sizeof(LoggedEvent{})) + cap(r.steps)*int(unsafe.Sizeof(Step{})) + cap(r.hist)*int(unsafe.Sizeof(statusChange{}))
+	}
+	return n
 }
 
 // Fence returns the step_started fence the store applies.
