@@ -21,9 +21,11 @@ type fanRT struct {
 	// is not: what events.list shows as pending. On a World whose calls
 	// are not atomic a step can end before its step_created is in the log
 	// (world-postgres: the step row is there before the event); such a
-	// step was never pending. logged marks, per branch, what is logged.
+	// step was never pending. lastCompleter.logged marks, per branch, what
+	// is logged: this fan-out's marks are its Branches bytes there from
+	// marksAt-1 (0 until its first mark).
 	pending  int32
-	logged   []uint8 // per branch: loggedCreated | loggedFinished
+	marksAt  int32
 	failed   int32
 	lastSeen int32 // how many completers saw an empty pending set
 	lazy     int32
@@ -36,6 +38,12 @@ type fanRT struct {
 type lastCompleter struct {
 	*engine
 	fans []fanRT // by History.Fanouts index
+	// logged is every fan-out's branches, one after the other, each
+	// loggedCreated | loggedFinished: one pointer-free table rather than a
+	// slice in each fanRT, which would make the garbage collector scan the
+	// whole fans table (and allocate once per fan-out) in a run of many
+	// fan-outs (docs/PERFORMANCE.md, point 4, third pass).
+	logged []uint8
 	// settled is, per run, how many of its first fan-outs are finished
 	// without a failure: what every replay passes over (orchestrator.replay
 	// starts after them, so that a run of n sequential fan-outs replays in
@@ -156,30 +164,31 @@ const (
 	loggedFinished
 )
 
-// addFan adds the next fan-out's state; in a reused engine it keeps the
-// previous seed's branch table for the room (note clears it).
+// addFan adds the next fan-out's state.
 func (lc *lastCompleter) addFan() {
-	var logged []uint8
-	if n := len(lc.fans); n < cap(lc.fans) {
-		logged = lc.fans[:n+1][n].logged[:0]
-	}
-	lc.fans = append(lc.fans, fanRT{holder: -1, logged: logged})
+	lc.fans = append(lc.fans, fanRT{holder: -1})
 }
 
 // note records that branch b of fan-out fan logged what (loggedCreated or
 // loggedFinished) and keeps the pending count.
 func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 	f := &lc.fans[fan]
-	b := int(step - lc.h.Fanouts[fan].FirstStep)
-	if len(f.logged) == 0 {
-		// A reused engine's fan-out keeps the room of the one before it.
-		f.logged = zeroed(f.logged, int(lc.h.Fanouts[fan].Branches))
-	}
-	if b < 0 || b >= len(f.logged) || f.logged[b]&what != 0 {
+	fo := &lc.h.Fanouts[fan]
+	b := int(step - fo.FirstStep)
+	if b < 0 || b >= int(fo.Branches) {
 		return
 	}
-	had := f.logged[b]
-	f.logged[b] |= what
+	if f.marksAt == 0 {
+		// The fan-out's first mark: its branches' marks, zero, at the end.
+		f.marksAt = int32(len(lc.logged)) + 1
+		lc.logged = append(lc.logged, make([]uint8, fo.Branches)...)
+	}
+	mark := &lc.logged[int(f.marksAt)-1+b]
+	if *mark&what != 0 {
+		return
+	}
+	had := *mark
+	*mark |= what
 	switch {
 	case what == loggedCreated && had&loggedFinished == 0:
 		f.pending++

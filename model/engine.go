@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"unsafe"
 
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -88,6 +90,8 @@ type engine struct {
 	service // the World as a service: calls and pools (service.go)
 	q       queue
 	procs   []proc
+	// priors holds the procs' prior steps (suspension.priorAt).
+	priors []world.StepID
 	// The actors (DOMAIN.md §5): each a file, each driven by advance.
 	client    client
 	orch      orchestrator
@@ -99,9 +103,6 @@ type engine struct {
 	shareCum                                             []float64
 	rolloutTo                                            int32
 	lastActive                                           sim.Time
-	// reuse says the History's tables are kept for the next run (a
-	// Runner's): finish does not trim them.
-	reuse bool
 	// handler is dispatch as a method value, made once per Runner.
 	handler sim.Handler
 }
@@ -127,9 +128,57 @@ func newEngine(sc *Scenario, vs variantSet, opts Options, c sim.Chooser) *engine
 
 // Run simulates the scenario with the chooser and returns what happened.
 // The Result is the caller's to keep.
+//
+// It runs on a Runner borrowed from runners and returns a copy of the
+// Runner's Result, each table allocated once at its length. A Runner made
+// for every run grew each table by doubling (copying it about once) and
+// then trimmed it (copying it again), all in memory the runtime had just
+// taken from the system, or given back to it after an earlier large run:
+// a page fault every 4 KiB. A large run's time per unit of work was then
+// up to twice a small one's (BenchmarkScale, docs/PERFORMANCE.md: point 4,
+// third pass); on a borrowed Runner only the copy is new memory.
 func Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
-	return (&Runner{keep: true}).Run(sc, c, opts)
+	r := runners.Get().(*Runner)
+	res, err := r.runKept(sc, c, opts)
+	if r.room() <= maxPooledRoom {
+		runners.Put(r)
+	}
+	return res, err
 }
+
+// maxPooledRoom is the most room, in bytes, a Runner's largest tables may
+// have for Run to keep it for the next Run: a pooled Runner stays in the
+// process until two collections after its last run, and a million-event
+// run's (BenchmarkMillionEvents, about 250 MB) would have tripled the
+// memory its caller holds after the run. A run that large pays for its
+// tables' growth, as every run did before Runners were pooled.
+const maxPooledRoom = 64 << 20
+
+// room is about how much memory r's largest tables hold: the ones that
+// grow with a run's work.
+func (r *Runner) room() int {
+	e, h := &r.e, &r.h
+	return cap(e.calls)*int(unsafe.Sizeof(Call{})) + cap(h.Deliveries)*int(unsafe.Sizeof(Delivery{})) +
+		cap(h.Messages)*int(unsafe.Sizeof(Message{})) + cap(h.Publishes)*int(unsafe.Sizeof(Publish{})) +
+		cap(h.Accepted)*int(unsafe.Sizeof(Accepted{})) + cap(e.procs)*int(unsafe.Sizeof(proc{})) +
+		cap(e.q.msgs)*int(unsafe.Sizeof(msgRT{})) + r.store.Room()
+}
+
+// runKept is Run on r: its Result copied out for the caller to keep, and
+// nothing the caller passed in kept alive by the idle Runner.
+func (r *Runner) runKept(sc *Scenario, c sim.Chooser, opts Options) (*Result, error) {
+	res, err := r.Run(sc, c, opts)
+	if err == nil {
+		res = res.clone()
+	}
+	r.e.sc, r.e.c, r.h.Swarm = nil, nil, nil
+	return res, err
+}
+
+// runners are the Runners Run borrows. The pool drops a Runner that no Run
+// has taken for two garbage collections, and with it the room a large run
+// left in it.
+var runners = sync.Pool{New: func() any { return NewRunner() }}
 
 // A Runner simulates one seed after another with one engine, History,
 // store, kernel and queue, reset between runs and never reallocated: a
@@ -150,10 +199,6 @@ type Runner struct {
 	vsNames []string
 	vs      variantSet
 	haveVS  bool
-	// keep says the Result is the caller's to keep (Run): its long tables
-	// are trimmed to their length, which copies them, instead of keeping
-	// the room for the next run.
-	keep bool
 }
 
 // NewRunner returns a Runner with nothing allocated yet.
@@ -176,7 +221,6 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e := &r.e
 	e.reset(sc, vs, opts, c)
-	e.reuse = !r.keep
 	fence := world.FenceFixed
 	if vs.preFixFence {
 		fence = world.FencePreFix
@@ -194,13 +238,7 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
-	h := &r.h
-	if r.keep {
-		// Kept by the caller, the History is an allocation of its own, so
-		// that it does not hold the Runner's kernel and tables alive.
-		h = new(History)
-	}
-	e.h = h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
+	e.h = r.h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
 	e.h.Declared = Declared{MaxRetries: int32(sc.Workflow.MaxRetries), FatalSteps: int32(sc.Workflow.FatalSteps), WorkAfterEnd: int32(sc.Budget.WorkAfterEnd)}
 	e.setupDeployments()
 	e.client.plan()
@@ -213,12 +251,6 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e.finish(stats)
 	r.res = Result{History: e.h, Counts: e.counts, Stats: stats, Stream: e.k.Stream()}
-	if r.keep {
-		// The History is the caller's: the Runner, used once, holds none
-		// of it after.
-		res := r.res
-		return &res, nil
-	}
 	return &r.res, nil
 }
 
@@ -256,9 +288,10 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 			writes: pool{waiting: sv.writes.waiting[:0]}},
 		q:           e.q,
 		procs:       e.procs[:0],
+		priors:      e.priors[:0],
 		deployments: e.deployments[:0],
 		shareCum:    e.shareCum[:0],
-		completer:   lastCompleter{fans: e.completer.fans[:0], settled: e.completer.settled[:0]},
+		completer:   lastCompleter{fans: e.completer.fans[:0], logged: e.completer.logged[:0], settled: e.completer.settled[:0]},
 	}
 	e.q.reset()
 	e.client = client{e}
@@ -369,11 +402,7 @@ func (e *engine) finish(stats sim.Stats) {
 	// run a liveness violation).
 	stopPending := e.sc.Faults.Until > 0 && h.FaultsStopAt == 0
 	h.Drained = stats.Reason == sim.Drained || stats.Pending == 1 && stopPending
-	if e.reuse {
-		h.FaultSites = e.faults.ReportTo(h.FaultSites)
-	} else {
-		h.FaultSites = e.faults.Report()
-	}
+	h.FaultSites = e.faults.ReportTo(h.FaultSites)
 	for i, info := range h.Runs {
 		h.FinalRuns = append(h.FinalRuns, e.store.Get(world.RunID(i)))
 		id := world.RunID(i)
@@ -386,7 +415,7 @@ func (e *engine) finish(stats sim.Stats) {
 			n += int(h.Fanouts[f].Branches)
 		}
 		var steps []world.Step
-		if j := len(h.FinalSteps); e.reuse && j < cap(h.FinalSteps) && cap(h.FinalSteps[:j+1][j]) >= n {
+		if j := len(h.FinalSteps); j < cap(h.FinalSteps) && cap(h.FinalSteps[:j+1][j]) >= n {
 			steps = h.FinalSteps[:j+1][j][:0]
 		} else {
 			steps = make([]world.Step, 0, n)
@@ -399,19 +428,10 @@ func (e *engine) finish(stats sim.Stats) {
 		}
 		h.FinalSteps = append(h.FinalSteps, steps)
 	}
-	switch {
-	case e.reuse:
-		// The tables stay with the Runner for the next seed: trimming
-		// them would copy them every seed.
-		if e.opts.Record {
-			h.Calls = e.calls
-		}
-	default:
-		if e.opts.Record {
-			h.Calls = trim(e.calls)
-		}
-		// What the caller keeps: without spare room from grow's doubling.
-		h.Deliveries, h.Messages, h.Publishes, h.Accepted = trim(h.Deliveries), trim(h.Messages), trim(h.Publishes), trim(h.Accepted)
+	if e.opts.Record {
+		// The calls stay with the Runner for the next seed (Run copies
+		// what its caller keeps).
+		h.Calls = e.calls
 	}
 	for i := range h.Fanouts {
 		f := &e.completer.fans[i]

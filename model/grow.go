@@ -8,26 +8,43 @@ package model
 // collector's stack scans, which spin and signal the goroutine until it
 // ends: the wider a fan-out or the longer a workflow, the more each branch
 // cost (BenchmarkScale, docs/PERFORMANCE.md). Doubled, each element is
-// copied about once.
+// copied about once, and a long slice is copied a chunk at a time
+// (copyChunked).
 func grow[S ~[]E, E any](s S) S {
 	if len(s) < cap(s) {
 		return s
 	}
-	return append(s[:cap(s)], make(S, max(cap(s), 8))...)[:len(s)]
+	if len(s) < copyChunk {
+		return append(s[:cap(s)], make(S, max(cap(s), 8))...)[:len(s)]
+	}
+	t := make(S, len(s), 2*cap(s))
+	copyChunked(t, s)
+	return t
 }
 
-// trim returns a long s with at most a quarter of its length spare, copying
-// it when it has more: a slice grow doubled is kept by the caller of Run
-// (the History), and without this it could hold twice the memory it uses.
-// A short one is left as append would have left it (doubled too), so that
-// a small run pays no copy.
-func trim[S ~[]E, E any](s S) S {
-	if len(s) < 1024 || cap(s)-len(s) <= len(s)/4 {
-		return s
+// copyChunk is how many elements copyChunked moves at once: at most a few
+// hundred kilobytes for the largest table's elements (a recorded Call).
+const copyChunk = 1024
+
+// copyChunked copies src into dst (as long) a chunk at a time. One copy is
+// one memmove, which the runtime cannot preempt: while a run copies a table
+// of tens of megabytes (with a page fault every 4 KiB of fresh memory), a
+// garbage collection that needs to stop the goroutine or scan its stack
+// waits, spinning and signalling it every few microseconds, and each
+// signal costs the copy more time. Between two chunks the goroutine stops
+// at once (docs/PERFORMANCE.md, point 4, third pass).
+func copyChunked[S ~[]E, E any](dst, src S) {
+	for i := 0; i < len(src); i += copyChunk {
+		copyPreemptible(dst[i:], src[i:min(i+copyChunk, len(src))])
 	}
-	// Appended to nil, the copy is not zeroed first (make would be).
-	return append(S(nil), s...)
 }
+
+// copyPreemptible is copy behind a call: a signal almost never lands in
+// copyChunked's loop rather than in a memmove, but a call's prologue is
+// where a goroutine asked to stop stops.
+//
+//go:noinline
+func copyPreemptible[S ~[]E, E any](dst, src S) { copy(dst, src) }
 
 // zeroed returns s resliced to n zero elements, reusing its room when it
 // has enough.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestGrowDoublesAndTrimKeepsWhatALongSliceUses(t *testing.T) {
+func TestGrowDoubles(t *testing.T) {
 	var s []int
 	grows := 0
 	for i := range 100_000 {
@@ -25,16 +25,5 @@ func TestGrowDoublesAndTrimKeepsWhatALongSliceUses(t *testing.T) {
 	}
 	if !slices.Equal(s, want) {
 		t.Fatal("grow lost or moved elements")
-	}
-	tr := trim(s)
-	if !slices.Equal(tr, want) || cap(tr)-len(tr) > len(tr)/4 {
-		t.Fatalf("trim: len %d cap %d, want the same elements and at most a quarter spare", len(tr), cap(tr))
-	}
-	short := make([]int, 10, 64)
-	if got := trim(short); cap(got) != 64 {
-		t.Fatalf("trim copied a short slice (cap %d, want it left at 64)", cap(got))
-	}
-	if got := trim([]int(nil)); got != nil {
-		t.Fatal("trim made a nil slice non-nil")
 	}
 }

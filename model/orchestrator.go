@@ -20,10 +20,32 @@ type orchestrator struct{ *engine }
 type suspension struct {
 	suspendFan  int32 // the fan-out being suspended on or run inline, or -1
 	suspendNext int32 // next step to create in the fan-out being suspended
-	// prior lists the queued steps a resilient suspension found already
-	// created and unfinished: core's dispatch loop publishes them after the
-	// suspension handler (which publishes only what it creates).
-	prior []world.StepID
+	// The prior steps are the queued steps a resilient suspension found
+	// already created and unfinished: core's dispatch loop publishes them
+	// after the suspension handler (which publishes only what it creates).
+	// They are engine.priors[priorAt:priorAt+priorN] (addPrior), not a
+	// slice of the proc's own: a slice field would make every proc hold a
+	// pointer, and the garbage collector scan the whole procs table of a
+	// large run over and over while it grows (docs/PERFORMANCE.md, point 4,
+	// third pass).
+	priorAt, priorN int32
+}
+
+// addPrior appends step to p's prior steps. A proc's steps are contiguous
+// in the engine's pool; when another proc's were appended after them, they
+// move to the pool's end first.
+func (o *orchestrator) addPrior(p int32, step world.StepID) {
+	pr := &o.procs[p]
+	switch end := pr.priorAt + pr.priorN; {
+	case pr.priorN == 0:
+		pr.priorAt = int32(len(o.priors))
+	case int(end) != len(o.priors):
+		at := int32(len(o.priors))
+		o.priors = append(o.priors, o.priors[pr.priorAt:end]...)
+		pr.priorAt = at
+	}
+	o.priors = append(o.priors, step)
+	pr.priorN++
 }
 
 // begin starts the workflow message's delivery. core reads nothing first:
@@ -192,9 +214,12 @@ func (o *orchestrator) suspendChunk(p int32) {
 		if w.ResilientDispatch {
 			// The handler published what it created; the dispatch loop
 			// publishes the pending steps it found created.
-			prior := pr.prior
-			pr.prior = pr.prior[:0]
-			o.redispatch(p, pr.suspendFan, true, prior)
+			at, n := pr.priorAt, pr.priorN
+			pr.priorN = 0
+			o.redispatch(p, pr.suspendFan, true, o.priors[at:at+n])
+			if int(at+n) == len(o.priors) {
+				o.priors = o.priors[:at] // the pool keeps only what waits
+			}
 		} else {
 			o.redispatch(p, pr.suspendFan, false, nil)
 		}
@@ -220,7 +245,7 @@ func (o *orchestrator) suspendChunk(p int32) {
 			// The replay sees it in the log; if it is pending, the
 			// dispatch loop publishes it after the handler.
 			if queued && w.ResilientDispatch && !st.Status.Terminal() {
-				pr.prior = append(pr.prior, step)
+				o.addPrior(p, step)
 			}
 			continue
 		}

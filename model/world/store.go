@@ -3,6 +3,7 @@ package world
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/simlab/simlab/sim"
 )
@@ -56,7 +57,7 @@ func (r *runRow) append(now sim.Time, ev Event) int32 {
 	if len(r.log) == cap(r.log) {
 		// Doubled, not grown by a quarter: a long workflow's log is then
 		// copied about once in all, not four times (model/grow.go).
-		r.log = append(r.log, make([]LoggedEvent, max(len(r.log), 8))...)[:len(r.log)]
+		r.log = doubled(r.log)
 	}
 	r.log = append(r.log, LoggedEvent{Event: ev, At: now, Pos: pos})
 	return pos
@@ -158,6 +159,16 @@ func (s *Store) Reset(fence Fence) {
 // buffers' room.
 func (s *Store) ResetFor(rules Rules, fence Fence) {
 	*s = Store{fence: fence, rules: rules, runs: s.runs[:0], locks: s.locks[:0]}
+}
+
+// Room is about how many bytes the store's tables hold: every run's log,
+// steps and status history, and the rows.
+func (s *Store) Room() int {
+	n := cap(s.runs) * int(unsafe.Sizeof(runRow{}))
+	for _, r := range s.runs[:cap(s.runs)] {
+		n += cap(r.log)*int(unsafe.Sizeof(LoggedEvent{})) + cap(r.steps)*int(unsafe.Sizeof(Step{})) + cap(r.hist)*int(unsafe.Sizeof(statusChange{}))
+	}
+	return n
 }
 
 // Fence returns the step_started fence the store applies.
@@ -602,3 +613,25 @@ func (s *Store) Step(id RunID, step StepID) Step {
 	}
 	return s.runs[id].steps[step]
 }
+
+// doubled returns s with twice its room (at least 8), as model/grow.go's
+// grow does, a long one copied a chunk at a time there: one memmove of a
+// long log cannot be preempted, and a garbage collection waiting to stop
+// the goroutine signals it every few microseconds until the copy ends.
+func doubled[S ~[]E, E any](s S) S {
+	const chunk = 1024
+	if len(s) < chunk {
+		return append(s[:cap(s)], make(S, max(cap(s), 8))...)[:len(s)]
+	}
+	t := make(S, len(s), 2*cap(s))
+	for i := 0; i < len(s); i += chunk {
+		copyPreemptible(t[i:], s[i:min(i+chunk, len(s))])
+	}
+	return t
+}
+
+// copyPreemptible is copy behind a call, where a goroutine asked to stop
+// stops (a signal almost never lands outside the memmove).
+//
+//go:noinline
+func copyPreemptible[S ~[]E, E any](dst, src S) { copy(dst, src) }
