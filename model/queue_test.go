@@ -174,6 +174,17 @@ func TestCrashedDeliveryReturnsAfterTheVisibilityTimeout(t *testing.T) {
 	}
 }
 
+// flakyOn is the default scenario on World name whose last step of each
+// fan-out fails once and is retried after delay.
+func flakyOn(name string, delay time.Duration) Scenario {
+	sc := DefaultScenario()
+	sc.World = name
+	sc.Store = Profiles()[name]
+	sc.Workflow.FlakySteps, sc.Workflow.FlakyTimes = 1, 1
+	sc.Workflow.RetryDelay = delay
+	return sc
+}
+
 // A queued step's retry is its own message again (core answers the queue
 // with {timeoutSeconds}): the delivery that wrote step_retrying is settled
 // for redelivery, nothing is published, and the message's next attempt
@@ -182,13 +193,9 @@ func TestQueuedRetryIsItsMessageAgainAfterItsDelay(t *testing.T) {
 	const delay = 3 * time.Second
 	for _, name := range ProfileNames() {
 		t.Run(name, func(t *testing.T) {
-			sc := DefaultScenario()
-			sc.World = name
-			sc.Store = Profiles()[name]
+			sc := flakyOn(name, delay)
 			sc.Runs = 3
 			sc.RunInterval = 50 * time.Millisecond
-			sc.Workflow.FlakySteps, sc.Workflow.FlakyTimes = 1, 1
-			sc.Workflow.RetryDelay = delay
 			for seed := uint64(0); seed < 10; seed++ {
 				h := runScenario(t, &sc, seed)
 				for _, p := range h.Publishes {
@@ -260,13 +267,9 @@ func TestInlineRetryIsQueuedUnderTheDispatchKey(t *testing.T) {
 	const delay = 2 * time.Second
 	for _, name := range ProfileNames() {
 		t.Run(name, func(t *testing.T) {
-			sc := DefaultScenario()
-			sc.World = name
-			sc.Store = Profiles()[name]
+			sc := flakyOn(name, delay)
 			sc.Workflow.Fanouts = []int{1}
 			sc.Workflow.MaxInline = 1
-			sc.Workflow.FlakySteps, sc.Workflow.FlakyTimes = 1, 1
-			sc.Workflow.RetryDelay = delay
 			for seed := uint64(0); seed < 10; seed++ {
 				h := runScenario(t, &sc, seed)
 				byMsg := deliveriesByMsg(h)
