@@ -69,6 +69,7 @@ export function createGate(spec, now) {
   let actions = {}; // the harness's own calls (setActions): cancel(runId)
   const acted = new Set(); // `${action} ${run}`: fired once per run
   const actionsDone = []; // what each action did, for the summary
+  let actionsLive = 0; // actions whose harness call has not settled
   const plan = spec?.plan ? createPlan(spec.plan, now) : null;
   const ruleHeld = new Map(); // rule name -> [entry]
   const ruleSeen = new Map(); // `${rule} ${run}` -> matches of `what` so far
@@ -154,7 +155,13 @@ export function createGate(spec, now) {
         rec.error = `no harness action ${a.do}`;
         continue;
       }
-      Promise.resolve().then(() => f(h.run)).catch((e) => { rec.error = String(e?.message ?? e); });
+      // Until the action's call has settled, the gate is not idle: its
+      // World calls may not have reached the store yet.
+      actionsLive++;
+      Promise.resolve().then(() => f(h.run)).catch((e) => { rec.error = String(e?.message ?? e); }).finally(() => {
+        actionsLive--;
+        touch();
+      });
     }
     for (const rule of rules) {
       const entries = ruleHeld.get(rule.name) ?? [];
@@ -196,7 +203,7 @@ export function createGate(spec, now) {
   const callHappening = (kind, rec) => ({ kind, run: rec.run, delivery: rec.delivery, op: rec.op, event: rec.event, lazy: rec.lazy, result: rec.result, step: rec.correlation });
 
   function quiescent() {
-    if (!holding() || entering > 0 || published.size > 0) return false;
+    if (!holding() || entering > 0 || published.size > 0 || actionsLive > 0) return false;
     for (const rec of clientLive) if (rec.phase === 'run') return false;
     for (const rec of live) if (rec.phase === 'run') return false;
     for (const d of inFlight) {
@@ -317,7 +324,7 @@ export function createGate(spec, now) {
         // The client's answers are happenings a rule may wait for (its
         // cancel's, say); they hold nothing themselves.
         if (p === 'done' && rec.phase !== 'done' && !plan && armed() && rec.op === 'events.create') happen(callHappening('answer', rec));
-        if (plan && rec.op !== 'runs.waitForTerminalStatus') {
+        if ((plan || armed()) && rec.op !== 'runs.waitForTerminalStatus') {
           rec.phase = p;
           if (p === 'done') clientLive.delete(rec);
           else clientLive.add(rec);

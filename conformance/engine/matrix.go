@@ -106,6 +106,7 @@ var Findings = []Finding{
 	{ID: "double-end-forced", Title: "concurrent last completers each write run_completed, all accepted (gated)", Test: "TestGatedLastCompletersCorruptTheRealLog", judge: judgeGated},
 	{ID: "double-end-unforced", Title: "concurrent last completers corrupt the log unforced too (48 branches, durabench-256 ×5)", judge: judgeUnforced(true)},
 	{ID: "cancel-reopens", Title: "a cancel racing the run's start reopens the run (forced)", Test: "TestForcedCancelRacingStartReopensTheRealRun", judge: judgeCancelRace},
+	{ID: "turbo-body-after-cancel", Title: "a cancelled run still runs its inline step's body: turbo's optimistic start (forced)", Test: "TestTurboRunsAnInlineBodyOnACancelledRun", judge: judgeTurboBody},
 	{ID: "default-dispatch", Title: "the runtime's default dispatch is not resilient: step_created lands before the publish", judge: judgeDefaultDispatch},
 	{ID: "invoke", Title: "core beta.55's capabilities.invoke path (queued replay), on a World given the capability", judge: judgeInvoke},
 }
@@ -683,6 +684,44 @@ func judgeCancelRace(ctx context.Context, r *Runner, rel Release, o MatrixOption
 		return Judgement{Holds, ev}, nil
 	case reopened == 0 && cancelled == len(out.ReadBack):
 		return Judgement{Fixed, ev}, nil
+	default:
+		return Judgement{Undecided, ev}, nil
+	}
+}
+
+// judgeTurboBody forces a cancel into each run's first (turbo) delivery
+// while it suspends on a two-step fan-out (cancelBeforeTheFanOut) and reads
+// whether the inline step's body still began after the cancel, its claim
+// refused: the optimistic start of every release that forces it in turbo.
+func judgeTurboBody(ctx context.Context, r *Runner, rel Release, o MatrixOptions) (Judgement, error) {
+	const runs = 10
+	out, err := r.Run(ctx, rel.Core, rel.On(cancelBeforeTheFanOut(runs)), o.Timeout)
+	if err != nil {
+		return Judgement{}, err
+	}
+	if out.Gate == nil || len(out.Gate.Escapes) > 0 {
+		return Judgement{Undecided, "the gate escaped: the cancel was not forced into the suspension"}, nil
+	}
+	forced, noBody := 0, 0
+	var first error
+	for i := range out.Runs {
+		switch err := judgeBodyAfterCancel(out, i); {
+		case err == nil:
+			forced++
+		case strings.Contains(err.Error(), "never began"):
+			noBody++
+		case first == nil:
+			first = err
+		}
+	}
+	ev := fmt.Sprintf("%d of %d runs: the inline body began after the cancel, its claim refused, no step completed; %d ran no body", forced, len(out.Runs), noBody)
+	switch {
+	case forced == len(out.Runs) && forced > 0:
+		return Judgement{Holds, ev}, nil
+	case noBody == len(out.Runs):
+		return Judgement{Fixed, ev}, nil
+	case first != nil:
+		return Judgement{Undecided, ev + "; " + first.Error()}, nil
 	default:
 		return Judgement{Undecided, ev}, nil
 	}
