@@ -201,6 +201,57 @@ test('a hold rule holds its call until another delivery answered the same step',
   assert.equal(gate.escapes.length, 0);
 });
 
+test('an action cancels its run once on its happening, and a hold waits for the cancel\'s answer, never escaping while it is under way', async () => {
+  const gate = createGate({
+    actions: [{ name: 'cancel_on_start', on: { kind: 'answer', op: 'events.create', event: 'run_started', from: 'run' }, do: 'cancel' }],
+    holds: [{ name: 'create_after_cancel', what: { kind: 'call', op: 'events.create', event: 'step_created', from: 'run' },
+      until: { kind: 'answer', op: 'events.create', event: 'run_cancelled', result: 'ok' } }],
+  }, () => 0);
+  const order = [];
+  let finishCancel;
+  const cancels = [];
+  // The harness's cancel: the client's run_cancelled, answered only when the
+  // test says so (a slow World).
+  gate.setActions({
+    cancel: async (run) => {
+      cancels.push(run);
+      await turns(10); // the runtime's own awaits before the call reaches the World
+      const rec = { op: 'events.create', event: 'run_cancelled', run, delivery: -1 };
+      gate.phase(rec, 'run');
+      await new Promise((r) => { finishCancel = r; });
+      rec.result = 'ok';
+      gate.phase(rec, 'done');
+      order.push('client:run_cancelled');
+    },
+  });
+  const d = { index: 0 };
+  gate.enter('msg_0');
+  gate.started(d);
+  const call = async (event) => {
+    const rec = { op: 'events.create', event, run: 'wrun_1', delivery: 0 };
+    await throughGate(gate, rec);
+    rec.result = 'ok';
+    order.push(`0:${event}`);
+    gate.phase(rec, 'done');
+  };
+  await call('run_started');
+  const create = call('step_created');
+  // The action fired once; the create waits, and the gate does not escape
+  // while the cancel is on its way and then in flight.
+  await turns(30);
+  assert.deepEqual(cancels, ['wrun_1']);
+  assert.deepEqual(order, ['0:run_started']);
+  assert.equal(gate.escapes.length, 0);
+  finishCancel();
+  await create;
+  assert.deepEqual(order, ['0:run_started', 'client:run_cancelled', '0:step_created']);
+  // A second run_started answer does not cancel again.
+  await call('run_started');
+  await turns(5);
+  assert.deepEqual(cancels, ['wrun_1']);
+  assert.deepEqual(gate.actionsDone.map((a) => [a.action, a.run, a.error]), [['cancel_on_start', 'wrun_1', '']]);
+});
+
 test('a hold rule whose happening is already past holds nothing', async () => {
   const { gate, order, deliver, call } = ruleDriver([claimRule]);
   const orch = deliver(0);
