@@ -7,8 +7,14 @@ import (
 )
 
 // Handler receives each event in (time, sequence) order. It may schedule new
-// events on the kernel but must never schedule one in the past.
-type Handler func(ev Event)
+// events on the kernel but must never schedule one in the past. ev points
+// into the kernel's queue and is valid only during the call: a handler that
+// keeps the event keeps a copy (*ev).
+//
+// A pointer, not a copy: an Event has more fields than the compiler keeps
+// in registers, so passing one by value wrote it to the stack and read it
+// back on every dispatch (docs/PERFORMANCE.md, point 5, third pass).
+type Handler func(ev *Event)
 
 // Config sets up a Kernel.
 type Config struct {
@@ -213,16 +219,15 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 		if count == maxEvents {
 			return k.stats(EventLimit), nil
 		}
-		ev := *next
 		k.queue.drop()
-		k.now = ev.At
-		k.hash = foldEvent(k.hash, &ev)
+		k.now = next.At
+		k.hash = foldEvent(k.hash, next)
 		if k.record {
-			k.stream = append(k.stream, ev)
+			k.stream = append(k.stream, *next)
 		}
 		k.dispatched++
 		count++
-		k.handler(ev)
+		k.handler(next)
 	}
 }
 
