@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -44,6 +45,11 @@ type eventQueue struct {
 	full    uint64   // bit i set: bucket i (i ≥ 1) holds events
 	head    int      // next event to take from bucket 0
 	n       int
+
+	// For the kernel's add: the next sequence number (the count of events
+	// ever added) and the most events pending at once.
+	seq  uint64
+	maxN int
 }
 
 // bucketOf is the bucket of an event at time at. Times are never negative
@@ -63,12 +69,18 @@ func (q *eventQueue) push(e Event) {
 	q.n++
 }
 
-// add pushes the event with these fields, writing them straight into its
-// bucket: the kernel's push, which builds no Event to copy.
-func (q *eventQueue) add(at Time, seq uint64, kind, actor uint32, payload uint64, ref uint32) {
+// add pushes the event with these fields and the next sequence number,
+// writing them straight into its bucket: the kernel's Schedule, which
+// builds no Event to copy. now is the kernel's clock. It is never after
+// q.last (Run leaves the clock at the event it took out, at q.last, or at
+// a time limit before it), so one comparison with q.last on the fast path
+// also catches an event scheduled in the past.
+func (q *eventQueue) add(at Time, kind, actor uint32, payload uint64, ref uint32, now Time) {
 	if at < q.last {
-		q.rebase(at)
+		q.early(at, kind, actor, now)
 	}
+	seq := q.seq
+	q.seq++
 	b := bucketOf(at, q.last)
 	s := q.buckets[b]
 	if len(s) == cap(s) {
@@ -83,6 +95,22 @@ func (q *eventQueue) add(at Time, seq uint64, kind, actor uint32, payload uint64
 	}
 	q.full |= 1 << b
 	q.n++
+	if q.n > q.maxN {
+		q.maxN = q.n
+	}
+}
+
+// early handles an event before q.last: a model bug if it is before now
+// too, otherwise (after Run stopped at a time limit with the next event
+// past it, the clock now sits before q.last) the queue is re-based on it.
+// Out of line: add's fast path stays small.
+//
+//go:noinline
+func (q *eventQueue) early(at Time, kind, actor uint32, now Time) {
+	if at < now {
+		panic(fmt.Sprintf("sim: event kind %d for actor %d scheduled at %v, before now (%v)", kind, actor, at, now))
+	}
+	q.rebase(at)
 }
 
 // put appends *e to bucket b. It copies the event straight from where it
