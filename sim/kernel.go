@@ -191,15 +191,17 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 	}
 	k.stop = false
 	// Zero limits mean "none": turn them into bounds that never bind, so
-	// the loop tests each with one comparison.
-	maxEvents, maxTime := l.MaxEvents, l.MaxTime
-	if maxEvents == 0 {
-		maxEvents = -1
+	// the loop tests each with one comparison. The event limit is the
+	// value of k.dispatched to stop at; with none it is 2^64 − 1 events
+	// away.
+	end := k.dispatched + uint64(l.MaxEvents)
+	if l.MaxEvents == 0 {
+		end = k.dispatched - 1
 	}
+	maxTime := l.MaxTime
 	if maxTime == 0 {
 		maxTime = Time(1<<63 - 1)
 	}
-	var count int64
 	for {
 		if k.stop {
 			return k.stats(Stopped), nil
@@ -207,12 +209,18 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 		if k.queue.n == 0 {
 			return k.stats(Drained), nil
 		}
-		next := k.queue.peek()
+		// peek, with fill's test here rather than behind a call on every
+		// event: bucket 0 runs dry on about one event in two at 10 k
+		// pending.
+		if k.queue.head >= len(k.queue.buckets[0]) {
+			k.queue.fill()
+		}
+		next := &k.queue.buckets[0][k.queue.head]
 		if next.At > maxTime {
 			k.now = l.MaxTime
 			return k.stats(TimeLimit), nil
 		}
-		if count == maxEvents {
+		if k.dispatched == end {
 			return k.stats(EventLimit), nil
 		}
 		k.queue.drop()
@@ -222,7 +230,6 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 			k.stream = append(k.stream, *next)
 		}
 		k.dispatched++
-		count++
 		k.handler(next)
 	}
 }
