@@ -176,14 +176,14 @@ func (q *eventQueue) fill() {
 	full := q.full // kept in a register, not written back per event
 	for k := range b {
 		at := b[k].At
-		j := bucketOf(at, min)
-		s := q.buckets[j]
-		if len(s) == cap(s) {
-			s = slices.Grow(s, 1)
+		j := bucketOf(at, min) & 63 // at ^ min < 2^63: the mask only drops a bounds check
+		s := &q.buckets[j]
+		n := len(*s)
+		if n == cap(*s) {
+			q.grow(j)
 		}
-		s = s[:len(s)+1]
-		s[len(s)-1] = b[k]
-		q.buckets[j] = s
+		*s = (*s)[:n+1]
+		(*s)[n] = b[k]
 		if full&(1<<j) == 0 || at < q.mins[j] {
 			q.mins[j] = at
 		}
@@ -192,6 +192,12 @@ func (q *eventQueue) fill() {
 	q.full = full
 	q.buckets[i] = b[:0]
 }
+
+// grow makes room for one more event in bucket j, out of line so that
+// fill's loop keeps its values in registers.
+//
+//go:noinline
+func (q *eventQueue) grow(j int) { q.buckets[j] = slices.Grow(q.buckets[j], 1) }
 
 // peek returns the earliest event; the queue must not be empty.
 func (q *eventQueue) peek() *Event {
