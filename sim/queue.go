@@ -41,10 +41,14 @@ type Event struct {
 type eventQueue struct {
 	last    Time // every pending event is at or after last
 	buckets [64][]Event
-	mins    [64]Time // mins[i]: the earliest time in bucket i, while full says it holds events
-	full    uint64   // bit i set: bucket i (i ≥ 1) holds events
-	head    int      // next event to take from bucket 0
-	n       int
+	// tops[i] is ^t for the earliest time t in bucket i, 0 when it is
+	// empty: stored inverted, so that the zero value means "none" and an
+	// event entering takes max(tops[i], ^at), one conditional move rather
+	// than two branches (one of them on whether the bucket was empty).
+	tops [64]uint64
+	full uint64 // bit i set: bucket i (i ≥ 1) holds events
+	head int    // next event to take from bucket 0
+	n    int
 
 	// For the kernel's add: the next sequence number (the count of events
 	// ever added) and the most events pending at once.
@@ -90,9 +94,7 @@ func (q *eventQueue) add(at Time, kind, actor uint32, payload uint64, ref uint32
 	e := &s[len(s)-1]
 	e.At, e.Seq, e.Kind, e.Actor, e.Payload, e.Ref = at, seq, kind, actor, payload, ref
 	q.buckets[b] = s
-	if q.full&(1<<b) == 0 || at < q.mins[b] {
-		q.mins[b] = at
-	}
+	q.tops[b] = max(q.tops[b], ^uint64(at))
 	q.full |= 1 << b
 	q.n++
 	if q.n > q.maxN {
@@ -126,9 +128,7 @@ func (q *eventQueue) put(b int, e *Event) {
 	s = s[:len(s)+1]
 	s[len(s)-1] = *e
 	q.buckets[b] = s
-	if q.full&(1<<b) == 0 || e.At < q.mins[b] {
-		q.mins[b] = e.At
-	}
+	q.tops[b] = max(q.tops[b], ^uint64(e.At))
 	q.full |= 1 << b
 }
 
@@ -146,6 +146,7 @@ func (q *eventQueue) rebase(t Time) {
 		q.buckets[i] = q.buckets[i][:0]
 	}
 	q.head, q.full = 0, 0
+	q.tops = [64]uint64{}
 	q.last = t
 	for k := range pending {
 		q.put(bucketOf(pending[k].At, t), &pending[k])
@@ -162,17 +163,16 @@ func (q *eventQueue) fill() {
 	i := bits.TrailingZeros64(q.full &^ 1) // bit 0: bucket 0 is drained
 	b := q.buckets[i]
 	q.full &^= 1 << i
+	min := Time(^q.tops[i])
+	q.tops[i] = 0
 	if len(b) == 1 {
 		// Half the time at 10 k pending: the one event is the minimum;
 		// the two buckets trade slices instead of moving it.
-		q.last = b[0].At
+		q.last = min
 		q.buckets[0], q.buckets[i] = b, q.buckets[0]
 		return
 	}
-	min := q.mins[i]
 	q.last = min
-	// The buckets below i are empty (i is the lowest), so each one's
-	// first event sets its minimum.
 	full := q.full // kept in a register, not written back per event
 	for k := range b {
 		at := b[k].At
@@ -184,9 +184,7 @@ func (q *eventQueue) fill() {
 		}
 		*s = (*s)[:n+1]
 		(*s)[n] = b[k]
-		if full&(1<<j) == 0 || at < q.mins[j] {
-			q.mins[j] = at
-		}
+		q.tops[j] = max(q.tops[j], ^uint64(at))
 		full |= 1 << j
 	}
 	q.full = full
