@@ -209,13 +209,7 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 		if k.queue.n == 0 {
 			return k.stats(Drained), nil
 		}
-		// peek, with fill's test here rather than behind a call on every
-		// event: bucket 0 runs dry on about one event in two at 10 k
-		// pending.
-		if k.queue.head >= len(k.queue.buckets[0]) {
-			k.queue.fill()
-		}
-		next := &k.queue.buckets[0][k.queue.head]
+		next := k.queue.peek()
 		if next.At > maxTime {
 			k.now = l.MaxTime
 			return k.stats(TimeLimit), nil

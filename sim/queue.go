@@ -153,14 +153,16 @@ func (q *eventQueue) rebase(t Time) {
 	}
 }
 
-// fill makes bucket 0 hold the earliest events; the queue must not be empty.
-func (q *eventQueue) fill() {
-	if q.head < len(q.buckets[0]) {
-		return
+// fill makes bucket 0 hold the earliest events and returns the first of
+// them; the queue must not be empty. Returning it lets the caller index
+// nothing: the test for a dry bucket 0 is the only bounds check.
+func (q *eventQueue) fill() *Event {
+	if b0, h := q.buckets[0], q.head; uint(h) < uint(len(b0)) {
+		return &b0[h]
 	}
 	q.buckets[0] = q.buckets[0][:0]
 	q.head = 0
-	i := bits.TrailingZeros64(q.full &^ 1) // bit 0: bucket 0 is drained
+	i := bits.TrailingZeros64(q.full&^1) & 63 // bit 0: bucket 0 is drained; & 63 drops a bounds check (full != 0)
 	b := q.buckets[i]
 	q.full &^= 1 << i
 	min := Time(^q.tops[i])
@@ -170,7 +172,7 @@ func (q *eventQueue) fill() {
 		// the two buckets trade slices instead of moving it.
 		q.last = min
 		q.buckets[0], q.buckets[i] = b, q.buckets[0]
-		return
+		return &b[0]
 	}
 	q.last = min
 	full := q.full // kept in a register, not written back per event
@@ -189,6 +191,8 @@ func (q *eventQueue) fill() {
 	}
 	q.full = full
 	q.buckets[i] = b[:0]
+	// The minimum came from bucket i and went to bucket 0.
+	return &q.buckets[0][0]
 }
 
 // grow makes room for one more event in bucket j, out of line so that
@@ -198,10 +202,7 @@ func (q *eventQueue) fill() {
 func (q *eventQueue) grow(j int) { q.buckets[j] = slices.Grow(q.buckets[j], 1) }
 
 // peek returns the earliest event; the queue must not be empty.
-func (q *eventQueue) peek() *Event {
-	q.fill()
-	return &q.buckets[0][q.head]
-}
+func (q *eventQueue) peek() *Event { return q.fill() }
 
 // drop removes the event peek returned.
 func (q *eventQueue) drop() {
@@ -211,8 +212,7 @@ func (q *eventQueue) drop() {
 
 // pop removes and returns the earliest event; the queue must not be empty.
 func (q *eventQueue) pop() Event {
-	q.fill()
-	e := q.buckets[0][q.head]
+	e := *q.fill()
 	q.head++
 	q.n--
 	return e
