@@ -37,7 +37,9 @@ type Event struct {
 // non-empty buckets instead of a scan for the lowest; a bucket of one event
 // trading slices with bucket 0 instead of moving it (half the refills at
 // 10 k pending); events written straight into their bucket, never copied
-// through a temporary (see put).
+// through a temporary (see put); a refill that stores only the length of
+// the bucket it appends to, and each bucket's earliest time kept inverted
+// so that updating it is a conditional move (tops).
 type eventQueue struct {
 	last    Time // every pending event is at or after last
 	buckets [64][]Event
