@@ -355,7 +355,7 @@ func (e *engine) fault(kind FaultKind, run world.RunID, proc int32) {
 	}
 }
 
-func (e *engine) dispatch(ev sim.Event) {
+func (e *engine) dispatch(ev *sim.Event) {
 	if ev.Kind != evDeliver && ev.Kind != evVisExpire && ev.Kind != evStopFaults {
 		e.active()
 	}

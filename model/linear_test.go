@@ -37,7 +37,7 @@ func TestLaterFailureUnsettlesAFanout(t *testing.T) {
 // made: chains of inline steps continuing the workflow, and deliveries of
 // messages among them.
 func TestProcRootIsTheInvocation(t *testing.T) {
-	e := &engine{h: &History{}, k: sim.New(sim.Config{Handler: func(sim.Event) {}})}
+	e := &engine{h: &History{}, k: sim.New(sim.Config{Handler: func(*sim.Event) {}})}
 	mk := func(msg, parent int32) int32 { return e.newProc(Delivery{Msg: msg, Parent: parent}) }
 	a := mk(0, -1)
 	b := mk(-1, a)

@@ -45,7 +45,7 @@ func newBareQueue(t *testing.T, prof Profile) (*queue, *fakeHost, *sim.Kernel) {
 	h := &History{}
 	host := &fakeHost{h: h}
 	q := &queue{host: host, prof: &prof, h: h, counts: &Counts{}, record: true}
-	q.k = sim.New(sim.Config{Handler: func(ev sim.Event) {
+	q.k = sim.New(sim.Config{Handler: func(ev *sim.Event) {
 		switch ev.Kind {
 		case evPublishDone:
 			q.publishDone(int32(ev.Payload))

@@ -34,7 +34,7 @@ func BenchmarkKernel(b *testing.B) {
 		b.Run(fmt.Sprintf("pending=%d", p), func(b *testing.B) {
 			var k *Kernel
 			i := 0
-			k = New(Config{Capacity: p + 1, Handler: func(ev Event) {
+			k = New(Config{Capacity: p + 1, Handler: func(ev *Event) {
 				k.After(inc[i&(len(inc)-1)].Duration(), ev.Kind, ev.Actor, ev.Payload)
 				i++
 			}})
@@ -140,7 +140,7 @@ func BenchmarkKernelVsContainerHeap(b *testing.B) {
 		b.Run(fmt.Sprintf("pending=%d", p), func(b *testing.B) {
 			var k *Kernel
 			ki := 0
-			k = New(Config{Capacity: p + 1, Handler: func(ev Event) {
+			k = New(Config{Capacity: p + 1, Handler: func(ev *Event) {
 				k.After(inc[ki&(len(inc)-1)].Duration(), ev.Kind, ev.Actor, ev.Payload)
 				ki++
 			}})

@@ -29,7 +29,7 @@ func runToy(c Chooser, record bool) (*Kernel, *Faults) {
 	return m.k, m.faults
 }
 
-func (m *toyModel) step(ev Event) {
+func (m *toyModel) step(ev *Event) {
 	if m.faults.Fire(m.crash) {
 		m.k.After(m.net.Draw(m.c), 2, ev.Actor, ev.Payload*31)
 		return

@@ -19,7 +19,7 @@ func ExampleKernel() {
 			P99: 50 * time.Millisecond, Min: 5 * time.Millisecond, Max: 80 * time.Millisecond}
 		k := sim.New(sim.Config{})
 		rallies := 0
-		k.SetHandler(func(ev sim.Event) {
+		k.SetHandler(func(ev *sim.Event) {
 			if rallies++; rallies == 6 {
 				return // the ball drops: no event is left, so Run drains
 			}

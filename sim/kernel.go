@@ -7,8 +7,14 @@ import (
 )
 
 // Handler receives each event in (time, sequence) order. It may schedule new
-// events on the kernel but must never schedule one in the past.
-type Handler func(ev Event)
+// events on the kernel but must never schedule one in the past. ev points
+// into the kernel's queue and is valid only during the call: a handler that
+// keeps the event keeps a copy (*ev).
+//
+// A pointer, not a copy: an Event has more fields than the compiler keeps
+// in registers, so passing one by value wrote it to the stack and read it
+// back on every dispatch (docs/PERFORMANCE.md, point 5, third pass).
+type Handler func(ev *Event)
 
 // Config sets up a Kernel.
 type Config struct {
@@ -26,8 +32,7 @@ type Config struct {
 // design: actors are state machines it steps, never goroutines.
 type Kernel struct {
 	now     Time
-	seq     uint64
-	queue   eventQueue
+	queue   eventQueue // also counts what was scheduled and the high-water mark
 	handler Handler
 	hash    uint64
 	stop    bool
@@ -36,7 +41,6 @@ type Kernel struct {
 	stream []Event
 
 	dispatched uint64
-	maxPending int
 }
 
 // New returns a kernel at virtual time 0.
@@ -84,29 +88,27 @@ func (k *Kernel) Now() Time { return k.now }
 // Schedule enqueues an event at an absolute virtual time, which must not be
 // before Now: event times never go backwards.
 func (k *Kernel) Schedule(at Time, kind, actor uint32, payload uint64) {
-	k.ScheduleRef(at, kind, actor, payload, 0)
+	k.queue.add(at, kind, actor, payload, 0, k.now)
 }
 
 // ScheduleRef is Schedule with a Ref handle for the model.
+//
+// It, Schedule, After and AfterRef are each one call into the queue,
+// small enough to inline into a handler: the queue numbers the event,
+// keeps the high-water mark and checks the time against now
+// (eventQueue.add), one call per scheduled event instead of two.
 func (k *Kernel) ScheduleRef(at Time, kind, actor uint32, payload uint64, ref uint32) {
-	if at < k.now {
-		panic(fmt.Sprintf("sim: event kind %d for actor %d scheduled at %v, before now (%v)", kind, actor, at, k.now))
-	}
-	k.queue.add(at, k.seq, kind, actor, payload, ref)
-	k.seq++
-	if n := k.queue.len(); n > k.maxPending {
-		k.maxPending = n
-	}
+	k.queue.add(at, kind, actor, payload, ref, k.now)
 }
 
 // After enqueues an event d after Now; a negative d is a model bug.
 func (k *Kernel) After(d time.Duration, kind, actor uint32, payload uint64) {
-	k.Schedule(k.now.Add(d), kind, actor, payload)
+	k.queue.add(k.now.Add(d), kind, actor, payload, 0, k.now)
 }
 
 // AfterRef is After with a Ref handle for the model.
 func (k *Kernel) AfterRef(d time.Duration, kind, actor uint32, payload uint64, ref uint32) {
-	k.ScheduleRef(k.now.Add(d), kind, actor, payload, ref)
+	k.queue.add(k.now.Add(d), kind, actor, payload, ref, k.now)
 }
 
 // Stop makes Run return after the event being dispatched.
@@ -189,15 +191,17 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 	}
 	k.stop = false
 	// Zero limits mean "none": turn them into bounds that never bind, so
-	// the loop tests each with one comparison.
-	maxEvents, maxTime := l.MaxEvents, l.MaxTime
-	if maxEvents == 0 {
-		maxEvents = -1
+	// the loop tests each with one comparison. The event limit is the
+	// value of k.dispatched to stop at; with none it is 2^64 − 1 events
+	// away.
+	end := k.dispatched + uint64(l.MaxEvents)
+	if l.MaxEvents == 0 {
+		end = k.dispatched - 1
 	}
+	maxTime := l.MaxTime
 	if maxTime == 0 {
 		maxTime = Time(1<<63 - 1)
 	}
-	var count int64
 	for {
 		if k.stop {
 			return k.stats(Stopped), nil
@@ -210,28 +214,26 @@ func (k *Kernel) Run(l Limits) (Stats, error) {
 			k.now = l.MaxTime
 			return k.stats(TimeLimit), nil
 		}
-		if count == maxEvents {
+		if k.dispatched == end {
 			return k.stats(EventLimit), nil
 		}
-		ev := *next
 		k.queue.drop()
-		k.now = ev.At
-		k.hash = foldEvent(k.hash, &ev)
+		k.now = next.At
+		k.hash = foldEvent(k.hash, next)
 		if k.record {
-			k.stream = append(k.stream, ev)
+			k.stream = append(k.stream, *next)
 		}
 		k.dispatched++
-		count++
-		k.handler(ev)
+		k.handler(next)
 	}
 }
 
 func (k *Kernel) stats(r StopReason) Stats {
 	return Stats{
 		Events:     k.dispatched,
-		Scheduled:  k.seq,
+		Scheduled:  k.queue.seq,
 		Pending:    k.queue.len(),
-		MaxPending: k.maxPending,
+		MaxPending: k.queue.maxN,
 		Now:        k.now,
 		Hash:       k.hash,
 		Reason:     r,

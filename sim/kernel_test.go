@@ -9,7 +9,7 @@ import (
 
 func TestDispatchOrderIsTimeThenInsertion(t *testing.T) {
 	var got []Event
-	k := New(Config{Handler: func(ev Event) { got = append(got, ev) }})
+	k := New(Config{Handler: func(ev *Event) { got = append(got, *ev) }})
 	c := NewPCG(7)
 	var want []Event
 	for i := 0; i < 5000; i++ {
@@ -35,7 +35,7 @@ func TestDispatchOrderIsTimeThenInsertion(t *testing.T) {
 func TestEventsScheduledDuringDispatchKeepOrder(t *testing.T) {
 	var order []uint64
 	var k *Kernel
-	k = New(Config{Handler: func(ev Event) {
+	k = New(Config{Handler: func(ev *Event) {
 		order = append(order, ev.Payload)
 		if ev.Payload == 1 {
 			k.After(0, 0, 0, 3) // same instant as payload 2, scheduled later
@@ -56,7 +56,7 @@ func TestEventsScheduledDuringDispatchKeepOrder(t *testing.T) {
 
 func TestSchedulingInThePastPanics(t *testing.T) {
 	var k *Kernel
-	k = New(Config{Handler: func(ev Event) { k.Schedule(ev.At-1, 0, 0, 0) }})
+	k = New(Config{Handler: func(ev *Event) { k.Schedule(ev.At-1, 0, 0, 0) }})
 	k.Schedule(5, 0, 0, 0)
 	defer func() {
 		if recover() == nil {
@@ -68,7 +68,7 @@ func TestSchedulingInThePastPanics(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	var k *Kernel
-	k = New(Config{Handler: func(ev Event) { k.After(time.Millisecond, 0, 0, ev.Payload+1) }})
+	k = New(Config{Handler: func(ev *Event) { k.After(time.Millisecond, 0, 0, ev.Payload+1) }})
 	k.Schedule(0, 0, 0, 0)
 
 	st, err := k.Run(Limits{MaxEvents: 10})
@@ -86,7 +86,7 @@ func TestLimits(t *testing.T) {
 	if st.Reason != TimeLimit || st.Events != 26 || st.Now != Time(25*time.Millisecond) {
 		t.Fatalf("after time limit: %+v", st)
 	}
-	k.SetHandler(func(Event) { k.Stop() })
+	k.SetHandler(func(*Event) { k.Stop() })
 	st, err = k.Run(Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestBadLimitsAreRejected(t *testing.T) {
-	k := New(Config{Handler: func(Event) {}})
+	k := New(Config{Handler: func(*Event) {}})
 	k.Schedule(100, 0, 0, 0)
 	if _, err := k.Run(Limits{MaxEvents: 1}); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -36,14 +37,25 @@ type Event struct {
 // non-empty buckets instead of a scan for the lowest; a bucket of one event
 // trading slices with bucket 0 instead of moving it (half the refills at
 // 10 k pending); events written straight into their bucket, never copied
-// through a temporary (see put).
+// through a temporary (see put); a refill that stores only the length of
+// the bucket it appends to, and each bucket's earliest time kept inverted
+// so that updating it is a conditional move (tops).
 type eventQueue struct {
 	last    Time // every pending event is at or after last
 	buckets [64][]Event
-	mins    [64]Time // mins[i]: the earliest time in bucket i, while full says it holds events
-	full    uint64   // bit i set: bucket i (i ≥ 1) holds events
-	head    int      // next event to take from bucket 0
-	n       int
+	// tops[i] is ^t for the earliest time t in bucket i, 0 when it is
+	// empty: stored inverted, so that the zero value means "none" and an
+	// event entering takes max(tops[i], ^at), one conditional move rather
+	// than two branches (one of them on whether the bucket was empty).
+	tops [64]uint64
+	full uint64 // bit i set: bucket i (i ≥ 1) holds events
+	head int    // next event to take from bucket 0
+	n    int
+
+	// For the kernel's add: the next sequence number (the count of events
+	// ever added) and the most events pending at once.
+	seq  uint64
+	maxN int
 }
 
 // bucketOf is the bucket of an event at time at. Times are never negative
@@ -63,12 +75,18 @@ func (q *eventQueue) push(e Event) {
 	q.n++
 }
 
-// add pushes the event with these fields, writing them straight into its
-// bucket: the kernel's push, which builds no Event to copy.
-func (q *eventQueue) add(at Time, seq uint64, kind, actor uint32, payload uint64, ref uint32) {
+// add pushes the event with these fields and the next sequence number,
+// writing them straight into its bucket: the kernel's Schedule, which
+// builds no Event to copy. now is the kernel's clock. It is never after
+// q.last (Run leaves the clock at the event it took out, at q.last, or at
+// a time limit before it), so one comparison with q.last on the fast path
+// also catches an event scheduled in the past.
+func (q *eventQueue) add(at Time, kind, actor uint32, payload uint64, ref uint32, now Time) {
 	if at < q.last {
-		q.rebase(at)
+		q.early(at, kind, actor, now)
 	}
+	seq := q.seq
+	q.seq++
 	b := bucketOf(at, q.last)
 	s := q.buckets[b]
 	if len(s) == cap(s) {
@@ -78,11 +96,25 @@ func (q *eventQueue) add(at Time, seq uint64, kind, actor uint32, payload uint64
 	e := &s[len(s)-1]
 	e.At, e.Seq, e.Kind, e.Actor, e.Payload, e.Ref = at, seq, kind, actor, payload, ref
 	q.buckets[b] = s
-	if q.full&(1<<b) == 0 || at < q.mins[b] {
-		q.mins[b] = at
-	}
+	q.tops[b] = max(q.tops[b], ^uint64(at))
 	q.full |= 1 << b
 	q.n++
+	if q.n > q.maxN {
+		q.maxN = q.n
+	}
+}
+
+// early handles an event before q.last: a model bug if it is before now
+// too, otherwise (after Run stopped at a time limit with the next event
+// past it, the clock now sits before q.last) the queue is re-based on it.
+// Out of line: add's fast path stays small.
+//
+//go:noinline
+func (q *eventQueue) early(at Time, kind, actor uint32, now Time) {
+	if at < now {
+		panic(fmt.Sprintf("sim: event kind %d for actor %d scheduled at %v, before now (%v)", kind, actor, at, now))
+	}
+	q.rebase(at)
 }
 
 // put appends *e to bucket b. It copies the event straight from where it
@@ -98,9 +130,7 @@ func (q *eventQueue) put(b int, e *Event) {
 	s = s[:len(s)+1]
 	s[len(s)-1] = *e
 	q.buckets[b] = s
-	if q.full&(1<<b) == 0 || e.At < q.mins[b] {
-		q.mins[b] = e.At
-	}
+	q.tops[b] = max(q.tops[b], ^uint64(e.At))
 	q.full |= 1 << b
 }
 
@@ -118,58 +148,63 @@ func (q *eventQueue) rebase(t Time) {
 		q.buckets[i] = q.buckets[i][:0]
 	}
 	q.head, q.full = 0, 0
+	q.tops = [64]uint64{}
 	q.last = t
 	for k := range pending {
 		q.put(bucketOf(pending[k].At, t), &pending[k])
 	}
 }
 
-// fill makes bucket 0 hold the earliest events; the queue must not be empty.
-func (q *eventQueue) fill() {
-	if q.head < len(q.buckets[0]) {
-		return
+// fill makes bucket 0 hold the earliest events and returns the first of
+// them; the queue must not be empty. Returning it lets the caller index
+// nothing: the test for a dry bucket 0 is the only bounds check.
+func (q *eventQueue) fill() *Event {
+	if b0, h := q.buckets[0], q.head; uint(h) < uint(len(b0)) {
+		return &b0[h]
 	}
 	q.buckets[0] = q.buckets[0][:0]
 	q.head = 0
-	i := bits.TrailingZeros64(q.full &^ 1) // bit 0: bucket 0 is drained
+	i := bits.TrailingZeros64(q.full&^1) & 63 // bit 0: bucket 0 is drained; & 63 drops a bounds check (full != 0)
 	b := q.buckets[i]
 	q.full &^= 1 << i
+	min := Time(^q.tops[i])
+	q.tops[i] = 0
 	if len(b) == 1 {
 		// Half the time at 10 k pending: the one event is the minimum;
 		// the two buckets trade slices instead of moving it.
-		q.last = b[0].At
+		q.last = min
 		q.buckets[0], q.buckets[i] = b, q.buckets[0]
-		return
+		return &b[0]
 	}
-	min := q.mins[i]
 	q.last = min
-	// The buckets below i are empty (i is the lowest), so each one's
-	// first event sets its minimum.
 	full := q.full // kept in a register, not written back per event
 	for k := range b {
 		at := b[k].At
-		j := bucketOf(at, min)
-		s := q.buckets[j]
-		if len(s) == cap(s) {
-			s = slices.Grow(s, 1)
+		j := bucketOf(at, min) & 63 // at ^ min < 2^63: the mask only drops a bounds check
+		s := &q.buckets[j]
+		n := len(*s)
+		if n == cap(*s) {
+			q.grow(j)
 		}
-		s = s[:len(s)+1]
-		s[len(s)-1] = b[k]
-		q.buckets[j] = s
-		if full&(1<<j) == 0 || at < q.mins[j] {
-			q.mins[j] = at
-		}
+		*s = (*s)[:n+1]
+		(*s)[n] = b[k]
+		q.tops[j] = max(q.tops[j], ^uint64(at))
 		full |= 1 << j
 	}
 	q.full = full
 	q.buckets[i] = b[:0]
+	// The minimum came from bucket i and went to bucket 0.
+	return &q.buckets[0][0]
 }
 
+// grow makes room for one more event in bucket j, out of line so that
+// fill's loop keeps its values in registers.
+//
+//go:noinline
+func (q *eventQueue) grow(j int) { q.buckets[j] = slices.Grow(q.buckets[j], 1) }
+
 // peek returns the earliest event; the queue must not be empty.
-func (q *eventQueue) peek() *Event {
-	q.fill()
-	return &q.buckets[0][q.head]
-}
+func (q *eventQueue) peek() *Event { return q.fill() }
 
 // drop removes the event peek returned.
 func (q *eventQueue) drop() {
@@ -179,8 +214,7 @@ func (q *eventQueue) drop() {
 
 // pop removes and returns the earliest event; the queue must not be empty.
 func (q *eventQueue) pop() Event {
-	q.fill()
-	e := q.buckets[0][q.head]
+	e := *q.fill()
 	q.head++
 	q.n--
 	return e

@@ -68,7 +68,7 @@ func TestQueueMatchesSortedReferenceUnderInterleaving(t *testing.T) {
 // an event scheduled in between must still come out first.
 func TestSchedulingBetweenTheTimeLimitAndTheNextEvent(t *testing.T) {
 	var order []uint64
-	k := New(Config{Handler: func(ev Event) { order = append(order, ev.Payload) }})
+	k := New(Config{Handler: func(ev *Event) { order = append(order, ev.Payload) }})
 	k.Schedule(10, 0, 0, 1)
 	k.Schedule(26, 0, 0, 4)
 	if st, err := k.Run(Limits{MaxTime: 25}); err != nil || st.Reason != TimeLimit {
