@@ -2,6 +2,7 @@ package model
 
 import (
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // This file is the fan-in of DOMAIN.md §6: after its terminal write a
@@ -44,6 +45,10 @@ type lastCompleter struct {
 	// whole fans table (and allocate once per fan-out) in a run of many
 	// fan-outs (docs/PERFORMANCE.md, point 4, third pass).
 	logged []uint8
+	// createdAt is, beside logged, when each branch's step_created was
+	// logged: a replay's inline claim is lazy when the log it loaded did not
+	// hold it yet (createdBy).
+	createdAt []sim.Time
 	// settled is, per run, how many of its first fan-outs are finished
 	// without a failure: what every replay passes over (orchestrator.replay
 	// starts after them, so that a run of n sequential fan-outs replays in
@@ -146,6 +151,7 @@ func (lc *lastCompleter) continueFanout(p int32) {
 		// The orchestrator's inline path replays from the list it just
 		// made: core loads the log once after its inline steps and goes
 		// on with that load (nextEventLogLoad), no second list.
+		lc.procs[p].loadAt = lc.calls[lc.procs[p].lastCall].End
 		lc.orch.replay(p)
 		return
 	}
@@ -182,6 +188,7 @@ func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 		// The fan-out's first mark: its branches' marks, zero, at the end.
 		f.marksAt = int32(len(lc.logged)) + 1
 		lc.logged = append(lc.logged, make([]uint8, fo.Branches)...)
+		lc.createdAt = append(lc.createdAt, make([]sim.Time, fo.Branches)...)
 	}
 	mark := &lc.logged[int(f.marksAt)-1+b]
 	if *mark&what != 0 {
@@ -189,12 +196,29 @@ func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 	}
 	had := *mark
 	*mark |= what
+	if what == loggedCreated {
+		lc.createdAt[int(f.marksAt)-1+b] = lc.k.Now()
+	}
 	switch {
 	case what == loggedCreated && had&loggedFinished == 0:
 		f.pending++
 	case what == loggedFinished && had&loggedCreated != 0:
 		f.pending--
 	}
+}
+
+// createdBy reports whether step (of fan-out fan) had its step_created in
+// the log by t, the instant a replay loaded the log (-1: an empty log,
+// turbo's).
+func (lc *lastCompleter) createdBy(fan int32, step world.StepID, t sim.Time) bool {
+	f := &lc.fans[fan]
+	fo := &lc.h.Fanouts[fan]
+	b := int(step - fo.FirstStep)
+	if t < 0 || f.marksAt == 0 || b < 0 || b >= int(fo.Branches) {
+		return false
+	}
+	i := int(f.marksAt) - 1 + b
+	return lc.logged[i]&loggedCreated != 0 && lc.createdAt[i] <= t
 }
 
 // prologueRead counts a legacy prologue read of one of fan-out fan's

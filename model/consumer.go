@@ -118,9 +118,12 @@ func (con *consumer) claimStep(p int32) {
 	con.calls[idx].Event = world.EvStepStarted
 	// core writes no step_created for an inline step: its claim is a lazy
 	// step_started that creates it (handleSuspension skips the
-	// lazyInlineCorrelationIds). One a crashed invocation already created
-	// is claimed as any existing step.
-	lazy := d.Msg < 0 && !con.store.Step(d.Run, d.Step).Exists
+	// lazyInlineCorrelationIds). Which steps those are, core decides from
+	// the log its replay loaded: a step that log shows created (a crashed
+	// invocation's) is claimed as any existing step, one it does not is
+	// claimed lazily even if another invocation has created it since, and
+	// the World then refuses the claim ("already created").
+	lazy := d.Msg < 0 && !con.completer.createdBy(d.Fanout, d.Step, con.procs[con.procs[p].parent].loadAt)
 	con.calls[idx].Lazy = lazy
 	con.issue(p, idx)
 	if lazy && !con.sc.Workflow.AwaitInlineClaims && con.turbo(p) {

@@ -65,6 +65,11 @@ type proc struct {
 	// answer deciding afterwards whether its result is kept.
 	optimistic bool
 	bodyEnd    sim.Time
+	// loadAt is when the log this proc's replay goes on from was loaded
+	// (-1: none, or turbo's empty one): its inline steps' claims are lazy
+	// for the steps that log did not show created, as core decides them
+	// from the log (the lazyInlineCorrelationIds of its suspension).
+	loadAt sim.Time
 	suspension       // the orchestrator's, while it suspends on a fan-out
 	getCall    int32 // the prologue's or lazy runs.get, read after a join
 	// row is the run's identity as this actor last read it (a runs.get or
@@ -86,7 +91,7 @@ func (e *engine) newProc(d Delivery) int32 {
 		root = e.procs[d.Parent].root
 	}
 	e.h.Deliveries = append(grow(e.h.Deliveries), d)
-	e.procs = append(grow(e.procs), proc{parent: d.Parent, root: root, lastCall: -1, getCall: -1, suspension: suspension{suspendFan: -1}})
+	e.procs = append(grow(e.procs), proc{parent: d.Parent, root: root, lastCall: -1, getCall: -1, loadAt: -1, suspension: suspension{suspendFan: -1}})
 	return p
 }
 
@@ -155,6 +160,7 @@ func (e *engine) advance(p int32) {
 	case psOrchStarted:
 		e.orch.started(p)
 	case psReplayListed:
+		e.procs[p].loadAt = e.calls[pr.lastCall].End
 		e.orch.replay(p)
 	case psSuspending:
 		e.orch.suspendChunk(p)

@@ -115,12 +115,14 @@ func (o *orchestrator) started(p int32) {
 		// started (conformance/engine
 		// TestForcedCancelRacingStartReopensTheRealRun). run_started's call
 		// carries no LogTerminal: an empty log holds no end.
+		pr.loadAt = -1
 		o.replay(p)
 		return
 	}
 	// Any other delivery replays the log run_started preloaded after its
 	// write.
 	o.calls[pr.lastCall].LogTerminal = o.store.LogEnded(d.Run)
+	pr.loadAt = o.calls[pr.lastCall].End
 	o.replay(p)
 }
 
