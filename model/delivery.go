@@ -69,7 +69,7 @@ type proc struct {
 	// (-1: none, or turbo's empty one): its inline steps' claims are lazy
 	// for the steps that log did not show created, as core decides them
 	// from the log (the lazyInlineCorrelationIds of its suspension).
-	loadAt sim.Time
+	loadAt     sim.Time
 	suspension       // the orchestrator's, while it suspends on a fan-out
 	getCall    int32 // the prologue's or lazy runs.get, read after a join
 	// row is the run's identity as this actor last read it (a runs.get or
