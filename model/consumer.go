@@ -139,18 +139,10 @@ func (con *consumer) claimStep(p int32) {
 	}
 }
 
-// turbo reports whether inline step p runs in a turbo invocation: the
-// run's first message (it carries the run's input) on its first delivery
-// (runtime.js: isTurboEnabled() && runInput !== undefined &&
-// metadata.attempt === 1), as orchestrator.started replays it.
+// turbo reports whether inline step p runs in a turbo invocation.
 func (con *consumer) turbo(p int32) bool {
 	root := con.procs[p].root
-	if root < 0 {
-		return false
-	}
-	d := &con.h.Deliveries[root]
-	m := con.msgOf(root)
-	return d.Kind == MsgWorkflow && m != nil && m.HasInput && d.Attempt == 1
+	return root >= 0 && con.h.Deliveries[root].Kind == MsgWorkflow && con.turboDelivery(root)
 }
 
 // beginBody starts p's step body now, as the claim answered with attempt.

@@ -105,7 +105,7 @@ func (o *orchestrator) started(p int32) {
 	}
 	pr.held, pr.hasHeld = world.RunRunning, true
 	pr.state = psReplayListed
-	if m := o.msgOf(p); m != nil && m.HasInput && d.Attempt == 1 {
+	if o.turboDelivery(p) {
 		// The run's first message (it carries the run's input) runs in
 		// turbo on its first delivery (core's default, WORKFLOW_TURBO,
 		// beta.50 on): run_started skips its preload and the first replay
@@ -124,6 +124,15 @@ func (o *orchestrator) started(p int32) {
 	o.calls[pr.lastCall].LogTerminal = o.store.LogEnded(d.Run)
 	pr.loadAt = o.calls[pr.lastCall].End
 	o.replay(p)
+}
+
+// turboDelivery reports whether workflow delivery p runs in turbo: the
+// run's first message (it carries the run's input) on its first delivery
+// (runtime.js: isTurboEnabled() && runInput !== undefined &&
+// metadata.attempt === 1).
+func (e *engine) turboDelivery(p int32) bool {
+	m := e.msgOf(p)
+	return m != nil && m.HasInput && e.h.Deliveries[p].Attempt == 1
 }
 
 // replay is the workflow replayed from its log (just listed): it finds the
