@@ -453,6 +453,11 @@ func (e *engine) initQueue() {
 	q.host, q.k, q.c, q.prof, q.faults = e, e.k, e.c, &e.prof, e.faults
 	q.h, q.counts, q.record = e.h, &e.counts, e.opts.Record
 	q.setDeployments(e.deployments)
+	steps := 0
+	for _, n := range e.sc.Workflow.Fanouts {
+		steps += n
+	}
+	q.sizeKeys(int32(steps))
 }
 
 // publish sends a message for producer p (or the client when p < 0); p

@@ -22,30 +22,24 @@ func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
 // suspension handler performs on replay"). A queued step's retry publishes
 // nothing: its message comes back (consumer.terminalWritten).
 func (e *engine) publishRetry(p int32, step world.StepID, fan int32, delay sim.Time) {
-	e.publishStepKeyed(p, step, fan, SiteDelayedRetry, delay, e.q.stepMessageKey(e.h.Deliveries[p].Run, step))
+	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay)
 }
 
 // republishStep is a re-dispatch of a step that already exists: core
 // publishes it under the one key every message of the step carries, so
 // the queue absorbs it while that key is held.
 func (e *engine) republishStep(p int32, step world.StepID, fan int32, site Site) {
-	e.publishStepKeyed(p, step, fan, site, 0, e.q.stepMessageKey(e.h.Deliveries[p].Run, step))
+	e.publishStepAfter(p, step, fan, site, 0)
 }
 
+// publishStepAfter publishes a message for step, visible after delay, under
+// the step's one idempotency key (msgKey).
 func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Site, delay sim.Time) {
-	e.publishStepKeyed(p, step, fan, site, delay, 0)
-}
-
-// publishStepKeyed publishes with key, or the site's own key when 0.
-func (e *engine) publishStepKeyed(p int32, step world.StepID, fan int32, site Site, delay sim.Time, key uint64) {
 	d := &e.h.Deliveries[p]
 	dep := d.Deployment
 	ver := e.deployments[dep].Producer
 	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
 		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step), Delay: delay}
-	if key != 0 {
-		m.Key = key
-	}
 	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {
 		m.HasCtx = true
 		m.Ctx = e.heldContext(p)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/simlab/simlab/model/world"
@@ -72,11 +73,16 @@ type queue struct {
 	deps       []Deployment // read only: a fresh copy's producer version
 
 	msgs []msgRT
-	keys map[uint64]sim.Time // idempotency key → claim expiry
-	// lastOfStep is each step's newest message (run<<32 | step → id):
-	// core gives every message of a step one idempotency key, so a
-	// re-dispatch is absorbed by whichever message of the step holds it.
-	lastOfStep map[uint64]int32
+	// keyHeld is when each step's idempotency key stops being claimed (0:
+	// not claimed): a message carries either no key or its step's one key
+	// (msgKey), so the claims are a table by run and step rather than a
+	// map by key, whose entries, one per step of every run, left the
+	// caches as a long run grew (BenchmarkScale, dim=time). keyRow[run] is
+	// 1 + the offset of the run's row of stepsPerRun claims, 0 until the
+	// run's first keyed publish.
+	keyHeld     []sim.Time
+	keyRow      []int32
+	stepsPerRun int32
 	// runner and runnerWait are an invoke World's workflow lane: the run
 	// whose workflow delivery is active, and its workflow messages waiting
 	// (with the deployment each was delivered to).
@@ -98,12 +104,6 @@ func (q *queue) setDeployments(deps []Deployment) {
 	for i := range q.waitQ {
 		q.waitQ[i] = q.waitQ[i][:0] // a reused queue keeps each lane's room
 	}
-	if q.keys == nil {
-		q.keys = map[uint64]sim.Time{}
-	}
-	if q.lastOfStep == nil {
-		q.lastOfStep = map[uint64]int32{}
-	}
 	if q.prof.Invoke && q.runner == nil {
 		q.runner, q.runnerWait = map[world.RunID]bool{}, map[world.RunID][][2]int32{}
 	}
@@ -112,12 +112,37 @@ func (q *queue) setDeployments(deps []Deployment) {
 // reset empties the queue for the next run, keeping its tables' room: the
 // fields a run sets (initQueue) start from zero, as in a new engine's.
 func (q *queue) reset() {
-	clear(q.keys)
-	clear(q.lastOfStep)
 	clear(q.runner)
 	clear(q.runnerWait)
-	*q = queue{msgs: q.msgs[:0], keys: q.keys, lastOfStep: q.lastOfStep, runner: q.runner, runnerWait: q.runnerWait,
+	*q = queue{msgs: q.msgs[:0], keyHeld: q.keyHeld[:0], keyRow: q.keyRow[:0], runner: q.runner, runnerWait: q.runnerWait,
 		pubs: q.pubs[:0], busy: q.busy[:0], waitQ: q.waitQ[:0]}
+}
+
+// sizeKeys sets how many steps each run has (every run runs the one
+// workflow), for the key claims' rows.
+func (q *queue) sizeKeys(stepsPerRun int32) { q.stepsPerRun = stepsPerRun }
+
+// keyClaim is where the claim of step's key in run is kept, its run's row
+// made on first use.
+func (q *queue) keyClaim(run world.RunID, step world.StepID) *sim.Time {
+	if step < 0 || int32(step) >= q.stepsPerRun {
+		panic(fmt.Sprintf("queue: a keyed message for step %d of run %d, which has %d steps", step, run, q.stepsPerRun))
+	}
+	for int(run) >= len(q.keyRow) {
+		q.keyRow = append(grow(q.keyRow), 0)
+	}
+	row := q.keyRow[run]
+	if row == 0 {
+		n := len(q.keyHeld)
+		for cap(q.keyHeld) < n+int(q.stepsPerRun) {
+			q.keyHeld = grow(q.keyHeld[:cap(q.keyHeld)])[:n]
+		}
+		q.keyHeld = q.keyHeld[:n+int(q.stepsPerRun)]
+		clear(q.keyHeld[n:])
+		row = int32(n) + 1
+		q.keyRow[run] = row
+	}
+	return &q.keyHeld[row-1+int32(step)]
 }
 
 // publish sends a message for producer p (or -1); p waits for the answer,
@@ -127,7 +152,11 @@ func (q *queue) publish(p int32, m Message, site Site, caller Caller, producer V
 	q.counts.Publishes++
 	m.Requested = now
 	if m.Key != 0 {
-		if exp, ok := q.keys[m.Key]; ok && exp > now {
+		if m.Key != msgKey(m.Run, m.Step) {
+			panic(fmt.Sprintf("queue: message for step %d of run %d carries key %#x, not its step's", m.Step, m.Run, m.Key))
+		}
+		held := q.keyClaim(m.Run, m.Step)
+		if *held > now {
 			q.counts.Deduped++
 			if q.record {
 				q.h.Publishes = append(grow(q.h.Publishes), Publish{Msg: -1, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now, Deduped: true})
@@ -140,35 +169,19 @@ func (q *queue) publish(p int32, m Message, site Site, caller Caller, producer V
 			return
 		}
 		if q.prof.IdempotencyInFlight {
-			q.keys[m.Key] = sim.Time(math.MaxInt64) // until done (finish)
+			*held = sim.Time(math.MaxInt64) // until done (finish)
 		} else {
-			q.keys[m.Key] = now.Add(q.prof.IdempotencyTTL)
+			*held = now.Add(q.prof.IdempotencyTTL)
 		}
 	}
 	m.ID = int32(len(q.h.Messages))
 	q.h.Messages = append(grow(q.h.Messages), m)
-	if m.Kind == MsgStep {
-		q.lastOfStep[stepKey(m.Run, m.Step)] = m.ID
-	}
 	q.msgs = append(grow(q.msgs), msgRT{state: msgPublishing, last: -1})
 	if q.record {
 		q.h.Publishes = append(grow(q.h.Publishes), Publish{Msg: m.ID, Run: m.Run, Step: m.Step, Site: site, Caller: caller, Producer: producer, At: now})
 	}
 	q.pubs = append(grow(q.pubs), pendingPublish{msg: m.ID, proc: p, rec: q.lastPublishRecord()})
 	q.k.After(q.prof.Publish.Draw(q.c), evPublishDone, 1, uint64(len(q.pubs)-1))
-}
-
-func stepKey(run world.RunID, step world.StepID) uint64 {
-	return uint64(uint32(run))<<32 | uint64(uint32(step))
-}
-
-// stepMessageKey is the idempotency key a re-dispatch of the step carries:
-// that of its newest message, else its dispatch key.
-func (q *queue) stepMessageKey(run world.RunID, step world.StepID) uint64 {
-	if id, ok := q.lastOfStep[stepKey(run, step)]; ok && q.h.Messages[id].Key != 0 {
-		return q.h.Messages[id].Key
-	}
-	return msgKey(run, step)
 }
 
 // lastPublishRecord is the index of the publish just recorded, or -1.
@@ -336,8 +349,8 @@ func (q *queue) finish(m int32) {
 	rt := &q.msgs[m]
 	rt.state = msgDone
 	rt.epoch++
-	if k := q.h.Messages[m].Key; k != 0 && q.prof.IdempotencyInFlight {
-		delete(q.keys, k)
+	if msg := &q.h.Messages[m]; msg.Key != 0 && q.prof.IdempotencyInFlight {
+		*q.keyClaim(msg.Run, msg.Step) = 0
 	}
 }
 

@@ -310,8 +310,7 @@ func TestIdempotencyKeyHoldsForItsTTLDespiteDeliveryAndAck(t *testing.T) {
 	ttl := sc.Store.IdempotencyTTL
 	e := newQueueEngine(t, &sc, 1)
 	run, fan := e.addTestRun()
-	const key = 0xfeed
-	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: key}
+	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
 
 	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
 	if len(e.h.Messages) != 1 || e.h.Publishes[0].Deduped || e.h.Publishes[0].Msg != 0 {
@@ -346,15 +345,15 @@ func TestIdempotencyKeyHoldsForItsTTLDespiteDeliveryAndAck(t *testing.T) {
 	if !p4.Deduped {
 		t.Fatalf("publish right after the re-claim: %+v, want deduplicated", p4)
 	}
-	// A different key is never absorbed.
+	// Another step's key is never absorbed.
 	other := msg
-	other.Key = key + 1
+	other.Step, other.Key = 1, msgKey(run, 1)
 	e.publish(-1, other, SiteNodeDispatchLoop, V1)
 	if len(e.h.Publishes) != 6 {
 		t.Fatalf("%d publishes recorded, want 6", len(e.h.Publishes))
 	}
 	if p := e.h.Publishes[5]; p.Deduped || len(e.h.Messages) != 3 {
-		t.Fatalf("publish with another key: %+v", p)
+		t.Fatalf("publish for another step: %+v", p)
 	}
 	if _, err := e.k.Run(sim.Limits{MaxTime: sim.Time(ttl + time.Minute)}); err != nil {
 		t.Fatal(err)
@@ -373,7 +372,7 @@ func TestIdempotencyKeyHoldsAfterExhaustion(t *testing.T) {
 	sc.Faults.Crash = 1
 	e := newQueueEngine(t, &sc, 1)
 	run, fan := e.addTestRun()
-	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: 42}
+	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
 	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
 	runUntil(t, e, time.Minute)
 	if e.counts.Exhausted != 1 || e.q.msgs[0].state != msgDone || len(e.h.Deliveries) != 1 || e.h.Deliveries[0].Disposition != DispCrash {
@@ -745,7 +744,7 @@ func TestWorldLocalIdempotencyKeyLivesWhileItsMessageDoes(t *testing.T) {
 	}
 	e := newQueueEngine(t, &sc, 1)
 	run, fan := e.addTestRun()
-	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: 0xbeef}
+	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
 	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
 	e.publish(-1, msg, SiteNodeDispatchLoop, V1) // the first is still being published
 	if len(e.h.Messages) != 1 || !e.h.Publishes[1].Deduped {
@@ -771,7 +770,7 @@ func TestWorldLocalIdempotencyKeyLivesWhileItsMessageDoes(t *testing.T) {
 	sc2.Faults.Crash = 1
 	e2 := newQueueEngine(t, &sc2, 1)
 	run2, fan2 := e2.addTestRun()
-	m2 := Message{Kind: MsgStep, Run: run2, Step: 0, Fanout: fan2, HasInput: true, Target: 0, Origin: -1, Key: 42}
+	m2 := Message{Kind: MsgStep, Run: run2, Step: 0, Fanout: fan2, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run2, 0)}
 	e2.publish(-1, m2, SiteNodeDispatchLoop, V1)
 	runUntil(t, e2, time.Minute)
 	if e2.counts.Exhausted != 1 {
