@@ -21,6 +21,7 @@ const (
 	evVisExpire                     // payload: proc index
 	evStopFaults                    // payload: 0
 	evTxnStep                       // payload: call serial; ref: call index
+	evSharedWake                    // payload: the shared write capacity's generation
 )
 
 // Options choose what a run records.
@@ -238,6 +239,7 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	}
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
+	e.shared.reset(e.prof.MaxConcurrentWrites)
 	e.h = r.h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
 	e.h.Declared = Declared{MaxRetries: int32(sc.Workflow.MaxRetries), FatalSteps: int32(sc.Workflow.FatalSteps), WorkAfterEnd: int32(sc.Budget.WorkAfterEnd)}
 	e.setupDeployments()
@@ -285,7 +287,8 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 		service: service{calls: sv.calls[:0], flights: sv.flights[:0], freeFlights: sv.freeFlights[:0],
 			parked: sv.parked[:0], free: sv.free[:0],
 			reads:  pool{waiting: sv.reads.waiting[:0]},
-			writes: pool{waiting: sv.writes.waiting[:0]}},
+			writes: pool{waiting: sv.writes.waiting[:0]},
+			shared: sharedWrites{marks: sv.shared.marks[:0]}},
 		q:           e.q,
 		procs:       e.procs[:0],
 		priors:      e.priors[:0],
@@ -356,7 +359,7 @@ func (e *engine) fault(kind FaultKind, run world.RunID, proc int32) {
 }
 
 func (e *engine) dispatch(ev *sim.Event) {
-	if ev.Kind != evDeliver && ev.Kind != evVisExpire && ev.Kind != evStopFaults {
+	if ev.Kind != evDeliver && ev.Kind != evVisExpire && ev.Kind != evStopFaults && ev.Kind != evSharedWake {
 		e.active()
 	}
 	switch ev.Kind {
@@ -368,6 +371,8 @@ func (e *engine) dispatch(ev *sim.Event) {
 		e.callDone(int32(ev.Ref))
 	case evTxnStep:
 		e.txnStep(int32(ev.Ref))
+	case evSharedWake:
+		e.sharedWoken(ev.Payload) // calls active() unless stale
 	case evPublishDone:
 		e.q.publishDone(int32(ev.Payload))
 	case evDeliver:

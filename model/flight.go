@@ -23,10 +23,13 @@ type flight struct {
 	txn   world.Txn
 	lat   time.Duration // its drawn service time
 	start sim.Time      // its first step (after any wait for a lock)
-	steps uint8         // steps taken
-	on    bool          // the write runs as a Txn
-	begun bool          // its first step is taken
-	due   bool          // its service time is over: answer once done
+	// work0 is the shared capacity's work clock when the write joined it
+	// (shared.go): its steps and answer are offsets from there.
+	work0 int64
+	steps uint8 // steps taken
+	on    bool  // the write runs as a Txn
+	begun bool  // its first step is taken
+	due   bool  // its service time is over: answer once done
 	// parked: the write waits in engine.parked (once, though both a
 	// scheduled step and its answer may find it waiting: world-postgres's
 	// lazy start waits mid-write for another's insert of the same row).
@@ -79,7 +82,12 @@ func (e *engine) takeOff(idx int32) {
 	c := &e.calls[idx]
 	f := e.flightOf(idx)
 	f.begun, f.start = true, e.k.Now()
-	e.k.AfterRef(f.lat, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
+	if e.prof.SharedWrites {
+		f.work0 = e.sharedJoin()
+		e.sharedMark(idx, f.work0, f.lat, true)
+	} else {
+		e.k.AfterRef(f.lat, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
+	}
 	e.stepFlight(idx)
 }
 
@@ -103,7 +111,12 @@ func (e *engine) stepFlight(idx int32) {
 	// The next step at its share of the service time; the last one is
 	// taken with the answer (callDone).
 	if k := f.txn.MaxSteps() - 1; int(f.steps) < k && !f.due {
-		at := f.start.Add(time.Duration(int64(f.lat) * int64(f.steps) / int64(k)))
+		offset := time.Duration(int64(f.lat) * int64(f.steps) / int64(k))
+		if e.prof.SharedWrites {
+			e.sharedMark(idx, f.work0, offset, false)
+			return
+		}
+		at := f.start.Add(offset)
 		if now := e.k.Now(); at < now {
 			at = now
 		}

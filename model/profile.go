@@ -22,6 +22,17 @@ type Profile struct {
 	// store serves at once; the rest wait in arrival order. 0 means unbounded.
 	MaxConcurrentReads  int `json:"max_concurrent_reads" yaml:"max_concurrent_reads"`
 	MaxConcurrentWrites int `json:"max_concurrent_writes" yaml:"max_concurrent_writes"`
+	// SharedWrites: the writes in flight share the World's write capacity
+	// (processor sharing) instead of waiting for one of
+	// max_concurrent_writes slots in arrival order: with n in flight and
+	// max_concurrent_writes c, each advances through its service time at
+	// min(1, c/n) of full speed, so a burst's writes all progress at once and
+	// answer late together, as world-local's one Node process interleaves
+	// every write it has begun (simlab calibrate: 13 to 250 writes of a run
+	// in the World at once). With max_concurrent_writes 0 nothing is shared.
+	// Left out of JSON when false, so that a scenario's JSON, and with it
+	// the config hash of a sweep or a saved schedule, stays what it was.
+	SharedWrites bool `json:"shared_writes,omitempty" yaml:"shared_writes"`
 	// StaleLag bounds how far behind a runs.get may be: the read returns the
 	// run as it was up to StaleLag ago (a chooser draw; 0 is fresh).
 	StaleLag time.Duration `json:"stale_lag" yaml:"stale_lag"`

@@ -17,6 +17,7 @@ import (
 type service struct {
 	reads  pool
 	writes pool
+	shared sharedWrites // the writes' capacity when it is shared (shared.go)
 	calls  []Call
 	// flights are the writes in flight as Txns (txn.go in model/world: the
 	// adapter's own steps), in slots a call names (Call.flight) while it
@@ -90,6 +91,9 @@ func (e *engine) issue(p int32, idx int32) {
 	pl := &e.writes
 	if e.calls[idx].Op != OpEventsCreate {
 		pl = &e.reads
+	} else if e.prof.SharedWrites {
+		e.serve(idx) // no slot to wait for: the capacity is shared (shared.go)
+		return
 	}
 	if pl.limit == 0 || pl.busy < pl.limit {
 		pl.busy++
@@ -128,6 +132,10 @@ func (e *engine) serve(idx int32) {
 		// run row, which a racing run_started can move back to running.
 		c.LogTerminal = e.store.LogEnded(c.Run)
 	}
+	if c.Op == OpEventsCreate && e.prof.SharedWrites {
+		e.sharedMark(idx, e.sharedJoin(), d.Draw(e.c)+extra, true)
+		return
+	}
 	// The hash sees the caller and the call's serial number, never the
 	// slot, which depends on whether calls are recorded.
 	e.k.AfterRef(d.Draw(e.c)+extra, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
@@ -147,6 +155,8 @@ func (e *engine) release(op Op) {
 	pl := &e.writes
 	if op != OpEventsCreate {
 		pl = &e.reads
+	} else if e.prof.SharedWrites {
+		return // it held no slot
 	}
 	if pl.head < len(pl.waiting) {
 		next := pl.waiting[pl.head]

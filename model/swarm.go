@@ -106,7 +106,8 @@ func DrawSwarm(sc Scenario, c sim.Chooser) (Scenario, SwarmDraw) {
 	worlds := ProfileNames()
 	d.World = worlds[c.Choose(len(worlds))]
 	out.World, out.Store = d.World, Profiles()[d.World]
-	out.Store.AtomicCalls = sc.Store.AtomicCalls // a choice of the user's, not the swarm's
+	// Choices of the user's, not the swarm's.
+	out.Store.AtomicCalls, out.Store.SharedWrites = sc.Store.AtomicCalls, sc.Store.SharedWrites
 
 	// The fault sites come first: each fully on or off, about half each.
 	// The fault window, in visibility timeouts of the drawn World: a crash

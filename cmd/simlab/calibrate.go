@@ -113,6 +113,14 @@ func printCalibration(w io.Writer, cal *engine.Calibration, took time.Duration) 
 	}
 	tw.Flush()
 	p := cal.Profile()
-	fmt.Fprintf(w, "\nstore model (uncontended calls, fitted): runs.get p50 %.2f ms; events.list p50 %.2f ms + %.4f ms per logged event; events.create p50 %.2f ms + %.4f ms per logged event; pools: %d reads, %d writes at once\n",
-		p.RunsGet.P50, p.EventsList.P50, p.ListPerEventMS, p.EventsWrite.P50, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites)
+	fmt.Fprintf(w, "\nstore model (uncontended calls, fitted): runs.get p50 %.2f ms; events.list p50 %.2f ms + %.4f ms per logged event; events.create p50 %.2f ms + %.4f ms per logged event; pools: %d reads, %d writes at once%s\n",
+		p.RunsGet.P50, p.EventsList.P50, p.ListPerEventMS, p.EventsWrite.P50, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, sharedNote(p.SharedWrites))
+}
+
+// sharedNote says the writes' capacity is shared among those in flight.
+func sharedNote(shared bool) string {
+	if shared {
+		return ", shared among the writes in flight"
+	}
+	return ""
 }

@@ -327,6 +327,12 @@ type StoreProfile struct {
 	ListPerEventMS, WritePerEventMS  float64
 	MaxConcurrentReads               int
 	MaxConcurrentWrites              int
+	// SharedWrites: the one write's worth of capacity is shared among the
+	// writes in flight, as world-local's Node process interleaves every
+	// write it has begun (the calibration's PEAK IN WORLD), rather than
+	// given to each in turn: the same throughput, the writes of a burst
+	// answering late together instead of one by one in arrival order.
+	SharedWrites bool
 }
 
 // Profile derives the store model from the calibration.
@@ -377,7 +383,7 @@ func (c *Calibration) Profile() StoreProfile {
 	}
 	return StoreProfile{RunsGet: distOfMS(get), EventsList: distOfMS(listBase), EventsWrite: distOfMS(writeBase),
 		ListPerEventMS: listPer, WritePerEventMS: writePer,
-		MaxConcurrentReads: limit(reads), MaxConcurrentWrites: writes}
+		MaxConcurrentReads: limit(reads), MaxConcurrentWrites: writes, SharedWrites: writes > 0}
 }
 
 // fitLine fits y = a + b × x by least squares (b ≥ 0, a ≥ 0).
@@ -426,8 +432,9 @@ func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 #   %s
 # Reads: the uncontended calls' own times, a list's plus a cost per event in
 # the run's log, and the concurrency the World served bursts of them with.
-# Writes: one at a time, each what the bursts' throughput says at their
-# mean log length, base plus a cost per logged event (docs/VALIDATION.md).
+# Writes: the World's one write at a time, shared among the writes in
+# flight; each write is what the bursts' throughput says at their mean log
+# length, base plus a cost per logged event (docs/VALIDATION.md).
 name: calibrated-world-local
 description: fanout on world-local's measured service times and concurrency
 world: world-local
@@ -439,5 +446,6 @@ store:
   write_per_event: %.4fms
   max_concurrent_reads: %d
   max_concurrent_writes: %d
-`, c.WorldLocal, c.Core, command, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), p.ListPerEventMS, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites)
+  shared_writes: %t
+`, c.WorldLocal, c.Core, command, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), p.ListPerEventMS, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.SharedWrites)
 }

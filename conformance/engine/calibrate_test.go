@@ -98,7 +98,7 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the calibrated scenario does not load: %v", err)
 	}
-	if sc.Store.WritePerEvent <= 0 || sc.Store.MaxConcurrentWrites != 1 {
-		t.Errorf("calibrated store: write_per_event %v, max_concurrent_writes %d; want a positive cost and one write at a time", sc.Store.WritePerEvent, sc.Store.MaxConcurrentWrites)
+	if sc.Store.WritePerEvent <= 0 || sc.Store.MaxConcurrentWrites != 1 || !sc.Store.SharedWrites {
+		t.Errorf("calibrated store: write_per_event %v, max_concurrent_writes %d, shared_writes %v; want a positive cost and one write's capacity shared", sc.Store.WritePerEvent, sc.Store.MaxConcurrentWrites, sc.Store.SharedWrites)
 	}
 }

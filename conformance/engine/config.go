@@ -305,6 +305,10 @@ func Honourable(sc model.Scenario) error {
 		return refuse("store.list_per_event/write_per_event", fmt.Sprintf("%v/%v", p.ListPerEvent, p.WritePerEvent),
 			"a cost per logged event is the model's account of the real World's own cost, which the harness cannot inject; give it to the simlab side with --sim-store")
 	}
+	if p.SharedWrites {
+		return refuse("store.shared_writes", p.SharedWrites,
+			"how the real World shares its own time among its writes is the model's account of its cost, which the harness cannot inject; give it to the simlab side with --sim-store")
+	}
 	if f.StaleRead > 0 && p.StaleLag <= 0 {
 		return refuse("store.stale_lag", p.StaleLag, "stale reads need a positive lag")
 	}

@@ -1,0 +1,171 @@
+package model
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
+)
+
+// sharedScenario is the fanout run on an atomic World whose every write
+// is 10 ms of work, served with a capacity of limit writes shared among
+// those in flight.
+func sharedScenario(limit int, shared bool) Scenario {
+	sc, _ := Builtin("fanout")
+	p := &sc.Store
+	p.RunsGet, p.EventsList, p.EventsWrite = sim.Fixed(time.Millisecond), sim.Fixed(time.Millisecond), sim.Fixed(10*time.Millisecond)
+	p.MaxConcurrentReads, p.MaxConcurrentWrites = 0, limit
+	p.ListPerEvent, p.WritePerEvent = 0, 0
+	p.SharedWrites = shared
+	p.AtomicCalls = true // a write's answer is the end of its work
+	return sc
+}
+
+// processorSharing is when each job, all of work w and arriving at the
+// given instants, ends when limit of them at a time share one server's
+// rate: n jobs in service each advance at min(1, limit/n). It is computed
+// here on its own, in floating point, from the arrivals alone.
+func processorSharing(arrivals []float64, w float64, limit int) []float64 {
+	order := make([]int, len(arrivals))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case arrivals[a] < arrivals[b]:
+			return -1
+		case arrivals[a] > arrivals[b]:
+			return 1
+		}
+		return 0
+	})
+	end := make([]float64, len(arrivals))
+	left := map[int]float64{}
+	t, next := 0.0, 0
+	for next < len(order) || len(left) > 0 {
+		if len(left) == 0 {
+			t = arrivals[order[next]]
+		}
+		for next < len(order) && arrivals[order[next]] <= t {
+			left[order[next]] = w
+			next++
+		}
+		n := float64(len(left))
+		rate := min(1, float64(limit)/n)
+		least := w
+		for _, l := range left {
+			least = min(least, l)
+		}
+		dt := least / rate
+		if next < len(order) && arrivals[order[next]]-t < dt {
+			dt = arrivals[order[next]] - t
+		}
+		t += dt
+		for j, l := range left {
+			if l -= dt * rate; l <= 1e-6 {
+				end[j] = t
+				delete(left, j)
+			} else {
+				left[j] = l
+			}
+		}
+	}
+	return end
+}
+
+// With shared writes, every write's answer is where processor sharing puts
+// it, given when the writes arrived: computed apart from the model, for a
+// capacity of one and of three. The FIFO pool the profile has otherwise
+// serves one write at a time, whole, in arrival order.
+func TestSharedWritesAnswerWhereProcessorSharingPutsThem(t *testing.T) {
+	const work = float64(10 * time.Millisecond)
+	for _, limit := range []int{1, 3} {
+		sc := sharedScenario(limit, true)
+		r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var writes []Call
+		for _, c := range r.History.Calls {
+			if c.Op == OpEventsCreate && c.End > 0 {
+				writes = append(writes, c)
+			}
+		}
+		arrivals := make([]float64, len(writes))
+		for i, c := range writes {
+			if c.Served != c.Start {
+				t.Fatalf("limit %d: a write waited %v for a slot; shared writes wait for none", limit, time.Duration(c.Served-c.Start))
+			}
+			arrivals[i] = float64(c.Start)
+		}
+		want := processorSharing(arrivals, work, limit)
+		longest := time.Duration(0)
+		for i, c := range writes {
+			if d := float64(c.End) - want[i]; d > 1000 || d < -1000 {
+				t.Fatalf("limit %d: write %d (%v) answered at %v, processor sharing says %v",
+					limit, i, c.Event, time.Duration(c.End), time.Duration(want[i]))
+			}
+			longest = max(longest, time.Duration(c.End-c.Start))
+		}
+		// The burst must have been shared for the check to mean anything.
+		if longest < 3*time.Duration(work) {
+			t.Fatalf("limit %d: the longest write took %v: no burst shared the capacity", limit, longest)
+		}
+		if !r.History.Drained || r.History.FinalRuns[0].Status != world.RunCompleted {
+			t.Fatalf("limit %d: run ended %v (drained %v)", limit, r.History.FinalRuns[0].Status, r.History.Drained)
+		}
+	}
+
+	fifo := sharedScenario(1, false)
+	r, err := Run(&fifo, sim.NewPCG(1), Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last sim.Time
+	for _, c := range r.History.Calls {
+		if c.Op != OpEventsCreate || c.End == 0 {
+			continue
+		}
+		if took := time.Duration(c.End - c.Served); took != time.Duration(work) {
+			t.Fatalf("FIFO: a write took %v in service, want its whole 10ms", took)
+		}
+		if c.Served < last {
+			t.Fatalf("FIFO: a write was served at %v, before the previous one answered (%v)", time.Duration(c.Served), time.Duration(last))
+		}
+		last = c.End
+	}
+}
+
+// On the Worlds whose writes are their adapters' steps (world-local,
+// world-postgres), shared writes take those steps at their share of the
+// work, wait for each other's locks, and every run still ends: over seeds,
+// with and without faults, every run drains, and one seed gives one
+// history.
+func TestSharedWritesOnTheAdaptersSteps(t *testing.T) {
+	for _, world := range []string{"world-local", "world-postgres"} {
+		for _, name := range []string{"fanout", "faults"} {
+			sc, _ := Builtin(name)
+			sc.World = world
+			sc.Store = Profiles()[world]
+			sc.Store.SharedWrites, sc.Store.MaxConcurrentWrites = true, 2
+			for seed := uint64(1); seed <= 20; seed++ {
+				a, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !a.History.Drained {
+					t.Fatalf("%s on %s, seed %d: did not drain", name, world, seed)
+				}
+				b, err := Run(&sc, sim.NewPCG(seed), Options{Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.History.Hash != b.History.Hash {
+					t.Fatalf("%s on %s, seed %d: hash %x recording, %x not", name, world, seed, a.History.Hash, b.History.Hash)
+				}
+			}
+		}
+	}
+}
