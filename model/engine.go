@@ -288,7 +288,7 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 			parked: sv.parked[:0], free: sv.free[:0],
 			reads:  pool{waiting: sv.reads.waiting[:0]},
 			writes: pool{waiting: sv.writes.waiting[:0]},
-			shared: sharedWrites{marks: sv.shared.marks[:0]}},
+			shared: sharedWrites{marks: sv.shared.marks[:0], writes: sv.shared.writes[:0]}},
 		q:           e.q,
 		procs:       e.procs[:0],
 		priors:      e.priors[:0],

@@ -115,13 +115,22 @@ func (e *engine) serve(idx int32) {
 		// it sees, the answer's latency does not.
 		e.answerRunsGet(c)
 	case OpEventsCreate:
+		perWrite := e.perEvent(e.prof.WritePerEvent, c.Run)
+		if e.prof.SharedWrites {
+			// A shared write's work is fixed when it arrives, but it does
+			// that work as the log grows under it: charge it for the
+			// run's writes already in flight too, which land about when
+			// it does (a FIFO write, served after them, sees them logged).
+			perWrite += e.prof.WritePerEvent * time.Duration(e.shared.onRun(c.Run))
+			e.shared.enter(c.Run)
+		}
 		if c.Event != world.EvRunCreated && e.store.Atomicity() != world.AtomicCall {
 			// The write runs as its adapter's steps (flight.go).
-			e.beginFlight(idx, e.prof.EventsWrite.Draw(e.c)+e.perEvent(e.prof.WritePerEvent, c.Run))
+			e.beginFlight(idx, e.prof.EventsWrite.Draw(e.c)+perWrite)
 			return
 		}
 		d = e.prof.EventsWrite
-		extra = e.perEvent(e.prof.WritePerEvent, c.Run)
+		extra = perWrite
 	default:
 		d = e.prof.EventsList
 		extra = e.perEvent(e.prof.ListPerEvent, c.Run)

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -36,7 +37,28 @@ type sharedWrites struct {
 	// waking: the marks due now are being handled; the wake is scheduled
 	// once they are.
 	waking bool
+	// writes is each run's writes in flight, from their arrival to their
+	// answer (the cost per logged event counts them, service.go).
+	writes []int32
 }
+
+// onRun is how many of run's writes are in flight.
+func (s *sharedWrites) onRun(run world.RunID) int32 {
+	if int(run) < len(s.writes) {
+		return s.writes[run]
+	}
+	return 0
+}
+
+// enter counts a write of run in flight, until its answer (leave).
+func (s *sharedWrites) enter(run world.RunID) {
+	for int(run) >= len(s.writes) {
+		s.writes = append(grow(s.writes), 0)
+	}
+	s.writes[run]++
+}
+
+func (s *sharedWrites) leave(run world.RunID) { s.writes[run]-- }
 
 // serviceMark is the instant a write's work reaches one of its offsets:
 // its next Txn step or its answer.
@@ -51,7 +73,9 @@ type serviceMark struct {
 // psPerNS: v counts picoseconds, so that a share of a nanosecond is kept.
 const psPerNS = 1000
 
-func (s *sharedWrites) reset(limit int) { *s = sharedWrites{limit: int64(limit), marks: s.marks[:0]} }
+func (s *sharedWrites) reset(limit int) {
+	*s = sharedWrites{limit: int64(limit), marks: s.marks[:0], writes: s.writes[:0]}
+}
 
 // advance brings v up to now.
 func (s *sharedWrites) advance(now sim.Time) {
@@ -191,6 +215,7 @@ func (e *engine) sharedWoken(gen uint64) {
 			// Its work is done: it leaves the share whatever it waits
 			// for next (a lock another write holds).
 			s.n--
+			s.leave(e.calls[m.call].Run)
 			e.callDone(m.call)
 		} else {
 			e.txnStep(m.call)

@@ -169,3 +169,73 @@ func TestSharedWritesOnTheAdaptersSteps(t *testing.T) {
 		}
 	}
 }
+
+// A shared write's cost per logged event counts the run's writes already in
+// flight when it arrives, not only those logged: it does its work while
+// they land. With one write's capacity the World is busy exactly while
+// some write is in flight, so the writes' whole work is the length of
+// those busy periods; less the fixed part, it is per times a count of
+// events, at least each write's log at its arrival plus the writes in
+// flight then, and no more than that with every tie at an instant counted.
+func TestSharedWritesChargeTheWritesInFlight(t *testing.T) {
+	const base, per = 10 * time.Millisecond, 100 * time.Microsecond
+	sc := sharedScenario(1, true)
+	sc.Store.WritePerEvent = per
+	r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes []Call
+	for _, c := range r.History.Calls {
+		if c.Op == OpEventsCreate && c.End > 0 {
+			writes = append(writes, c)
+		}
+	}
+	slices.SortStableFunc(writes, func(a, b Call) int { return int(a.Start - b.Start) })
+	var busy, from, to sim.Time
+	for i, c := range writes {
+		if i == 0 || c.Start > to {
+			busy += to - from
+			from, to = c.Start, c.End
+		} else {
+			to = max(to, c.End)
+		}
+	}
+	busy += to - from
+	counted := float64(time.Duration(busy)-time.Duration(len(writes))*base) / float64(per)
+	var least, most int
+	for i, c := range writes {
+		for j, o := range writes {
+			if i == j {
+				continue
+			}
+			logged := o.Result == world.OK && (o.Event == world.EvRunCreated || o.LogPos >= 0)
+			switch {
+			case o.End < c.Start && logged:
+				least++
+				most++
+			case o.Start < c.Start && o.End > c.Start:
+				least++
+				most++
+			case o.Start == c.Start || o.End == c.Start:
+				most++ // a tie: it may or may not be ahead
+			}
+		}
+	}
+	if counted < float64(least)-0.01 || counted > float64(most)+0.01 {
+		t.Fatalf("the writes were charged for %.2f events; want between %d and %d (their logs and the writes in flight at arrival)", counted, least, most)
+	}
+	// Without the writes in flight the charge would be the logs alone,
+	// which is less: the check above can fail.
+	logs := 0
+	for _, c := range writes {
+		for _, o := range writes {
+			if o.End < c.Start && o.Result == world.OK && (o.Event == world.EvRunCreated || o.LogPos >= 0) {
+				logs++
+			}
+		}
+	}
+	if logs >= least {
+		t.Fatalf("no write arrived while another of its run was in flight (%d logged, %d with those in flight)", logs, least)
+	}
+}

@@ -52,9 +52,10 @@ type KindCost struct {
 	Own         dist     `json:"own_ms"`
 	Uncontended dist     `json:"uncontended_ms"`
 	// alone are the uncontended samples and aloneAt the run's log length
-	// at each, for a profile (Profile).
+	// at each, and own every call's time, for a profile (Profile).
 	alone       []float64
 	aloneAt     []int
+	own         []float64
 	PeakInWorld int     `json:"peak_in_world"`
 	MeanInWorld float64 `json:"mean_in_world"`
 	Served      float64 `json:"served_concurrency"`
@@ -72,6 +73,7 @@ type CalibrationRow struct {
 	// DeliverMS is the queue's time from a publish's answer to its
 	// message's first delivery.
 	DeliverMS dist `json:"deliver_ms"`
+	deliver   []float64
 }
 
 // Calibration is a calibration's result.
@@ -281,7 +283,7 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 		if served > 0 {
 			kc.MeanInWorld = inWorld / float64(served)
 		}
-		kc.alone, kc.aloneAt = alone, aloneAt
+		kc.alone, kc.aloneAt, kc.own = alone, aloneAt, own
 		if len(alone) == 0 {
 			// Every call met another: the fastest is the best estimate.
 			alone = []float64{kc.Own.Min}
@@ -296,7 +298,7 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 		}
 		row.Kinds = append(row.Kinds, kc)
 	}
-	row.DeliverMS = distOfMS(deliver)
+	row.DeliverMS, row.deliver = distOfMS(deliver), deliver
 	return row
 }
 
@@ -324,9 +326,14 @@ func distOfMS(xs []float64) dist {
 // the uncontended writes are around their median.
 type StoreProfile struct {
 	RunsGet, EventsList, EventsWrite dist
-	ListPerEventMS, WritePerEventMS  float64
-	MaxConcurrentReads               int
-	MaxConcurrentWrites              int
+	// Publish and Deliver are the queue's: a publish's own time and the
+	// time from its answer to the message's first delivery, every call of
+	// every width pooled (world-local's queue serves a burst's publishes
+	// all at once, so they are latencies, not a pool).
+	Publish, Deliver                dist
+	ListPerEventMS, WritePerEventMS float64
+	MaxConcurrentReads              int
+	MaxConcurrentWrites             int
 	// SharedWrites: the one write's worth of capacity is shared among the
 	// writes in flight, as world-local's Node process interleaves every
 	// write it has begun (the calibration's PEAK IN WORLD), rather than
@@ -343,9 +350,13 @@ func (c *Calibration) Profile() StoreProfile {
 	// The writes' pool: the World's throughput under each width's burst,
 	// as one write at a time whose service grows with the log.
 	var serial, serialAt []float64
+	var publish, deliver []float64
 	for _, row := range c.Rows {
+		deliver = append(deliver, row.deliver...)
 		for _, k := range row.Kinds {
 			switch k.Kind {
+			case CallKind{Op: "queue"}:
+				publish = append(publish, k.own...)
 			case CallKind{Op: "runs.get"}:
 				get = append(get, k.alone...)
 			case CallKind{Op: "events.list"}:
@@ -382,6 +393,7 @@ func (c *Calibration) Profile() StoreProfile {
 		writes = 1
 	}
 	return StoreProfile{RunsGet: distOfMS(get), EventsList: distOfMS(listBase), EventsWrite: distOfMS(writeBase),
+		Publish: distOfMS(publish), Deliver: distOfMS(deliver),
 		ListPerEventMS: listPer, WritePerEventMS: writePer,
 		MaxConcurrentReads: limit(reads), MaxConcurrentWrites: writes, SharedWrites: writes > 0}
 }
@@ -434,7 +446,8 @@ func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 # the run's log, and the concurrency the World served bursts of them with.
 # Writes: the World's one write at a time, shared among the writes in
 # flight; each write is what the bursts' throughput says at their mean log
-# length, base plus a cost per logged event (docs/VALIDATION.md).
+# length, base plus a cost per logged event (docs/VALIDATION.md). The
+# queue: its publishes' own times and its delivery times, all widths pooled.
 name: calibrated-world-local
 description: fanout on world-local's measured service times and concurrency
 world: world-local
@@ -442,10 +455,12 @@ store:
   runs_get: %s
   events_list: %s
   events_create: %s
+  publish: %s
+  deliver: %s
   list_per_event: %.4fms
   write_per_event: %.4fms
   max_concurrent_reads: %d
   max_concurrent_writes: %d
   shared_writes: %t
-`, c.WorldLocal, c.Core, command, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), p.ListPerEventMS, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.SharedWrites)
+`, c.WorldLocal, c.Core, command, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.SharedWrites)
 }

@@ -101,4 +101,15 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	if sc.Store.WritePerEvent <= 0 || sc.Store.MaxConcurrentWrites != 1 || !sc.Store.SharedWrites {
 		t.Errorf("calibrated store: write_per_event %v, max_concurrent_writes %d, shared_writes %v; want a positive cost and one write's capacity shared", sc.Store.WritePerEvent, sc.Store.MaxConcurrentWrites, sc.Store.SharedWrites)
 	}
+	// The queue's costs are the real queue's, not world-local's profile.
+	p := cal.Profile()
+	for _, q := range []struct {
+		name     string
+		got      time.Duration
+		measured float64
+	}{{"publish", sc.Store.Publish.P50, p.Publish.P50}, {"deliver", sc.Store.Deliver.P50, p.Deliver.P50}} {
+		if q.measured <= 0 || math.Abs(q.got.Seconds()*1000-q.measured) > 0.001 {
+			t.Errorf("calibrated %s p50 %v, measured %.3f ms: want the measurement, positive", q.name, q.got, q.measured)
+		}
+	}
 }
