@@ -23,6 +23,7 @@ func newReproduceCommand() *cobra.Command {
 	var o engine.ReproduceOptions
 	var dir string
 	var noInstall, asJSON bool
+	var whatIf int
 	cmd := &cobra.Command{
 		Use:   "reproduce FILE",
 		Short: "Force a saved schedule's violation on the real @workflow/core, call for call",
@@ -42,7 +43,18 @@ next to the schedule, or to --out DIR.
 A schedule that no longer replays to its history, or whose scenario the real
 side cannot honour, is refused before anything runs (exit 2), with the reason.
 Exit 0 reproduced (on every core given), 1 diverged or not violated, 2 bad
-input.`,
+input.
+
+With --what-if N it does not force the History's interleaving inside a race
+group (writes of one run the History had in flight at once): it releases the
+group's members together N times and lets the real World's own I/O decide,
+and prints, per group, the History's answers, every answer the model's
+world-local gives the members over every interleaving of their steps (from the
+store as the History had it when the group began), and the real answers with
+how many runs gave each and how many of those violated the property. Exit 0
+when every real answer is one the model can give, 1 when the real World gave
+one the model cannot (the model lacks it), 2 bad input (a plan with no race
+group included).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
@@ -50,7 +62,16 @@ input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			rp, err := engine.PrepareReproduction(s, file)
+			if whatIf < 0 {
+				return badInput(fmt.Errorf("--what-if %d: want a number of real runs, at least 1", whatIf))
+			}
+			var rp *engine.Reproduction
+			var wi *engine.WhatIf
+			if whatIf > 0 {
+				rp, wi, err = engine.PrepareWhatIf(s, file)
+			} else {
+				rp, err = engine.PrepareReproduction(s, file)
+			}
 			if err != nil {
 				return badInput(err)
 			}
@@ -71,6 +92,10 @@ input.`,
 				return err
 			}
 			defer done()
+			if wi != nil {
+				return runWhatIf(cmd, ctx, interrupted, r, s, rp, wi,
+					engine.WhatIfOptions{Cores: o.Cores, Runs: whatIf, Timeout: o.Timeout, OutDir: o.OutDir, Base: o.Base}, asJSON)
+			}
 			if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
 				if ctx.Err() != nil {
 					return interruptError(interrupted(), fmt.Sprintf("stopped while running the plan: %v", err))
@@ -97,6 +122,7 @@ input.`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reproduction as JSON")
+	cmd.Flags().IntVar(&whatIf, "what-if", 0, "instead: make N real runs with every race group's members released together and the World's own I/O in its own order, and set each group's real answers beside every answer the model's World gives it in some interleaving (exit 1 when the real World gives one the model cannot)")
 	return cmd
 }
 
@@ -260,4 +286,55 @@ func engineRunner(cmd *cobra.Command, dir string) (*engine.Runner, error) {
 		dir = d
 	}
 	return &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}, nil
+}
+
+// runWhatIf runs and prints a --what-if.
+func runWhatIf(cmd *cobra.Command, ctx context.Context, interrupted func() os.Signal, r *engine.Runner, s properties.Schedule,
+	rp *engine.Reproduction, wi *engine.WhatIf, o engine.WhatIfOptions, asJSON bool) error {
+	if err := engine.RunWhatIf(ctx, r, s, rp, wi, o); err != nil {
+		if ctx.Err() != nil {
+			return interruptError(interrupted(), fmt.Sprintf("stopped during the what-if runs: %v", err))
+		}
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if err := writeJSON(out, wi); err != nil {
+			return err
+		}
+	} else {
+		printWhatIf(out, wi)
+	}
+	if only := wi.OnlyReal(); len(only) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("the real World gave answers the model's World cannot: %s", strings.Join(only, "; "))}
+	}
+	return nil
+}
+
+func printWhatIf(w io.Writer, wi *engine.WhatIf) {
+	fmt.Fprintf(w, "schedule %s · %s · history %s replays\n", wi.Schedule, wi.Property, wi.HistoryHash)
+	fmt.Fprintf(w, "what-if: %d real runs per core, each race group's members released together, the World's own I/O in its own order\n", wi.Runs)
+	for _, g := range wi.Groups {
+		fmt.Fprintf(w, "\nrace group %d (plan entries %d..%d):\n", g.Group, g.First, g.First+len(g.Members)-1)
+		for _, m := range g.Members {
+			fmt.Fprintf(w, "  %s\n", m)
+		}
+		fmt.Fprintf(w, "  history: %s\n", g.History)
+		fmt.Fprintf(w, "  model, every interleaving of world-local's steps: %s\n", strings.Join(g.Model, "; "))
+		if g.ModelNote != "" {
+			fmt.Fprintf(w, "    (%s)\n", g.ModelNote)
+		}
+		for _, r := range g.Real {
+			mark := "in the model"
+			if !r.InModel {
+				mark = "NOT IN THE MODEL"
+			}
+			fmt.Fprintf(w, "  real core %s: %s ×%d (%s violated in %d) · %s\n", r.Core, r.Answers, r.Runs, wi.Property, r.Violated, mark)
+		}
+	}
+	only := wi.OnlyReal()
+	if len(only) == 0 {
+		only = []string{"none"}
+	}
+	fmt.Fprintf(w, "\nanswers only the real World gave: %s\n", strings.Join(only, "; "))
 }

@@ -128,3 +128,77 @@ func TestCheckReproduceBadInput(t *testing.T) {
 		t.Errorf("--reproduce --diff: exit %d (%v), want 2 naming --reproduce", exitCode(err), err)
 	}
 }
+
+// simlab reproduce --what-if on finding 15's saved schedule: its one race
+// group (the two last completers' run_completed) is released together on
+// the real core, twice, with no schedule inside the calls; the output
+// sets the History's answers, the model's (both accepted, or either one
+// refused) and the real answers side by side, with a count for each, and
+// the exit code says whether the real World gave one the model cannot.
+// Refused with exit 2: a plan with no race group, and a count below 1.
+func TestReproduceWhatIf(t *testing.T) {
+	stale := filepath.Join(filepath.Dir(f15Schedule), "stale-pending-run-failed.json")
+	if _, _, err := runCLI(t, "reproduce", stale, "--what-if", "2", "--engine-dir", t.TempDir()); exitCode(err) != 2 || !strings.Contains(err.Error(), "no race group") {
+		t.Errorf("a plan with no race group: %v, want exit 2 naming it", err)
+	}
+	if _, _, err := runCLI(t, "reproduce", f15Schedule, "--what-if", "-1", "--engine-dir", t.TempDir()); exitCode(err) != 2 || !strings.Contains(err.Error(), "--what-if -1") {
+		t.Errorf("--what-if -1: %v, want exit 2 naming it", err)
+	}
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	out := t.TempDir()
+	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--what-if", "2", "--json", "--out", out, "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	if exitCode(err) > 1 {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stdout)
+	}
+	var wi struct {
+		Runs   int `json:"runs"`
+		Groups []struct {
+			History string   `json:"history"`
+			Model   []string `json:"model"`
+			Real    []struct {
+				Answers string `json:"answers"`
+				Runs    int    `json:"runs"`
+				InModel bool   `json:"in_model"`
+			} `json:"real"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &wi); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if wi.Runs != 2 || len(wi.Groups) != 1 {
+		t.Fatalf("%d runs, %d groups; want 2 and the one race group:\n%s", wi.Runs, len(wi.Groups), stdout)
+	}
+	g := wi.Groups[0]
+	if g.History != "ok, ok" || len(g.Model) != 3 {
+		t.Errorf("history %q, model %q; want ok, ok and three outcomes", g.History, g.Model)
+	}
+	runs, onlyReal := 0, false
+	for _, r := range g.Real {
+		runs += r.Runs
+		if strings.HasPrefix(r.Answers, "never released") {
+			t.Errorf("a run never released the group: %q", r.Answers)
+		}
+		inModel := false
+		for _, m := range g.Model {
+			if a, _, _ := strings.Cut(m, " → "); a == r.Answers {
+				inModel = true
+			}
+		}
+		if inModel != r.InModel {
+			t.Errorf("real answers %q marked in_model %v, but the model's outcomes %q say %v", r.Answers, r.InModel, g.Model, inModel)
+		}
+		onlyReal = onlyReal || !r.InModel
+	}
+	if runs != 2 {
+		t.Errorf("the real outcomes count %d runs, want 2", runs)
+	}
+	if onlyReal != (exitCode(err) == 1) {
+		t.Errorf("exit %d with an answer only the real World gave: %v", exitCode(err), onlyReal)
+	}
+	spans, _ := filepath.Glob(filepath.Join(out, "f15-two-run-completed.what-if.*.spans.jsonl"))
+	if len(spans) != 2 {
+		t.Errorf("%d span files written, want one per run: %v", len(spans), spans)
+	}
+}

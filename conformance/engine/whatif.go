@@ -1,0 +1,354 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is reproduce's --what-if: instead of forcing a race group's
+// interleaving inside the World's calls (the History's, through the file
+// system gate), it releases the group's members together and lets the
+// real World's own internals decide, run after run, and sets what each
+// run's members answered beside every answer the model's World could give
+// them in some interleaving of its own steps. An answer only the real
+// World gives is what the model lacks; one only the model gives is an
+// interleaving the real World's timing did not reach (the gate can force
+// it: reproduce without --what-if).
+
+// WhatIfOptions are a --what-if's settings.
+type WhatIfOptions struct {
+	Cores []string
+	// Runs is how many real runs each core makes.
+	Runs    int
+	Timeout time.Duration
+	// OutDir receives each run's spans; Base names them.
+	OutDir, Base string
+}
+
+// WhatIf is a schedule's race groups released together on the real World.
+type WhatIf struct {
+	Schedule    string      `json:"schedule"`
+	Property    string      `json:"property"`
+	HistoryHash string      `json:"history_hash"`
+	Runs        int         `json:"runs"`
+	Groups      []RaceGroup `json:"groups"`
+}
+
+// RaceGroup is one race group's outcomes: the History's, the model's, the
+// real World's.
+type RaceGroup struct {
+	Group int `json:"group"`
+	// First is the group's first plan entry; Members describe its
+	// entries, in the plan's order (their answers are in that order too).
+	First   int      `json:"first"`
+	Members []string `json:"members"`
+	// History is what the History's members answered.
+	History string `json:"history"`
+	// Model is every answer the model's World gives the members over every
+	// interleaving of their steps from the state the History had when the
+	// group began, each with the run's status after ("ok, ok → completed");
+	// ModelNote says what the rebuilt state leaves out, if anything.
+	Model     []string `json:"model"`
+	ModelNote string   `json:"model_note,omitempty"`
+	// Real is what the real World answered, per core and answer.
+	Real []RealOutcome `json:"real"`
+}
+
+// RealOutcome is one answer of the real World to a group, on one core.
+type RealOutcome struct {
+	Core    string `json:"core"`
+	Answers string `json:"answers"`
+	// Runs is how many runs answered so; Violated how many of them
+	// violated the schedule's property (on their spans or call record).
+	Runs     int `json:"runs"`
+	Violated int `json:"violated"`
+	// InModel says the model's World can give the same answers.
+	InModel bool `json:"in_model"`
+}
+
+// OnlyReal lists the real outcomes the model's World cannot give.
+func (w *WhatIf) OnlyReal() []string {
+	var out []string
+	for _, g := range w.Groups {
+		for _, r := range g.Real {
+			if !r.InModel && !strings.HasPrefix(r.Answers, notReleased) {
+				out = append(out, fmt.Sprintf("group %d on core %s: %s", g.Group, r.Core, r.Answers))
+			}
+		}
+	}
+	return out
+}
+
+// notReleased marks a run in which the group was never released together
+// (the plan broke before it).
+const notReleased = "never released"
+
+// raceGroups are the plan's race groups as [first, end) entry ranges.
+func raceGroups(p *Plan) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(p.Entries); {
+		g := p.Entries[i].Group
+		end := i + 1
+		for g != 0 && end < len(p.Entries) && p.Entries[end].Group == g {
+			end++
+		}
+		if g != 0 {
+			out = append(out, [2]int{i, end})
+		}
+		i = end
+	}
+	return out
+}
+
+// PrepareWhatIf is PrepareReproduction for --what-if: the plan, and the
+// model's outcomes of each race group. A plan without a race group is
+// refused (ErrNotReproducible): nothing in it is released together.
+func PrepareWhatIf(s properties.Schedule, file string) (*Reproduction, *WhatIf, error) {
+	rp, err := PrepareReproduction(s, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups := raceGroups(rp.Plan)
+	if len(groups) == 0 {
+		return nil, nil, fmt.Errorf("%w: the plan has no race group (no writes of one run the History had in flight at once): --what-if has nothing to release together", ErrNotReproducible)
+	}
+	res, _, err := s.Replay()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: replaying the schedule: %v", ErrNotReproducible, err)
+	}
+	wi := &WhatIf{Schedule: file, Property: rp.Property, HistoryHash: rp.HistoryHash}
+	for _, g := range groups {
+		members := rp.Plan.Entries[g[0]:g[1]]
+		rg := RaceGroup{Group: members[0].Group, First: g[0]}
+		var hist []string
+		for _, e := range members {
+			rg.Members = append(rg.Members, e.Model)
+			hist = append(hist, cmp.Or(e.Expect, "ok"))
+		}
+		rg.History = strings.Join(hist, ", ")
+		rg.Model, rg.ModelNote, err = modelRaceOutcomes(res.History, members)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: race group %d: %v", ErrNotReproducible, rg.Group, err)
+		}
+		wi.Groups = append(wi.Groups, rg)
+	}
+	return rp, wi, nil
+}
+
+// modelRaceOutcomes is every answer the model's world-local gives a race
+// group's members, with the run's status after, over every interleaving
+// of their Txns' steps, from the store as the History had it when the
+// first member was served: every run created and every event the History
+// accepted before then applied in order, the members' own left out.
+func modelRaceOutcomes(h *model.History, members []PlanEntry) (outcomes []string, note string, err error) {
+	first := sim.Time(0)
+	for i, e := range members {
+		if e.Call < 0 {
+			return nil, "", fmt.Errorf("member %d is not a World call", i)
+		}
+		if c := h.Calls[e.Call]; i == 0 || c.Served < first {
+			first = c.Served
+		}
+	}
+	run := h.Calls[members[0].Call].Run
+	isMember := map[int32]bool{}
+	for _, e := range members {
+		isMember[int32(e.Call)] = true
+	}
+	s := world.NewFor(model.StoreRules(HarnessWorld), world.FenceFixed)
+	late := 0
+	for _, a := range h.Accepted {
+		if isMember[a.Call] {
+			continue
+		}
+		if a.At >= first {
+			if a.Run == run {
+				late++
+			}
+			continue
+		}
+		if a.Type == world.EvRunCreated {
+			if id := s.CreateRun(a.At, h.Runs[a.Run].Deployment, 1, -1); id != a.Run {
+				return nil, "", fmt.Errorf("rebuilding the store: run %d created as %d", a.Run, id)
+			}
+			continue
+		}
+		ev := a.Event
+		ev.Lazy = false // its step_created is logged just before it
+		if res, _, _ := s.Apply(a.At, ev); res != world.OK {
+			return nil, "", fmt.Errorf("rebuilding the store: the History's accepted %v of run %d is answered %v", a.Type, a.Run, res)
+		}
+	}
+	if late > 0 {
+		note = fmt.Sprintf("%d other events of the run took effect while the group was in flight; the model's outcomes leave them out", late)
+	}
+	// The members' Txns, begun in the order the store served them (the
+	// order world-local queues its step locks in).
+	order := make([]int, len(members))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return int(h.Calls[members[a].Call].Served - h.Calls[members[b].Call].Served)
+	})
+	txns := make([]world.Txn, len(members))
+	for _, i := range order {
+		c := h.Calls[members[i].Call]
+		txns[i] = s.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter, Lazy: c.Lazy}, int32(i))
+	}
+	set := map[string]bool{}
+	visited := 0
+	var walk func(s *world.Store, txns []world.Txn) error
+	walk = func(s *world.Store, txns []world.Txn) error {
+		if visited++; visited > maxRaceStates {
+			return fmt.Errorf("more than %d interleavings of %d members", maxRaceStates, len(members))
+		}
+		moved, done := false, true
+		for i := range txns {
+			if txns[i].Done() {
+				continue
+			}
+			done = false
+			if !s.Ready(&txns[i]) {
+				continue
+			}
+			moved = true
+			cs, ct := s.Clone(), slices.Clone(txns)
+			cs.Advance(&ct[i], first)
+			if err := walk(cs, ct); err != nil {
+				return err
+			}
+		}
+		switch {
+		case done:
+			ans := make([]string, len(txns))
+			for i := range txns {
+				res, _, _ := txns[i].Result()
+				ans[i] = errorName(res)
+			}
+			set[strings.Join(ans, ", ")+" → "+s.Get(run).Status.String()] = true
+		case !moved:
+			set["stuck: no member can go on"] = true
+		}
+		return nil
+	}
+	if err := walk(s, txns); err != nil {
+		return nil, "", err
+	}
+	for o := range set {
+		outcomes = append(outcomes, o)
+	}
+	slices.Sort(outcomes)
+	return outcomes, note, nil
+}
+
+// maxRaceStates bounds the interleavings a group's outcomes are computed
+// over (a group of three run events has 1,680).
+const maxRaceStates = 1 << 20
+
+// answersOf is the model outcome's answers, without the run's status.
+func answersOf(outcome string) string {
+	a, _, _ := strings.Cut(outcome, " → ")
+	return a
+}
+
+// RunWhatIf makes o.Runs real runs of the plan on each core, every race
+// group released together with no schedule inside its calls, and tallies
+// what each group's members answered.
+func RunWhatIf(ctx context.Context, r *Runner, s properties.Schedule, rp *Reproduction, wi *WhatIf, o WhatIfOptions) error {
+	cores := o.Cores
+	if len(cores) == 0 {
+		cores = []string{ReproduceCore}
+	}
+	if o.Runs < 1 {
+		o.Runs = 1
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	wi.Runs = o.Runs
+	// The plan with every race group's schedule inside its calls dropped:
+	// plan.mjs then releases the members in one tick and the World's own
+	// I/O interleaves as it will.
+	free := &Plan{Calls: rp.Plan.Calls, Rules: rp.Plan.Rules, Entries: slices.Clone(rp.Plan.Entries)}
+	for i := range free.Entries {
+		free.Entries[i].Fs = nil
+	}
+	for _, v := range cores {
+		core, err := CoreByVersion(v)
+		if err != nil {
+			return err
+		}
+		tally := make([]map[string]*RealOutcome, len(wi.Groups))
+		var order [][]string
+		for g := range wi.Groups {
+			tally[g] = map[string]*RealOutcome{}
+			order = append(order, nil)
+		}
+		for run := 1; run <= o.Runs; run++ {
+			cfg := planConfig(s.Scenario, free)
+			spans := filepath.Join(o.OutDir, fmt.Sprintf("%s.what-if.%s.%d.spans.jsonl", o.Base, core.Version, run))
+			cfg.TraceOut = spans
+			out, runErr := r.run(ctx, core, cfg, o.Timeout)
+			if out == nil {
+				return runErr
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			cr := judgeReproduction(rp, out, spans, s.Property)
+			violated := len(cr.Violations) > 0
+			for g, rg := range wi.Groups {
+				ans := groupAnswers(out.Plan, rg.First, len(rg.Members))
+				t := tally[g][ans]
+				if t == nil {
+					t = &RealOutcome{Core: core.Version, Answers: ans}
+					for _, m := range rg.Model {
+						if answersOf(m) == ans {
+							t.InModel = true
+						}
+					}
+					tally[g][ans] = t
+					order[g] = append(order[g], ans)
+				}
+				t.Runs++
+				if violated {
+					t.Violated++
+				}
+			}
+		}
+		for g := range wi.Groups {
+			for _, ans := range order[g] {
+				wi.Groups[g].Real = append(wi.Groups[g].Real, *tally[g][ans])
+			}
+		}
+	}
+	return nil
+}
+
+// groupAnswers is what a real run's group members answered, in the plan's
+// order, or notReleased when the plan never released them.
+func groupAnswers(pr *PlanReport, first, n int) string {
+	if pr == nil || first+n > len(pr.Status) {
+		return notReleased + " (no plan report)"
+	}
+	ans := make([]string, n)
+	for i := range n {
+		st := pr.Status[first+i]
+		if st.State != "answered" {
+			return fmt.Sprintf("%s (entry %d %s)", notReleased, first+i, st.State)
+		}
+		ans[i] = st.Result
+	}
+	return strings.Join(ans, ", ")
+}
