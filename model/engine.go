@@ -22,6 +22,7 @@ const (
 	evStopFaults                    // payload: 0
 	evTxnStep                       // payload: call serial; ref: call index
 	evSharedWake                    // payload: the shared write capacity's generation
+	evSharedSlice                   // payload: call serial; ref: round-robin write slot
 )
 
 // Options choose what a run records.
@@ -240,6 +241,7 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	e.reads.limit = e.prof.MaxConcurrentReads
 	e.writes.limit = e.prof.MaxConcurrentWrites
 	e.shared.reset(e.prof.MaxConcurrentWrites)
+	e.rr.reset()
 	e.h = r.h.reset(History{Seed: opts.Seed, Scenario: sc.Name, Profile: sc.World, Swarm: draw}, sc.Variants)
 	e.h.Declared = Declared{MaxRetries: int32(sc.Workflow.MaxRetries), FatalSteps: int32(sc.Workflow.FatalSteps), WorkAfterEnd: int32(sc.Budget.WorkAfterEnd)}
 	e.setupDeployments()
@@ -288,7 +290,8 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 			parked: sv.parked[:0], free: sv.free[:0],
 			reads:  pool{waiting: sv.reads.waiting[:0]},
 			writes: pool{waiting: sv.writes.waiting[:0]},
-			shared: sharedWrites{marks: sv.shared.marks[:0], writes: sv.shared.writes[:0]}},
+			shared: sharedWrites{marks: sv.shared.marks[:0], writes: sv.shared.writes[:0]},
+			rr:     sv.rr},
 		q:           e.q,
 		procs:       e.procs[:0],
 		priors:      e.priors[:0],
@@ -373,6 +376,8 @@ func (e *engine) dispatch(ev *sim.Event) {
 		e.txnStep(int32(ev.Ref))
 	case evSharedWake:
 		e.sharedWoken(ev.Payload) // calls active() unless stale
+	case evSharedSlice:
+		e.rrSliceDone(int32(ev.Ref))
 	case evPublishDone:
 		e.q.publishDone(int32(ev.Payload))
 	case evDeliver:

@@ -82,10 +82,13 @@ func (e *engine) takeOff(idx int32) {
 	c := &e.calls[idx]
 	f := e.flightOf(idx)
 	f.begun, f.start = true, e.k.Now()
-	if e.prof.SharedWrites {
+	switch {
+	case e.prof.SharedWrites && e.prof.WriteSlices > 0:
+		e.rrJoin(idx, f.lat) // its slices take its steps (roundrobin.go)
+	case e.prof.SharedWrites:
 		f.work0 = e.sharedJoin()
 		e.sharedMark(idx, f.work0, f.lat, true)
-	} else {
+	default:
 		e.k.AfterRef(f.lat, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
 	}
 	e.stepFlight(idx)
@@ -113,7 +116,9 @@ func (e *engine) stepFlight(idx int32) {
 	if k := f.txn.MaxSteps() - 1; int(f.steps) < k && !f.due {
 		offset := time.Duration(int64(f.lat) * int64(f.steps) / int64(k))
 		if e.prof.SharedWrites {
-			e.sharedMark(idx, f.work0, offset, false)
+			if e.prof.WriteSlices == 0 {
+				e.sharedMark(idx, f.work0, offset, false)
+			}
 			return
 		}
 		at := f.start.Add(offset)

@@ -33,6 +33,13 @@ type Profile struct {
 	// Left out of JSON when false, so that a scenario's JSON, and with it
 	// the config hash of a sweep or a saved schedule, stays what it was.
 	SharedWrites bool `json:"shared_writes,omitempty" yaml:"shared_writes"`
+	// WriteSlices, with shared_writes: 0 shares the capacity continuously
+	// (processor sharing: writes of equal work that arrived together answer
+	// together); n ≥ 1 cuts each write's work into n slices served round
+	// robin, one slice per server at a time, so that a burst's writes
+	// progress together but answer a slice apart, in arrival order, as an
+	// event loop running each write's next continuation in turn.
+	WriteSlices int `json:"write_slices,omitempty" yaml:"write_slices"`
 	// StaleLag bounds how far behind a runs.get may be: the read returns the
 	// run as it was up to StaleLag ago (a chooser draw; 0 is fresh).
 	StaleLag time.Duration `json:"stale_lag" yaml:"stale_lag"`
@@ -227,11 +234,15 @@ func (p Profile) Validate() error {
 		{"idempotency_ttl", int64(p.IdempotencyTTL)},
 		{"list_per_event", int64(p.ListPerEvent)},
 		{"write_per_event", int64(p.WritePerEvent)},
+		{"write_slices", int64(p.WriteSlices)},
 	}
 	for _, f := range nonNeg {
 		if f.v < 0 {
 			return fmt.Errorf("profile %s: %s = %d: must not be negative", p.Name, f.name, f.v)
 		}
+	}
+	if p.WriteSlices > 0 && !p.SharedWrites {
+		return fmt.Errorf("profile %s: write_slices = %d needs shared_writes: true (it says how a shared write capacity is served)", p.Name, p.WriteSlices)
 	}
 	if p.VisibilityTimeout <= 0 {
 		return fmt.Errorf("profile %s: visibility_timeout = %v: must be positive", p.Name, p.VisibilityTimeout)

@@ -18,6 +18,7 @@ type service struct {
 	reads  pool
 	writes pool
 	shared sharedWrites // the writes' capacity when it is shared (shared.go)
+	rr     rrState      // and when it is served round robin (roundrobin.go)
 	calls  []Call
 	// flights are the writes in flight as Txns (txn.go in model/world: the
 	// adapter's own steps), in slots a call names (Call.flight) while it
@@ -142,7 +143,11 @@ func (e *engine) serve(idx int32) {
 		c.LogTerminal = e.store.LogEnded(c.Run)
 	}
 	if c.Op == OpEventsCreate && e.prof.SharedWrites {
-		e.sharedMark(idx, e.sharedJoin(), d.Draw(e.c)+extra, true)
+		if e.prof.WriteSlices > 0 {
+			e.rrJoin(idx, d.Draw(e.c)+extra)
+		} else {
+			e.sharedMark(idx, e.sharedJoin(), d.Draw(e.c)+extra, true)
+		}
 		return
 	}
 	// The hash sees the caller and the call's serial number, never the

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,7 +142,8 @@ func TestSharedWritesAnswerWhereProcessorSharingPutsThem(t *testing.T) {
 
 // On the Worlds whose writes are their adapters' steps (world-local,
 // world-postgres), shared writes take those steps at their share of the
-// work, wait for each other's locks, and every run still ends: over seeds,
+// work (shared continuously or round robin), wait for each other's locks,
+// and every run still ends: over seeds,
 // with and without faults, every run drains, and one seed gives one
 // history.
 func TestSharedWritesOnTheAdaptersSteps(t *testing.T) {
@@ -151,6 +154,7 @@ func TestSharedWritesOnTheAdaptersSteps(t *testing.T) {
 			sc.Store = Profiles()[world]
 			sc.Store.SharedWrites, sc.Store.MaxConcurrentWrites = true, 2
 			for seed := uint64(1); seed <= 20; seed++ {
+				sc.Store.WriteSlices = int(seed % 3) // processor sharing, or 1 or 2 slices round robin
 				a, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
 				if err != nil {
 					t.Fatal(err)
@@ -237,5 +241,124 @@ func TestSharedWritesChargeTheWritesInFlight(t *testing.T) {
 	}
 	if logs >= least {
 		t.Fatalf("no write arrived while another of its run was in flight (%d logged, %d with those in flight)", logs, least)
+	}
+}
+
+// roundRobin is when each job, all of work w cut into n slices and
+// arriving at the given instants, ends when limit servers take one slice
+// at a time from the front of one queue, a job going to the back after
+// each of its slices (at an instant where slices end and jobs arrive, the
+// ends queue first). Computed here on its own.
+func roundRobin(arrivals []int64, w int64, n, limit int) []int64 {
+	order := make([]int, len(arrivals))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(arrivals[a] - arrivals[b]) })
+	end := make([]int64, len(arrivals))
+	done := make([]int, len(arrivals))
+	var queue []int
+	type run struct {
+		job int
+		at  int64
+	}
+	var running []run
+	next := 0
+	slice := func(j int) int64 { return w*int64(done[j]+1)/int64(n) - w*int64(done[j])/int64(n) }
+	for next < len(order) || len(queue) > 0 || len(running) > 0 {
+		// The next instant: an arrival or a slice's end.
+		t := int64(math.MaxInt64)
+		if next < len(order) {
+			t = arrivals[order[next]]
+		}
+		for _, r := range running {
+			t = min(t, r.at)
+		}
+		// Slices ending at t first, then arrivals at t.
+		var still []run
+		for _, r := range running {
+			if r.at != t {
+				still = append(still, r)
+				continue
+			}
+			done[r.job]++
+			if done[r.job] == n {
+				end[r.job] = t
+			} else {
+				queue = append(queue, r.job)
+			}
+		}
+		running = still
+		for next < len(order) && arrivals[order[next]] == t {
+			queue = append(queue, order[next])
+			next++
+		}
+		for len(queue) > 0 && len(running) < limit {
+			j := queue[0]
+			queue = queue[1:]
+			running = append(running, run{j, t + slice(j)})
+		}
+	}
+	return end
+}
+
+// With shared writes served round robin, every write's answer is where
+// round robin puts it, given when the writes arrived (computed apart from
+// the model), for one server and for three, each write's work in three
+// slices; a burst's writes answer one after another, not together.
+func TestSlicedWritesAnswerWhereRoundRobinPutsThem(t *testing.T) {
+	const work = int64(10 * time.Millisecond)
+	for _, limit := range []int{1, 3} {
+		sc := sharedScenario(limit, true)
+		sc.Store.WriteSlices = 3
+		r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var writes []Call
+		for _, c := range r.History.Calls {
+			if c.Op == OpEventsCreate && c.End > 0 {
+				writes = append(writes, c)
+			}
+		}
+		arrivals := make([]int64, len(writes))
+		for i, c := range writes {
+			arrivals[i] = int64(c.Start)
+		}
+		want := roundRobin(arrivals, work, 3, limit)
+		together := 0
+		for i, c := range writes {
+			// Within a microsecond: at an instant where a slice ends and
+			// a write arrives, which queues first is the kernel's order of
+			// the two, and slices differ by a nanosecond of rounding.
+			if d := int64(c.End) - want[i]; d > 1000 || d < -1000 {
+				t.Fatalf("limit %d: write %d (%v) answered at %v, round robin says %v", limit, i, c.Event, time.Duration(c.End), time.Duration(want[i]))
+			}
+			for j := range i {
+				if writes[j].End == c.End {
+					together++
+				}
+			}
+		}
+		if limit == 1 && together > 0 {
+			t.Fatalf("one server: %d pairs of writes answered at the same instant", together)
+		}
+		if !r.History.Drained || r.History.FinalRuns[0].Status != world.RunCompleted {
+			t.Fatalf("limit %d: run ended %v (drained %v)", limit, r.History.FinalRuns[0].Status, r.History.Drained)
+		}
+	}
+}
+
+// write_slices says how a shared capacity is served; without
+// shared_writes it would say nothing, so the scenario is refused, naming it.
+func TestWriteSlicesNeedSharedWrites(t *testing.T) {
+	sc := DefaultScenario()
+	sc.Store.WriteSlices = 2
+	if err := sc.Validate(); err == nil || !strings.Contains(err.Error(), "write_slices = 2 needs shared_writes") {
+		t.Fatalf("err %v, want write_slices refused without shared_writes", err)
+	}
+	sc.Store.SharedWrites = true
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }
