@@ -55,24 +55,36 @@ type Caller struct {
 
 // Call is one store call, from its arrival at the store to its answer.
 type Call struct {
-	Op     Op
+	// The fields are ordered by size, largest first, so that the struct
+	// has no padding: a recorded run keeps one Call per World call, the
+	// largest of its tables (BenchmarkScale, docs/PERFORMANCE.md).
+
+	Start  sim.Time // arrival at the store
+	Served sim.Time // a slot became free (Start plus queueing)
+	End    sim.Time // the answer
+	// RetryAfter is set for TooEarly.
+	RetryAfter sim.Time
+	serial     uint64 // issue order, the call's identity in the run's hash
+	// Row is the run row the answer carried, as an observer of the call
+	// sees it: runs.get's row (stale or not), or the run an accepted
+	// run_created or run_started returned. HasRow says there is one.
+	Row    world.Identity
 	Caller Caller
 	Run    world.RunID
 	Step   world.StepID // world.NoStep where none
 	Fanout int32        // the fan-out a call is about (global index), -1 if none
-	Event  world.EventType
+	// LogPos is the accepted event's position in the run's log, or -1.
+	LogPos int32
+	// Attempt is the step's attempt an accepted step_started answered with.
+	Attempt int32
+	flight  int32 // 1 + its slot in the engine's flights while in flight, else 0
+	Op      Op
+	Event   world.EventType
 	// Lazy: a step_started that creates its step (core's claim of an
 	// inline step, which no step_created precedes: the World logs one).
 	Lazy   bool
 	Reason ReadReason
-	Start  sim.Time // arrival at the store
-	Served sim.Time // a slot became free (Start plus queueing)
-	End    sim.Time // the answer
 	Result world.Result
-	// RetryAfter is set for TooEarly.
-	RetryAfter sim.Time
-	// LogPos is the accepted event's position in the run's log, or -1.
-	LogPos int32
 	// For runs.get: the status returned and whether it was older than the
 	// newest write.
 	StatusRead world.RunStatus
@@ -88,18 +100,9 @@ type Call struct {
 	// LogTerminal: the log an events.list answered with holds the run's
 	// terminal event (what a replay reading it sees first).
 	LogTerminal bool
-	// Row is the run row the answer carried, as an observer of the call
-	// sees it: runs.get's row (stale or not), or the run an accepted
-	// run_created or run_started returned. HasRow says there is one.
-	Row    world.Identity
-	HasRow bool
-	// Attempt is the step's attempt an accepted step_started answered with.
-	Attempt int32
-
-	serial uint64 // issue order, the call's identity in the run's hash
-	done   bool   // answered; the slot may be reused once nothing refers to it
-	landed bool   // a write in flight took its last step (flight.go)
-	flight int32  // 1 + its slot in the engine's flights while in flight, else 0
+	HasRow      bool
+	done        bool // answered; the slot may be reused once nothing refers to it
+	landed      bool // a write in flight took its last step (flight.go)
 }
 
 // Site is where a step message was published (DOMAIN §5).

@@ -184,10 +184,10 @@ func (r Rules) String() string {
 // Identity is the run's immutable fields: exactly what a runContext may carry
 // (DOMAIN §1, §4). StartedAt is 0 until the first run_started.
 type Identity struct {
+	StartedAt    sim.Time // first: the struct then has no padding
 	RunID        RunID
 	DeploymentID int32
 	SpecVersion  int32
-	StartedAt    sim.Time
 	RootRunID    RunID
 }
 
