@@ -315,6 +315,13 @@ func printWhatIf(w io.Writer, wi *engine.WhatIf) {
 	fmt.Fprintf(w, "schedule %s · %s · history %s replays\n", wi.Schedule, wi.Property, wi.HistoryHash)
 	fmt.Fprintf(w, "what-if: %d real runs per core, each race group's members released together, the World's own I/O in its own order\n", wi.Runs)
 	for _, g := range wi.Groups {
+		if len(g.Model) == 1 && len(g.Real) == 1 && g.Real[0].InModel && g.ModelNote == "" {
+			// Nothing to choose between: one line.
+			r := g.Real[0]
+			fmt.Fprintf(w, "\nrace group %d (plan entries %d..%d, %d writes): the one answer of the model (%s) and of the real core %s ×%d (%s violated in %d)\n",
+				g.Group, g.First, g.First+len(g.Members)-1, len(g.Members), g.Model[0], r.Core, r.Runs, wi.Property, r.Violated)
+			continue
+		}
 		fmt.Fprintf(w, "\nrace group %d (plan entries %d..%d):\n", g.Group, g.First, g.First+len(g.Members)-1)
 		for _, m := range g.Members {
 			fmt.Fprintf(w, "  %s\n", m)

@@ -187,14 +187,20 @@ type pending struct {
 	at       sim.Time
 	tie      int
 	served   sim.Time // a write's first step (race groups)
-	runLevel bool     // a write of a run event (race groups)
+	runLevel bool     // a write that may join a race group (a run event's)
 	run      world.RunID
 }
 
 // PlanFrom translates a History into a plan. It refuses (an error naming
 // the call and why) what no rule covers and the real side cannot be made
 // to do: a call of the World itself, an unreadable row.
-func PlanFrom(h *model.History) (*Plan, error) {
+func PlanFrom(h *model.History) (*Plan, error) { return planFrom(h, false) }
+
+// planFrom is PlanFrom; with everyWrite, a race group is any writes of one
+// run the History had in flight at once, step events too (--what-if,
+// which releases them together and forces nothing inside their calls: the
+// file-system gate orders only run events' I/O).
+func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 	t := newTranslator(h)
 	var ps []pending
 	for ci := range h.Calls {
@@ -241,7 +247,7 @@ func PlanFrom(h *model.History) (*Plan, error) {
 				p.at = c.Start
 			}
 			p.served = c.Served
-			p.runLevel = c.Event == world.EvRunStarted || c.Event.EndsRun()
+			p.runLevel = c.Event == world.EvRunStarted || c.Event.EndsRun() || everyWrite && c.Event != world.EvRunCreated
 		}
 		event := eventName(c)
 		if c.Op == model.OpRunsGet && by == "step" {
@@ -291,7 +297,25 @@ func PlanFrom(h *model.History) (*Plan, error) {
 	}
 	ps = slices.DeleteFunc(ps, func(p pending) bool { return p.e.Key == "" })
 	groupRaces(ps)
-	slices.SortStableFunc(ps, func(a, b pending) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.tie, b.tie)) })
+	// A race group's members stay together in the plan: an entry at the
+	// group's instant whose tie falls among the members' goes after them.
+	groupTie := map[int]int{}
+	for _, p := range ps {
+		if g := p.e.Group; g != 0 {
+			if t, ok := groupTie[g]; !ok || p.tie < t {
+				groupTie[g] = p.tie
+			}
+		}
+	}
+	rank := func(p pending) int {
+		if p.e.Group != 0 {
+			return groupTie[p.e.Group]
+		}
+		return p.tie
+	}
+	slices.SortStableFunc(ps, func(a, b pending) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(rank(a), rank(b)), cmp.Compare(a.tie, b.tie))
+	})
 	// Occurrences: the nth call of one (delivery, op, event, step), in the
 	// order the delivery issued them (the History's call order).
 	order := make([]int, len(ps))
@@ -315,7 +339,7 @@ func PlanFrom(h *model.History) (*Plan, error) {
 		for g != 0 && end < len(plan.Entries) && plan.Entries[end].Group == g {
 			end++
 		}
-		if g != 0 {
+		if g != 0 && !everyWrite {
 			plan.Entries[i].Fs = raceSchedule(h, plan.Entries[i:end])
 		}
 		i = end

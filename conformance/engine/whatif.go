@@ -12,7 +12,6 @@ import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/properties"
-	"github.com/simlab/simlab/sim"
 )
 
 // This file is reproduce's --what-if: instead of forcing a race group's
@@ -42,6 +41,7 @@ type WhatIf struct {
 	HistoryHash string      `json:"history_hash"`
 	Runs        int         `json:"runs"`
 	Groups      []RaceGroup `json:"groups"`
+	plan        *Plan
 }
 
 // RaceGroup is one race group's outcomes: the History's, the model's, the
@@ -110,6 +110,15 @@ func raceGroups(p *Plan) [][2]int {
 	return out
 }
 
+// whatIfGroups are the plan's race groups, refused when there is none.
+func whatIfGroups(p *Plan) ([][2]int, error) {
+	groups := raceGroups(p)
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("%w: the plan has no race group (no writes of one run the History had in flight at once): --what-if has nothing to release together", ErrNotReproducible)
+	}
+	return groups, nil
+}
+
 // PrepareWhatIf is PrepareReproduction for --what-if: the plan, and the
 // model's outcomes of each race group. A plan without a race group is
 // refused (ErrNotReproducible): nothing in it is released together.
@@ -118,15 +127,21 @@ func PrepareWhatIf(s properties.Schedule, file string) (*Reproduction, *WhatIf, 
 	if err != nil {
 		return nil, nil, err
 	}
-	groups := raceGroups(rp.Plan)
-	if len(groups) == 0 {
-		return nil, nil, fmt.Errorf("%w: the plan has no race group (no writes of one run the History had in flight at once): --what-if has nothing to release together", ErrNotReproducible)
-	}
 	res, _, err := s.Replay()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: replaying the schedule: %v", ErrNotReproducible, err)
 	}
-	wi := &WhatIf{Schedule: file, Property: rp.Property, HistoryHash: rp.HistoryHash}
+	// The plan whose race groups are every set of writes of one run the
+	// History had in flight at once, step events included: released
+	// together, nothing inside their calls is forced.
+	if rp.Plan, err = planFrom(res.History, true); err != nil {
+		return nil, nil, fmt.Errorf("%w: translating the history into a plan: %v", ErrNotReproducible, err)
+	}
+	groups, err := whatIfGroups(rp.Plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	wi := &WhatIf{Schedule: file, Property: rp.Property, HistoryHash: rp.HistoryHash, plan: rp.Plan}
 	for _, g := range groups {
 		members := rp.Plan.Entries[g[0]:g[1]]
 		rg := RaceGroup{Group: members[0].Group, First: g[0]}
@@ -136,7 +151,7 @@ func PrepareWhatIf(s properties.Schedule, file string) (*Reproduction, *WhatIf, 
 			hist = append(hist, cmp.Or(e.Expect, "ok"))
 		}
 		rg.History = strings.Join(hist, ", ")
-		rg.Model, rg.ModelNote, err = modelRaceOutcomes(res.History, members)
+		rg.Model, rg.ModelNote, err = modelRaceOutcomes(res.History, rp.Plan, g[0], g[1])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: race group %d: %v", ErrNotReproducible, rg.Group, err)
 		}
@@ -146,52 +161,45 @@ func PrepareWhatIf(s properties.Schedule, file string) (*Reproduction, *WhatIf, 
 }
 
 // modelRaceOutcomes is every answer the model's world-local gives a race
-// group's members, with the run's status after, over every interleaving
-// of their Txns' steps, from the store as the History had it when the
-// first member was served: every run created and every event the History
-// accepted before then applied in order, the members' own left out.
-func modelRaceOutcomes(h *model.History, members []PlanEntry) (outcomes []string, note string, err error) {
-	first := sim.Time(0)
+// group's members (entries [first, end) of the plan), with the run's status
+// after, over every interleaving of their Txns' steps, from the store the
+// real World holds when the plan releases them: every write of the plan's
+// earlier entries applied one at a time in the plan's order, as plan.mjs
+// releases them (an earlier group's members too, in its order: one of its
+// outcomes), each answered as the model answers it then.
+func modelRaceOutcomes(h *model.History, p *Plan, first, end int) (outcomes []string, note string, err error) {
+	members := p.Entries[first:end]
 	for i, e := range members {
 		if e.Call < 0 {
 			return nil, "", fmt.Errorf("member %d is not a World call", i)
 		}
-		if c := h.Calls[e.Call]; i == 0 || c.Served < first {
-			first = c.Served
-		}
 	}
 	run := h.Calls[members[0].Call].Run
-	isMember := map[int32]bool{}
-	for _, e := range members {
-		isMember[int32(e.Call)] = true
-	}
 	s := world.NewFor(model.StoreRules(HarnessWorld), world.FenceFixed)
-	late := 0
-	for _, a := range h.Accepted {
-		if isMember[a.Call] {
+	refused := 0
+	for _, e := range p.Entries[:first] {
+		if e.Kind != "call" || e.Call < 0 {
 			continue
 		}
-		if a.At >= first {
-			if a.Run == run {
-				late++
+		c := h.Calls[e.Call]
+		if c.Op != model.OpEventsCreate {
+			continue
+		}
+		if c.Event == world.EvRunCreated {
+			if id := s.CreateRun(c.Start, h.Runs[c.Run].Deployment, 1, -1); id != c.Run {
+				return nil, "", fmt.Errorf("rebuilding the store: run %d created as %d", c.Run, id)
 			}
 			continue
 		}
-		if a.Type == world.EvRunCreated {
-			if id := s.CreateRun(a.At, h.Runs[a.Run].Deployment, 1, -1); id != a.Run {
-				return nil, "", fmt.Errorf("rebuilding the store: run %d created as %d", a.Run, id)
-			}
-			continue
-		}
-		ev := a.Event
-		ev.Lazy = false // its step_created is logged just before it
-		if res, _, _ := s.Apply(a.At, ev); res != world.OK {
-			return nil, "", fmt.Errorf("rebuilding the store: the History's accepted %v of run %d is answered %v", a.Type, a.Run, res)
+		res, _, _ := s.Apply(c.End, world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter, Lazy: c.Lazy})
+		if res != c.Result && c.Run == run {
+			refused++
 		}
 	}
-	if late > 0 {
-		note = fmt.Sprintf("%d other events of the run took effect while the group was in flight; the model's outcomes leave them out", late)
+	if refused > 0 {
+		note = fmt.Sprintf("%d earlier writes of the run, applied one at a time in the plan's order, are answered otherwise than the History had them", refused)
 	}
+	at := h.Calls[members[0].Call].Served
 	// The members' Txns, begun in the order the store served them (the
 	// order world-local queues its step locks in).
 	order := make([]int, len(members))
@@ -224,7 +232,7 @@ func modelRaceOutcomes(h *model.History, members []PlanEntry) (outcomes []string
 			}
 			moved = true
 			cs, ct := s.Clone(), slices.Clone(txns)
-			cs.Advance(&ct[i], first)
+			cs.Advance(&ct[i], at)
 			if err := walk(cs, ct); err != nil {
 				return err
 			}
@@ -277,13 +285,10 @@ func RunWhatIf(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		o.Timeout = 2 * time.Minute
 	}
 	wi.Runs = o.Runs
-	// The plan with every race group's schedule inside its calls dropped:
-	// plan.mjs then releases the members in one tick and the World's own
-	// I/O interleaves as it will.
-	free := &Plan{Calls: rp.Plan.Calls, Rules: rp.Plan.Rules, Entries: slices.Clone(rp.Plan.Entries)}
-	for i := range free.Entries {
-		free.Entries[i].Fs = nil
-	}
+	// No race group has a schedule inside its calls (planFrom): plan.mjs
+	// releases the members in one tick and the World's own I/O
+	// interleaves as it will.
+	free := rp.Plan
 	for _, v := range cores {
 		core, err := CoreByVersion(v)
 		if err != nil {

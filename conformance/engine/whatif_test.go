@@ -32,10 +32,36 @@ func TestWhatIfModelOutcomesOfTheSavedRaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(wi.Groups) == 0 {
-			t.Fatalf("%s: no race group", tc.file)
+		// Each group's members are together in the plan.
+		seen := map[int]bool{}
+		for _, g := range raceGroups(wi.plan) {
+			if id := wi.plan.Entries[g[0]].Group; seen[id] {
+				t.Errorf("%s: race group %d is split in the plan", tc.file, id)
+			} else {
+				seen[id] = true
+			}
 		}
-		g := wi.Groups[0]
+		// The group of the finding: the one with a run event.
+		var g *RaceGroup
+		for i := range wi.Groups {
+			for _, m := range wi.Groups[i].Members {
+				if g == nil && (strings.Contains(m, "run_completed") || strings.Contains(m, "run_cancelled")) {
+					g = &wi.Groups[i]
+				}
+			}
+		}
+		if g == nil {
+			t.Fatalf("%s: no race group of run events among %d", tc.file, len(wi.Groups))
+		}
+		for _, o := range wi.Groups {
+			var answers []string
+			for _, m := range o.Model {
+				answers = append(answers, answersOf(m))
+			}
+			if !slices.Contains(answers, o.History) {
+				t.Errorf("%s group %d: the History's answers %q are not among the model's outcomes %q", tc.file, o.Group, o.History, o.Model)
+			}
+		}
 		t.Logf("%s: group %d %v: history %q; model %q %s", tc.file, g.Group, g.Members, g.History, g.Model, g.ModelNote)
 		var answers []string
 		for _, m := range g.Model {
@@ -52,15 +78,20 @@ func TestWhatIfModelOutcomesOfTheSavedRaces(t *testing.T) {
 	}
 }
 
-// A schedule whose plan has no race group is refused: nothing in it is
-// released together.
+// A plan with no race group is refused: nothing in it is released
+// together. --what-if's groups take in step writes too (a fan-out's
+// creates in flight at once), where reproduce's take run events only.
 func TestWhatIfRefusesAPlanWithoutARace(t *testing.T) {
-	s, err := properties.LoadSchedule(scheduleFile("stale-pending-run-failed.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = PrepareWhatIf(s, "stale-pending-run-failed.json")
+	_, err := whatIfGroups(&Plan{Entries: []PlanEntry{{Key: "a"}, {Key: "b"}}})
 	if !errors.Is(err, ErrNotReproducible) || !strings.Contains(err.Error(), "no race group") {
 		t.Fatalf("err %v, want a refusal naming the missing race group", err)
+	}
+	s, rp := loadSaved(t, "stale-pending-run-failed.json")
+	if g := raceGroups(rp.Plan); len(g) != 0 {
+		t.Fatalf("reproduce's plan has %d race groups, want none (no two run events in flight at once)", len(g))
+	}
+	_, wi, err := PrepareWhatIf(s, "stale-pending-run-failed.json")
+	if err != nil || len(wi.Groups) == 0 {
+		t.Fatalf("--what-if: %v, %d groups; want the fan-out's creates as a group", err, len(wi.Groups))
 	}
 }
