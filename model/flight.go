@@ -50,14 +50,7 @@ func (e *engine) flightOf(idx int32) *flight { return &e.flights[e.calls[idx].fl
 // beginFlight starts write idx as a Txn with service time lat.
 func (e *engine) beginFlight(idx int32, lat time.Duration) {
 	c := &e.calls[idx]
-	var slot int32
-	if n := len(e.freeFlights); n > 0 {
-		slot = e.freeFlights[n-1]
-		e.freeFlights = e.freeFlights[:n-1]
-	} else {
-		slot = int32(len(e.flights))
-		e.flights = append(e.flights, flight{})
-	}
+	slot := takeSlot(&e.flights, &e.freeFlights)
 	c.flight = slot + 1
 	f := &e.flights[slot]
 	*f = flight{txn: e.store.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter, Lazy: c.Lazy}, idx), lat: lat, on: true}

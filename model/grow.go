@@ -56,3 +56,32 @@ func zeroed[S ~[]E, E any](s S, n int) S {
 	clear(s)
 	return s
 }
+
+// takeSlot is a slot of table for a new element: one given back to free,
+// else a new one at the end; the caller fills it.
+func takeSlot[T any](table *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		slot := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return slot
+	}
+	var zero T
+	*table = append(*table, zero)
+	return int32(len(*table) - 1)
+}
+
+// popFront takes the front of a queue kept as a slice and the index of its
+// head. Under steady load the queue may never empty, so the served front is
+// dropped once it is most of the slice, and the queue does not grow for the
+// whole run.
+func popFront(q *[]int32, head *int) int32 {
+	next := (*q)[*head]
+	*head++
+	if *head == len(*q) {
+		*q, *head = (*q)[:0], 0
+	} else if *head >= 1024 && *head*2 >= len(*q) {
+		n := copy(*q, (*q)[*head:])
+		*q, *head = (*q)[:n], 0
+	}
+	return next
+}

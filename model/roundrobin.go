@@ -39,14 +39,7 @@ func (r *rrState) reset() {
 // rrJoin puts write idx, of work w, in the round-robin queue.
 func (e *engine) rrJoin(idx int32, w time.Duration) {
 	r := &e.rr
-	var slot int32
-	if n := len(r.free); n > 0 {
-		slot = r.free[n-1]
-		r.free = r.free[:n-1]
-	} else {
-		slot = int32(len(r.writes))
-		r.writes = append(r.writes, rrWrite{})
-	}
+	slot := takeSlot(&r.writes, &r.free)
 	r.writes[slot] = rrWrite{call: idx, serial: e.calls[idx].serial, work: w}
 	r.queue = append(r.queue, slot)
 	e.rrServe()
@@ -56,14 +49,7 @@ func (e *engine) rrJoin(idx int32, w time.Duration) {
 func (e *engine) rrServe() {
 	r := &e.rr
 	for r.head < len(r.queue) && (e.shared.limit == 0 || int64(r.busy) < e.shared.limit) {
-		slot := r.queue[r.head]
-		r.head++
-		if r.head == len(r.queue) {
-			r.queue, r.head = r.queue[:0], 0
-		} else if r.head >= 1024 && r.head*2 >= len(r.queue) {
-			n := copy(r.queue, r.queue[r.head:])
-			r.queue, r.head = r.queue[:n], 0
-		}
+		slot := popFront(&r.queue, &r.head)
 		r.busy++
 		w := &r.writes[slot]
 		e.k.AfterRef(e.rrSlice(w), evSharedSlice, uint32(e.calls[w.call].Caller.Delivery), w.serial, uint32(slot))

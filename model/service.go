@@ -173,17 +173,7 @@ func (e *engine) release(op Op) {
 		return // it held no slot
 	}
 	if pl.head < len(pl.waiting) {
-		next := pl.waiting[pl.head]
-		pl.head++
-		if pl.head == len(pl.waiting) {
-			pl.waiting, pl.head = pl.waiting[:0], 0
-		} else if pl.head >= 1024 && pl.head*2 >= len(pl.waiting) {
-			// Under steady load the queue may never empty: drop the served
-			// front so it does not grow for the whole run.
-			n := copy(pl.waiting, pl.waiting[pl.head:])
-			pl.waiting, pl.head = pl.waiting[:n], 0
-		}
-		e.serve(next)
+		e.serve(popFront(&pl.waiting, &pl.head))
 		return
 	}
 	pl.busy--

@@ -25,6 +25,23 @@ func sharedScenario(limit int, shared bool) Scenario {
 	return sc
 }
 
+// answeredWrites runs seed 1 of sc, recording, and returns it with its
+// answered writes in issue order.
+func answeredWrites(t *testing.T, sc Scenario) (*Result, []Call) {
+	t.Helper()
+	r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes []Call
+	for _, c := range r.History.Calls {
+		if c.Op == OpEventsCreate && c.End > 0 {
+			writes = append(writes, c)
+		}
+	}
+	return r, writes
+}
+
 // processorSharing is when each job, all of work w and arriving at the
 // given instants, ends when limit of them at a time share one server's
 // rate: n jobs in service each advance at min(1, limit/n). It is computed
@@ -85,16 +102,7 @@ func TestSharedWritesAnswerWhereProcessorSharingPutsThem(t *testing.T) {
 	const work = float64(10 * time.Millisecond)
 	for _, limit := range []int{1, 3} {
 		sc := sharedScenario(limit, true)
-		r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var writes []Call
-		for _, c := range r.History.Calls {
-			if c.Op == OpEventsCreate && c.End > 0 {
-				writes = append(writes, c)
-			}
-		}
+		r, writes := answeredWrites(t, sc)
 		arrivals := make([]float64, len(writes))
 		for i, c := range writes {
 			if c.Served != c.Start {
@@ -185,16 +193,7 @@ func TestSharedWritesChargeTheWritesInFlight(t *testing.T) {
 	const base, per = 10 * time.Millisecond, 100 * time.Microsecond
 	sc := sharedScenario(1, true)
 	sc.Store.WritePerEvent = per
-	r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var writes []Call
-	for _, c := range r.History.Calls {
-		if c.Op == OpEventsCreate && c.End > 0 {
-			writes = append(writes, c)
-		}
-	}
+	_, writes := answeredWrites(t, sc)
 	slices.SortStableFunc(writes, func(a, b Call) int { return int(a.Start - b.Start) })
 	var busy, from, to sim.Time
 	for i, c := range writes {
@@ -311,16 +310,7 @@ func TestSlicedWritesAnswerWhereRoundRobinPutsThem(t *testing.T) {
 	for _, limit := range []int{1, 3} {
 		sc := sharedScenario(limit, true)
 		sc.Store.WriteSlices = 3
-		r, err := Run(&sc, sim.NewPCG(1), Options{Record: true, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var writes []Call
-		for _, c := range r.History.Calls {
-			if c.Op == OpEventsCreate && c.End > 0 {
-				writes = append(writes, c)
-			}
-		}
+		r, writes := answeredWrites(t, sc)
 		arrivals := make([]int64, len(writes))
 		for i, c := range writes {
 			arrivals[i] = int64(c.Start)
