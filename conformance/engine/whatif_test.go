@@ -95,3 +95,19 @@ func TestWhatIfRefusesAPlanWithoutARace(t *testing.T) {
 		t.Fatalf("--what-if: %v, %d groups; want the fan-out's creates as a group", err, len(wi.Groups))
 	}
 }
+
+// OnlyReal names each real answer the model's World cannot give, and
+// nothing for a group the plan never released.
+func TestWhatIfOnlyReal(t *testing.T) {
+	wi := &WhatIf{Groups: []RaceGroup{
+		{Group: 1, Model: []string{"ok, ok → completed"}, Real: []RealOutcome{
+			{Core: "c", Answers: "ok, ok", Runs: 2, InModel: true},
+			{Core: "c", Answers: "ok, RunExpiredError", Runs: 1},
+		}},
+		{Group: 2, Real: []RealOutcome{{Core: "c", Answers: notReleased + " (entry 4 waiting)", Runs: 3}}},
+	}}
+	got := wi.OnlyReal()
+	if len(got) != 1 || got[0] != "group 1 on core c: ok, RunExpiredError" {
+		t.Fatalf("OnlyReal %q, want the one answer the model lacks", got)
+	}
+}
