@@ -186,8 +186,11 @@ type pending struct {
 	e        PlanEntry
 	at       sim.Time
 	tie      int
-	served   sim.Time // a write's first step (race groups)
-	runLevel bool     // a write that may join a race group (a run event's)
+	served sim.Time // a write's first step (race groups)
+	// runLevel: a write of a run event, which seeds a race group; joins:
+	// a write that may join one (a run event, or a step write that reads
+	// the run first: step_created, step_started, step_failed).
+	runLevel, joins bool
 	run      world.RunID
 }
 
@@ -247,7 +250,9 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 				p.at = c.Start
 			}
 			p.served = c.Served
-			p.runLevel = c.Event == world.EvRunStarted || c.Event.EndsRun() || everyWrite && c.Event != world.EvRunCreated
+			p.runLevel = c.Event == world.EvRunStarted || c.Event.EndsRun()
+			p.joins = p.runLevel || c.Event == world.EvStepCreated || c.Event == world.EvStepStarted || c.Event == world.EvStepFailed ||
+				everyWrite && c.Event != world.EvRunCreated
 		}
 		event := eventName(c)
 		if c.Op == model.OpRunsGet && by == "step" {
@@ -296,7 +301,7 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		ps = append(ps, p)
 	}
 	ps = slices.DeleteFunc(ps, func(p pending) bool { return p.e.Key == "" })
-	groupRaces(ps)
+	groupRaces(ps, everyWrite)
 	// A race group's members stay together in the plan: an entry at the
 	// group's instant whose tie falls among the members' goes after them.
 	groupTie := map[int]int{}
@@ -347,16 +352,20 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 	return plan, nil
 }
 
-// groupRaces gives the writes of run events on one run that were in flight
-// at once in the History (every pair's service times overlap, so they share
-// an instant) one race group each, ordered at the first answer among them:
+// groupRaces gives the writes of one run that were in flight at once in
+// the History (every pair's service times overlap, so they share an
+// instant) one race group each, ordered at the first answer among them:
 // every call a member's delivery made before it took effect earlier, so all
-// members can arrive before the group is due.
-func groupRaces(ps []pending) {
+// members can arrive before the group is due. A group holds a run event
+// (run_started or a terminal one) and every step write that reads the run
+// first (step_created, step_started, step_failed) in flight with it, the
+// writes whose outcome world-local's own I/O decides; with everyWrite
+// (--what-if) any writes of the run in flight at once make one.
+func groupRaces(ps []pending, everyWrite bool) {
 	byRun := map[world.RunID][]int{}
 	var runs []world.RunID
 	for i, p := range ps {
-		if p.runLevel {
+		if p.joins {
 			if _, ok := byRun[p.run]; !ok {
 				runs = append(runs, p.run)
 			}
@@ -369,12 +378,14 @@ func groupRaces(ps []pending) {
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a].served, ps[b].served) })
 		for s := 0; s < len(idx); {
 			minEnd := ps[idx[s]].at
+			seeded := ps[idx[s]].runLevel
 			e := s + 1
 			for e < len(idx) && ps[idx[e]].served < minEnd {
 				minEnd = min(minEnd, ps[idx[e]].at)
+				seeded = seeded || ps[idx[e]].runLevel
 				e++
 			}
-			if e-s > 1 {
+			if e-s > 1 && (seeded || everyWrite) {
 				group++
 				for _, i := range idx[s:e] {
 					ps[i].e.Group = group
@@ -389,8 +400,9 @@ func groupRaces(ps []pending) {
 // raceSchedule is a race group's writes' steps in the order the History
 // took them. A world-local run event is three steps (read the run file and
 // decide; write the run file; publish the event: world.Txn, and the
-// classifier of conformance/worlds/gate.mjs); one the read refused is that
-// read alone. The model takes the first step when the store serves the
+// classifier of conformance/worlds/gate.mjs), a step write two (read the run
+// file under the step's lock; write), a lazy step_started three (read; its
+// step_created; its step_started); one the read refused is that read alone. The model takes the first step when the store serves the
 // write, the last with its answer and the one between halfway (flight.go),
 // so the History's served and answer times give each step's instant; ties
 // go by the members' order, then the step.
@@ -407,7 +419,10 @@ func raceSchedule(h *model.History, members []PlanEntry) [][2]int {
 			steps = append(steps, step{c.Served, m, 0})
 			continue
 		}
-		steps = append(steps, step{c.Served, m, 0}, step{c.Served + (c.End-c.Served)/2, m, 1}, step{c.End, m, 2})
+		n := localSteps(c)
+		for k := range n {
+			steps = append(steps, step{c.Served + (c.End-c.Served)*sim.Time(k)/sim.Time(n-1), m, k})
+		}
 	}
 	slices.SortStableFunc(steps, func(a, b step) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.member, b.member), cmp.Compare(a.k, b.k))
@@ -466,4 +481,13 @@ func describeCall(h *model.History, ci int) string {
 		s += " (pending set empty)"
 	}
 	return s
+}
+
+// localSteps is how many steps a write takes on world-local as the model
+// splits it (world.Txn.MaxSteps), which the file-system gate's classifier
+// counts alike.
+func localSteps(c *model.Call) int {
+	s := world.NewFor(world.RulesLocal, world.FenceFixed)
+	t := s.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, Lazy: c.Lazy}, 0)
+	return t.MaxSteps()
 }

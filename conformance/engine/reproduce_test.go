@@ -70,6 +70,17 @@ var savedSchedules = []savedSchedule{
 		sc.Faults.CancelAt = 100 * time.Millisecond
 		return sc
 	}},
+	// An inline step's claim racing the client's cancel: world-local's
+	// lazy step_started reads the run running, the cancel lands, and the
+	// claim's step_started is logged after the run_cancelled; turbo has
+	// started the step's body already.
+	{"claim-racing-cancel.json", "no-start-on-terminal", func() model.Scenario {
+		sc, _ := model.Builtin("fanout")
+		sc.Description += "; two branches, one inline; the client cancels half the runs within 20 ms of their start"
+		sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{2}, 1
+		sc.Faults.Cancel, sc.Faults.CancelWithin = 0.5, 20*time.Millisecond
+		return sc
+	}},
 }
 
 func scheduleFile(name string) string { return filepath.Join("testdata", "reproduce", name) }
@@ -490,6 +501,73 @@ func TestReproduceCancelRacingTheStartOnTheRealCore(t *testing.T) {
 		t.Errorf("no-start-on-terminal on the real spans: judged %v, violations %v (%v); want violated: the inline step started after the cancel", judged, vs, err)
 	}
 	t.Logf("core %s: %s, %d/%d entries; %v; on the spans: %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations, vs)
+}
+
+// TestPlanOfTheClaimRacingTheCancel: the claim-racing-cancel schedule's
+// race group is a step write against a run event, forced inside the calls:
+// the inline step's lazy step_started (three steps on world-local: read the
+// run under the step's lock, its step_created, its step_started) and the
+// client's run_cancelled (an action; read, write the run file, publish).
+// Stepped on the model's own world-local Txns in the plan's order, the
+// schedule ends as the History did: both accepted, the step_started logged
+// after the run_cancelled.
+func TestPlanOfTheClaimRacingTheCancel(t *testing.T) {
+	_, rp := loadSaved(t, "claim-racing-cancel.json")
+	var group []PlanEntry
+	for _, e := range rp.Plan.Entries {
+		if e.Group != 0 {
+			group = append(group, e)
+		}
+	}
+	claim, cancel := -1, -1
+	for i, e := range group {
+		switch {
+		case strings.Contains(e.Key, "|events.create|step_started|"):
+			claim = i
+		case e.Action == "cancel":
+			cancel = i
+		}
+	}
+	if len(group) != 2 || claim < 0 || cancel < 0 || len(group[0].Fs) != 6 {
+		t.Fatalf("race group %+v, want the inline claim and the client's cancel, six steps forced", group)
+	}
+	s := world.NewFor(world.RulesLocal, world.FenceFixed)
+	id := s.CreateRun(0, 0, 7, -1)
+	if res, _, _ := s.Apply(0, world.Event{Type: world.EvRunStarted, Run: id}); res != world.OK {
+		t.Fatal(res)
+	}
+	txns := make([]world.Txn, 2)
+	txns[claim] = s.Begin(world.Event{Type: world.EvStepStarted, Run: id, Step: 0, Lazy: true}, int32(claim))
+	txns[cancel] = s.Begin(world.Event{Type: world.EvRunCancelled, Run: id}, int32(cancel))
+	for _, st := range group[0].Fs {
+		if !s.Advance(&txns[st[0]], 0) {
+			t.Fatalf("model: member %d cannot take its step %d", st[0], st[1])
+		}
+	}
+	var log []string
+	for _, e := range s.Log(id) {
+		log = append(log, e.Type.String())
+	}
+	if got := strings.Join(log, " "); !strings.HasSuffix(got, "run_cancelled step_started") {
+		t.Errorf("model: the schedule logs %q, want the claim's step_started after the run_cancelled", got)
+	}
+}
+
+// TestReproduceClaimRacingTheCancelOnTheRealCore: the plan forces the
+// inline claim's I/O and the cancel's in the History's order on core
+// beta.52: world-local accepts the claim after the cancel, and the real
+// spans show a step started on the cancelled run.
+func TestReproduceClaimRacingTheCancelOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "claim-racing-cancel.json")
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "claim", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "spans" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "step_started accepted after the run's world.events.create run_cancelled") {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the spans", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
 }
 
 // TestCheckSavedScheduleReproduces: what a user gets from `simlab check
