@@ -183,15 +183,15 @@ func (t *translator) who(d int32) (inv int32, by, byStep string, nth int, err er
 
 // pending is one entry before it is ordered.
 type pending struct {
-	e        PlanEntry
-	at       sim.Time
-	tie      int
+	e      PlanEntry
+	at     sim.Time
+	tie    int
 	served sim.Time // a write's first step (race groups)
 	// runLevel: a write of a run event, which seeds a race group; joins:
 	// a write that may join one (a run event, or a step write that reads
 	// the run first: step_created, step_started, step_failed).
 	runLevel, joins bool
-	run      world.RunID
+	run             world.RunID
 }
 
 // PlanFrom translates a History into a plan. It refuses (an error naming
