@@ -49,6 +49,9 @@ type lastCompleter struct {
 	// logged: a replay's inline claim is lazy when the log it loaded did not
 	// hold it yet (createdBy).
 	createdAt []sim.Time
+	// owner is 1 + the queue message whose invocation's lazy claim created
+	// each branch (core's inline ownership), 0 for none.
+	owner []int32
 	// settled is, per run, how many of its first fan-outs are finished
 	// without a failure: what every replay passes over (orchestrator.replay
 	// starts after them, so that a run of n sequential fan-outs replays in
@@ -151,7 +154,7 @@ func (lc *lastCompleter) continueFanout(p int32) {
 		// The orchestrator's inline path replays from the list it just
 		// made: core loads the log once after its inline steps and goes
 		// on with that load (nextEventLogLoad), no second list.
-		lc.procs[p].loadAt = lc.calls[lc.procs[p].lastCall].End
+		lc.procs[p].loadAt = lc.calls[lc.procs[p].lastCall].Served // (the list's log, as it was served)
 		lc.orch.replay(p)
 		return
 	}
@@ -189,6 +192,7 @@ func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 		f.marksAt = int32(len(lc.logged)) + 1
 		lc.logged = append(lc.logged, make([]uint8, fo.Branches)...)
 		lc.createdAt = append(lc.createdAt, make([]sim.Time, fo.Branches)...)
+		lc.owner = append(lc.owner, make([]int32, fo.Branches)...)
 	}
 	mark := &lc.logged[int(f.marksAt)-1+b]
 	if *mark&what != 0 {
@@ -205,6 +209,34 @@ func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 	case what == loggedFinished && had&loggedCreated != 0:
 		f.pending--
 	}
+}
+
+// markOf is the index of step's marks (of fan-out fan), or -1.
+func (lc *lastCompleter) markOf(fan int32, step world.StepID) int {
+	f := &lc.fans[fan]
+	b := int(step - lc.h.Fanouts[fan].FirstStep)
+	if f.marksAt == 0 || b < 0 || b >= int(lc.h.Fanouts[fan].Branches) {
+		return -1
+	}
+	return int(f.marksAt) - 1 + b
+}
+
+// rootOf is the delivery whose message invocation p runs in (p itself, or
+// the invocation an inline step runs in).
+func (lc *lastCompleter) rootOf(p int32) int32 {
+	if inv := lc.procs[p].root; inv >= 0 {
+		return inv
+	}
+	return p
+}
+
+// ownerOf is the queue message that owns step by its lazy claim (inline
+// ownership), or -1.
+func (lc *lastCompleter) ownerOf(fan int32, step world.StepID) int32 {
+	if i := lc.markOf(fan, step); i >= 0 {
+		return lc.owner[i] - 1
+	}
+	return -1
 }
 
 // createdBy reports whether step (of fan-out fan) had its step_created in
@@ -248,6 +280,13 @@ func (lc *lastCompleter) written(c *Call) {
 		// A lazy claim logged the step's step_created with its start.
 		f.created++
 		lc.note(c.Fanout, c.Step, loggedCreated)
+		if c.Lazy && c.Caller.Delivery >= 0 {
+			// Core stamps the claim with its invocation's queue message:
+			// the step's owner (inline ownership).
+			if i := lc.markOf(c.Fanout, c.Step); i >= 0 {
+				lc.owner[i] = lc.h.Deliveries[lc.rootOf(c.Caller.Delivery)].Msg + 1
+			}
+		}
 	case c.Event == world.EvStepCompleted || c.Event == world.EvStepFailed:
 		f.finished++
 		lc.note(c.Fanout, c.Step, loggedFinished)

@@ -160,7 +160,9 @@ func (e *engine) advance(p int32) {
 	case psOrchStarted:
 		e.orch.started(p)
 	case psReplayListed:
-		e.procs[p].loadAt = e.calls[pr.lastCall].End
+		// The list took its log when the store served it (serve): a step
+		// created while it was answering is not in it.
+		e.procs[p].loadAt = e.calls[pr.lastCall].Served
 		e.orch.replay(p)
 	case psSuspending:
 		e.orch.suspendChunk(p)

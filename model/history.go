@@ -118,11 +118,12 @@ const (
 	SiteStart                  // the client starting a run (workflow message)
 	SiteFreshCopy              // world-vercel's failure path copying a message
 	SiteInvokeReplay           // a finished step handing the replay to an invoke World's runner lane
+	SiteBackstop               // a replay arming core's delayed wake for an inline step another invocation owns
 )
 
 func (s Site) String() string {
 	return [...]string{"", "node_dispatch_loop", "delayed_retry", "suspension_resilient_publish",
-		"quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy", "invoke_replay"}[s]
+		"quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy", "invoke_replay", "inline_backstop"}[s]
 }
 
 // MsgKind says what a message asks for.

@@ -1,7 +1,10 @@
 package model
 
 import (
+	"time"
+
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // This file is the orchestrator of DOMAIN.md §5–§6: a workflow message's
@@ -295,6 +298,23 @@ func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world
 		st := o.store.Step(d.Run, step)
 		return st.Exists && !st.Status.Terminal()
 	}
+	// An inline step the loaded log shows created by another message's
+	// invocation (its lazy claim) is not run inline again: while that
+	// claim's inline-ownership lease runs, core arms a delayed backstop
+	// (publishBackstop); past it, it publishes the step under its key like
+	// any pending step (docs/MODEL.md, "A replay leaves an inline step
+	// another invocation owns to a backstop").
+	for i := int32(0); i < fo.Inline; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		if !o.inlineClaimedElsewhere(p, fan, step) || !pending(step) {
+			continue
+		}
+		if delay := o.leaseLeft(p, fan, step); delay > 0 {
+			o.publishBackstop(p, step, delay)
+		} else {
+			o.republishStep(p, step, fan, site)
+		}
+	}
 	if limited {
 		for _, step := range only {
 			if pending(step) {
@@ -308,6 +328,72 @@ func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world
 			o.republishStep(p, step, fan, site)
 		}
 	}
+}
+
+// defaultInlineOwnershipLease is core's inline-ownership lease
+// (INLINE_OWNERSHIP_LEASE_SECONDS, on by default, WORKFLOW_INLINE_OWNERSHIP):
+// for this long after an inline step's latest step_started, a replay that
+// is not its owner assumes the owner alive and arms a backstop instead of
+// dispatching the step; past it, the step's message goes out at once.
+const defaultInlineOwnershipLease = 860 * time.Second
+
+// leaseLeft is what is left of inline step's ownership lease, in whole
+// seconds rounded up as core has it (stepLeaseRemainingSeconds), when its
+// owner is not p's message and has not handed the step to the queue (a
+// step_retrying lapses ownership): 0 when the step's message may go now.
+func (o *orchestrator) leaseLeft(p, fan int32, step world.StepID) time.Duration {
+	d := &o.h.Deliveries[p]
+	owner := o.completer.ownerOf(fan, step)
+	if owner < 0 {
+		return 0
+	}
+	var started sim.Time
+	log := o.store.Log(d.Run)
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Step != step {
+			continue
+		}
+		if log[i].Type == world.EvStepRetrying {
+			return 0
+		}
+		if log[i].Type == world.EvStepStarted && started == 0 {
+			started = log[i].At
+		}
+	}
+	lease := o.sc.Workflow.Lease()
+	left := started.Add(lease) - o.k.Now()
+	if left <= 0 {
+		return 0
+	}
+	secs := (time.Duration(left) + time.Second - 1) / time.Second * time.Second
+	return min(secs, lease)
+}
+
+// publishBackstop arms core's backstop for an inline step another
+// invocation owns: a plain continuation of the run (a workflow message)
+// delayed by what is left of the lease, whose replay decides again (the
+// step finished, or its owner dead and the step's message due). Core keys
+// it by the step's ownership epoch, never by the step's own key; the model
+// keys it by nothing, so two replays of one epoch arm two.
+func (o *orchestrator) publishBackstop(p int32, step world.StepID, delay time.Duration) {
+	d := &o.h.Deliveries[p]
+	m := Message{Kind: MsgWorkflow, Run: d.Run, Step: world.NoStep, Fanout: -1, Target: o.h.Runs[d.Run].Deployment, Origin: -1, Delay: sim.Time(delay)}
+	o.publish(p, m, SiteBackstop, o.deployments[d.Deployment].Producer)
+}
+
+// ownsInline reports whether inline step is owned by p's own message: a
+// redelivery of the message whose invocation claimed it re-runs it (core's
+// owned recovery).
+func (o *orchestrator) ownsInline(p, fan int32, step world.StepID) bool {
+	owner := o.completer.ownerOf(fan, step)
+	return owner >= 0 && owner == o.h.Deliveries[o.completer.rootOf(p)].Msg
+}
+
+// inlineClaimedElsewhere reports whether inline step of fan-out fan was
+// created in the log invocation p's replay loaded, by another message's
+// invocation's lazy claim, so p does not run it itself.
+func (o *orchestrator) inlineClaimedElsewhere(p, fan int32, step world.StepID) bool {
+	return o.completer.createdBy(fan, step, o.procs[p].loadAt) && !o.ownsInline(p, fan, step)
 }
 
 // dispatchSite names where in the runtime a step message is published.
@@ -330,11 +416,12 @@ func (o *orchestrator) startInline(p int32) {
 	var children []int32
 	for i := int32(0); i < fo.Inline; i++ {
 		step := fo.FirstStep + world.StepID(i)
-		// Every unfinished inline step runs again: no message exists for
-		// it, so if the invocation that ran it crashed, only a replay can
-		// finish it (its step_started is accepted as crash recovery). Two
-		// replays at once both run it: at-least-once, as in the real system.
-		if st := o.store.Step(d.Run, step); st.Exists && st.Status.Terminal() {
+		// Every unfinished inline step the loaded log has not created runs
+		// here, with a lazy claim; one the log shows created was claimed
+		// by another invocation and is re-dispatched (redispatch). Two
+		// replays that loaded the log before either claim both run it: one
+		// claim wins (at-least-once bodies under turbo's optimistic start).
+		if st := o.store.Step(d.Run, step); st.Exists && st.Status.Terminal() || o.inlineClaimedElsewhere(p, pr.suspendFan, step) {
 			continue
 		}
 		c := o.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,

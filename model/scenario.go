@@ -75,6 +75,22 @@ type Workflow struct {
 	// forces the optimistic start: the body runs while the claim is in
 	// flight, and a lost claim's result is thrown away.
 	AwaitInlineClaims bool `json:"await_inline_claims,omitempty" yaml:"await_inline_claims,omitempty"`
+	// InlineOwnershipLease is core's inline-ownership lease
+	// (WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS, whole seconds from 1 s to
+	// 900 s; 0 is core's default, 860 s): for that long after an inline
+	// step's latest step_started, a replay that finds the step claimed by
+	// another invocation leaves it to a backstop message delayed by what is
+	// left of the lease, instead of running it.
+	InlineOwnershipLease time.Duration `json:"inline_ownership_lease,omitempty" yaml:"inline_ownership_lease,omitempty"`
+}
+
+// Lease is the inline-ownership lease in effect (InlineOwnershipLease, or
+// core's default).
+func (w *Workflow) Lease() time.Duration {
+	if w.InlineOwnershipLease == 0 {
+		return defaultInlineOwnershipLease
+	}
+	return w.InlineOwnershipLease
 }
 
 // DeploymentConfig is one deployment: its producer and consumer versions and
@@ -239,6 +255,9 @@ func (s *Scenario) Validate() error {
 	}
 	if w.RetryDelay < 0 {
 		return fmt.Errorf("workflow.retry_delay = %v: must not be negative", w.RetryDelay)
+	}
+	if l := w.InlineOwnershipLease; l != 0 && (l < time.Second || l > 900*time.Second || l%time.Second != 0) {
+		return fmt.Errorf("workflow.inline_ownership_lease = %v: want whole seconds from 1s to 900s (core clamps WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS to 1..900), or 0 for core's 860s", l)
 	}
 	if !(w.QuickJSShare >= 0 && w.QuickJSShare <= 1) {
 		return fmt.Errorf("workflow.quickjs_share = %v: want a share in [0, 1]", w.QuickJSShare)

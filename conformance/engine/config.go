@@ -50,7 +50,10 @@ type harnessConfig struct {
 	FlakyTimes int `json:"flaky_times,omitempty"`
 	// AwaitInlineClaims sets WORKFLOW_OPTIMISTIC_INLINE_START=0
 	// (workflow.await_inline_claims).
-	AwaitInlineClaims  bool        `json:"await_inline_claims,omitempty"`
+	AwaitInlineClaims bool `json:"await_inline_claims,omitempty"`
+	// LeaseSeconds sets WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS
+	// (workflow.inline_ownership_lease; 0: core's default).
+	LeaseSeconds       int         `json:"inline_ownership_lease_seconds,omitempty"`
 	Body               dist        `json:"body"`
 	Runs               int         `json:"runs"`
 	RunIntervalMS      float64     `json:"run_interval_ms"`
@@ -205,6 +208,7 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 		FlakySteps:        sc.Workflow.FlakySteps,
 		FlakyTimes:        sc.Workflow.FlakyTimes,
 		AwaitInlineClaims: sc.Workflow.AwaitInlineClaims,
+		LeaseSeconds:      int(sc.Workflow.InlineOwnershipLease / time.Second),
 		Body:              distOf(sc.Workflow.Body),
 		Runs:              sc.Runs,
 		RunIntervalMS:     msOf(sc.RunInterval),

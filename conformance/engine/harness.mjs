@@ -37,7 +37,12 @@ if (mode === 'build') {
   process.exit(0);
 } else if (mode === 'run') {
   const cfg = JSON.parse(await readFile(arg, 'utf8'));
+  // Keep the process alive while the runtime waits on a delayed message
+  // alone (a backstop of the inline-ownership lease: world-local's delay
+  // timer does not hold the event loop, and Node would exit mid-run).
+  const keepAlive = setInterval(() => {}, 1 << 30);
   const out = await run(cfg);
+  clearInterval(keepAlive);
   // Exit once the summary is written out: on a pipe the write may still be
   // under way when write() returns, and exit would cut it short (seen with
   // dump_calls' large summaries).
@@ -98,6 +103,7 @@ async function run(cfg) {
   if (cfg.max_queue_deliveries > 0) process.env.WORKFLOW_MAX_QUEUE_DELIVERIES = String(cfg.max_queue_deliveries);
   // The explicit opt-out turbo honours: inline bodies await their claim.
   if (cfg.await_inline_claims) process.env.WORKFLOW_OPTIMISTIC_INLINE_START = '0';
+  if (cfg.inline_ownership_lease_seconds) process.env.WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS = String(cfg.inline_ownership_lease_seconds);
   process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
   // default_dispatch leaves the switch unset: the runtime's own default.
   if (cfg.default_dispatch) delete process.env.WORKFLOW_RESILIENT_STEP_DISPATCH;

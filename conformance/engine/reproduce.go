@@ -227,6 +227,8 @@ func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
 		Seed: 1, Fanouts: append([]int(nil), sc.Workflow.Fanouts...), MaxInline: sc.Workflow.MaxInline, Runs: sc.Runs,
 		StripRunContext:   slices.Contains(sc.Variants, "legacy-producers"),
 		ResilientDispatch: sc.Workflow.ResilientDispatch,
+		AwaitInlineClaims: sc.Workflow.AwaitInlineClaims,
+		LeaseSeconds:      int(sc.Workflow.InlineOwnershipLease / time.Second),
 		// The harness crashes each queued step's first delivery as its
 		// claim reaches the World, as the model's crash_first_delivery
 		// does before the claim; world-local brings it back after 5 s.
