@@ -456,15 +456,7 @@ func TestPlanOfTheCancelRacingTheStart(t *testing.T) {
 	txns := make([]world.Txn, 2)
 	txns[start] = s.Begin(world.Event{Type: world.EvRunStarted, Run: id}, int32(start))
 	txns[cancel] = s.Begin(world.Event{Type: world.EvRunCancelled, Run: id}, int32(cancel))
-	for _, st := range group[0].Fs {
-		if !s.Advance(&txns[st[0]], 0) {
-			t.Fatalf("model: member %d cannot take its step %d", st[0], st[1])
-		}
-	}
-	var log []string
-	for _, e := range s.Log(id) {
-		log = append(log, e.Type.String())
-	}
+	log := stepFs(t, s, id, txns, group[0].Fs)
 	for i, tx := range txns {
 		if res, _, _ := tx.Result(); !tx.Done() || res != world.OK {
 			t.Errorf("model: member %d done %v answering %v, want done and ok", i, tx.Done(), res)
@@ -476,6 +468,22 @@ func TestPlanOfTheCancelRacingTheStart(t *testing.T) {
 	for _, r := range p.Rules {
 		t.Errorf("rule %s used %d times; the model makes those calls now", r.Name, r.Count)
 	}
+}
+
+// stepFs takes a race group's forced steps on the model's Txns, in the
+// plan's order, and returns run id's log as event names.
+func stepFs(t *testing.T, s *world.Store, id world.RunID, txns []world.Txn, fs [][2]int) []string {
+	t.Helper()
+	for _, st := range fs {
+		if !s.Advance(&txns[st[0]], 0) {
+			t.Fatalf("model: member %d cannot take its step %d", st[0], st[1])
+		}
+	}
+	var log []string
+	for _, e := range s.Log(id) {
+		log = append(log, e.Type.String())
+	}
+	return log
 }
 
 // TestReproduceCancelRacingTheStartOnTheRealCore: findings 16–17 forced by
@@ -539,15 +547,7 @@ func TestPlanOfTheClaimRacingTheCancel(t *testing.T) {
 	txns := make([]world.Txn, 2)
 	txns[claim] = s.Begin(world.Event{Type: world.EvStepStarted, Run: id, Step: 0, Lazy: true}, int32(claim))
 	txns[cancel] = s.Begin(world.Event{Type: world.EvRunCancelled, Run: id}, int32(cancel))
-	for _, st := range group[0].Fs {
-		if !s.Advance(&txns[st[0]], 0) {
-			t.Fatalf("model: member %d cannot take its step %d", st[0], st[1])
-		}
-	}
-	var log []string
-	for _, e := range s.Log(id) {
-		log = append(log, e.Type.String())
-	}
+	log := stepFs(t, s, id, txns, group[0].Fs)
 	if got := strings.Join(log, " "); !strings.HasSuffix(got, "run_cancelled step_started") {
 		t.Errorf("model: the schedule logs %q, want the claim's step_started after the run_cancelled", got)
 	}
