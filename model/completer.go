@@ -87,6 +87,18 @@ func (lc *lastCompleter) checkPending(p int32) {
 // listed is the log listed: an empty pending set makes p a last completer.
 func (lc *lastCompleter) listed(p int32) {
 	if !lc.calls[lc.procs[p].lastCall].PendingEmpty {
+		if d := &lc.h.Deliveries[p]; d.Msg < 0 && !lc.vs.atomicFanIn && !lc.calls[lc.procs[p].lastCall].LogTerminal {
+			// The invocation's last inline step: core goes on with the
+			// log it listed and replays (unless the log holds the run's
+			// end), and its dispatch pass skips the steps this invocation
+			// published but arms a backstop for an inline step another
+			// message owns (orchestrator.backstops).
+			lc.procs[p].loadAt = lc.calls[lc.procs[p].lastCall].Served
+			if lc.orch.backstops(p, d.Fanout) > 0 {
+				lc.procs[p].state = psAfterPublish
+				return
+			}
+		}
 		lc.done(p, DispAck, 0)
 		return
 	}

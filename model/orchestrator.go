@@ -304,17 +304,7 @@ func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world
 	// (publishBackstop); past it, it publishes the step under its key like
 	// any pending step (docs/MODEL.md, "A replay leaves an inline step
 	// another invocation owns to a backstop").
-	for i := int32(0); i < fo.Inline; i++ {
-		step := fo.FirstStep + world.StepID(i)
-		if !o.inlineClaimedElsewhere(p, fan, step) || !pending(step) {
-			continue
-		}
-		if delay := o.leaseLeft(p, fan, step); delay > 0 {
-			o.publishBackstop(p, step, delay)
-		} else {
-			o.republishStep(p, step, fan, site)
-		}
-	}
+	o.backstops(p, fan)
 	if limited {
 		for _, step := range only {
 			if pending(step) {
@@ -387,6 +377,29 @@ func (o *orchestrator) publishBackstop(p int32, step world.StepID, delay time.Du
 func (o *orchestrator) ownsInline(p, fan int32, step world.StepID) bool {
 	owner := o.completer.ownerOf(fan, step)
 	return owner >= 0 && owner == o.h.Deliveries[o.completer.rootOf(p)].Msg
+}
+
+// backstops is the dispatch pass over fan-out fan's inline steps that
+// another message's invocation owns: a backstop for each while its lease
+// runs, the step's message once it has run out. It returns how many
+// messages it published (p waits for their answers).
+func (o *orchestrator) backstops(p, fan int32) int {
+	d := &o.h.Deliveries[p]
+	fo := &o.h.Fanouts[fan]
+	n := 0
+	for i := int32(0); i < fo.Inline; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		if st := o.store.Step(d.Run, step); !st.Exists || st.Status.Terminal() || !o.inlineClaimedElsewhere(p, fan, step) {
+			continue
+		}
+		if delay := o.leaseLeft(p, fan, step); delay > 0 {
+			o.publishBackstop(p, step, delay)
+		} else {
+			o.republishStep(p, step, fan, o.dispatchSite(d.Run, false))
+		}
+		n++
+	}
+	return n
 }
 
 // inlineClaimedElsewhere reports whether inline step of fan-out fan was
