@@ -233,15 +233,6 @@ func (lc *lastCompleter) markOf(fan int32, step world.StepID) int {
 	return int(f.marksAt) - 1 + b
 }
 
-// rootOf is the delivery whose message invocation p runs in (p itself, or
-// the invocation an inline step runs in).
-func (lc *lastCompleter) rootOf(p int32) int32 {
-	if inv := lc.procs[p].root; inv >= 0 {
-		return inv
-	}
-	return p
-}
-
 // ownerOf is the queue message that owns step by its lazy claim (inline
 // ownership), or -1.
 func (lc *lastCompleter) ownerOf(fan int32, step world.StepID) int32 {

@@ -216,10 +216,7 @@ func (e *engine) crashedTree(p int32) bool {
 
 // crash kills the delivery p runs in, between two calls.
 func (e *engine) crash(p int32) {
-	root := e.procs[p].root
-	if root < 0 {
-		root = p
-	}
+	root := e.rootOf(p)
 	e.counts.Crashes++
 	e.fault(FaultCrash, e.h.Deliveries[p].Run, p)
 	for _, q := range []int32{p, root} {

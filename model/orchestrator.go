@@ -376,7 +376,7 @@ func (o *orchestrator) publishBackstop(p int32, step world.StepID, delay time.Du
 // owned recovery).
 func (o *orchestrator) ownsInline(p, fan int32, step world.StepID) bool {
 	owner := o.completer.ownerOf(fan, step)
-	return owner >= 0 && owner == o.h.Deliveries[o.completer.rootOf(p)].Msg
+	return owner >= 0 && owner == o.h.Deliveries[o.rootOf(p)].Msg
 }
 
 // backstops is the dispatch pass over fan-out fan's inline steps that

@@ -71,11 +71,15 @@ func (e *engine) callerOf(p int32) Caller {
 }
 
 // rootKind returns the message kind of the delivery an inline step runs in.
-func (e *engine) rootKind(p int32) MsgKind {
+func (e *engine) rootKind(p int32) MsgKind { return e.h.Deliveries[e.rootOf(p)].Kind }
+
+// rootOf is the delivery whose message invocation p runs in: p itself, or
+// the invocation an inline step runs in.
+func (e *engine) rootOf(p int32) int32 {
 	if inv := e.procs[p].root; inv >= 0 {
-		p = inv
+		return inv
 	}
-	return e.h.Deliveries[p].Kind
+	return p
 }
 
 // issue sends a call to the store on behalf of proc p (or the client when
