@@ -781,3 +781,29 @@ func TestWorldLocalIdempotencyKeyLivesWhileItsMessageDoes(t *testing.T) {
 		t.Fatalf("publish after retirement: %+v, %d messages; want a new message", p, len(e2.h.Messages))
 	}
 }
+
+// Every key a message carries is its step's one key (msgKey): the queue
+// keeps a key's claim by run and step (queue.keyClaim), which is the key's
+// claim only while no message carries another. Every built-in scenario,
+// over seeds, with its crashes, retries, reroutes and fresh copies.
+func TestEveryKeyIsItsStepsKey(t *testing.T) {
+	keyed := 0
+	for _, name := range BuiltinNames() {
+		sc, _ := Builtin(name)
+		for seed := uint64(1); seed <= 20; seed++ {
+			h := runScenario(t, &sc, seed)
+			for _, m := range h.Messages {
+				if m.Key == 0 {
+					continue
+				}
+				keyed++
+				if m.Key != msgKey(m.Run, m.Step) {
+					t.Fatalf("%s seed %d: message %d (run %d step %d) carries key %#x, not its step's %#x", name, seed, m.ID, m.Run, m.Step, m.Key, msgKey(m.Run, m.Step))
+				}
+			}
+		}
+	}
+	if keyed == 0 {
+		t.Fatal("no message carried a key: the check checked nothing")
+	}
+}
