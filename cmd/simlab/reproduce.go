@@ -327,7 +327,11 @@ func printWhatIf(w io.Writer, wi *engine.WhatIf) {
 			fmt.Fprintf(w, "  %s\n", m)
 		}
 		fmt.Fprintf(w, "  history: %s\n", g.History)
-		fmt.Fprintf(w, "  model, every interleaving of world-local's steps: %s\n", strings.Join(g.Model, "; "))
+		model := make([]string, len(g.Model))
+		for i, m := range g.Model {
+			model[i] = m.String()
+		}
+		fmt.Fprintf(w, "  model, every interleaving of world-local's steps: %s\n", strings.Join(model, "; "))
 		if g.ModelNote != "" {
 			fmt.Fprintf(w, "    (%s)\n", g.ModelNote)
 		}

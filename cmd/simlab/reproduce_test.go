@@ -153,9 +153,11 @@ func TestReproduceWhatIf(t *testing.T) {
 	var wi struct {
 		Runs   int `json:"runs"`
 		Groups []struct {
-			History string   `json:"history"`
-			Model   []string `json:"model"`
-			Real    []struct {
+			History string `json:"history"`
+			Model   []struct {
+				Answers string `json:"answers"`
+			} `json:"model"`
+			Real []struct {
 				Answers string `json:"answers"`
 				Runs    int    `json:"runs"`
 				InModel bool   `json:"in_model"`
@@ -181,7 +183,7 @@ func TestReproduceWhatIf(t *testing.T) {
 			}
 			inModel := false
 			for _, m := range g.Model {
-				if a, _, _ := strings.Cut(m, " → "); a == r.Answers {
+				if m.Answers == r.Answers {
 					inModel = true
 				}
 			}

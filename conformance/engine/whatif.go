@@ -58,10 +58,29 @@ type RaceGroup struct {
 	// interleaving of their steps from the state the History had when the
 	// group began, each with the run's status after ("ok, ok → completed");
 	// ModelNote says what the rebuilt state leaves out, if anything.
-	Model     []string `json:"model"`
-	ModelNote string   `json:"model_note,omitempty"`
+	Model     []ModelOutcome `json:"model"`
+	ModelNote string         `json:"model_note,omitempty"`
 	// Real is what the real World answered, per core and answer.
 	Real []RealOutcome `json:"real"`
+}
+
+// ModelOutcome is one outcome of the model's World for a group: the
+// members' answers and the run's status after.
+type ModelOutcome struct {
+	Answers   string `json:"answers"`
+	RunStatus string `json:"run_status,omitempty"`
+}
+
+func (m ModelOutcome) String() string {
+	if m.RunStatus == "" {
+		return m.Answers
+	}
+	return m.Answers + " → " + m.RunStatus
+}
+
+// has says whether the model's World gives the members these answers.
+func (g *RaceGroup) has(answers string) bool {
+	return slices.ContainsFunc(g.Model, func(m ModelOutcome) bool { return m.Answers == answers })
 }
 
 // RealOutcome is one answer of the real World to a group, on one core.
@@ -167,7 +186,7 @@ func PrepareWhatIf(s properties.Schedule, file string) (*Reproduction, *WhatIf, 
 // earlier entries applied one at a time in the plan's order, as plan.mjs
 // releases them (an earlier group's members too, in its order: one of its
 // outcomes), each answered as the model answers it then.
-func modelRaceOutcomes(h *model.History, p *Plan, first, end int) (outcomes []string, note string, err error) {
+func modelRaceOutcomes(h *model.History, p *Plan, first, end int) (outcomes []ModelOutcome, note string, err error) {
 	members := p.Entries[first:end]
 	for i, e := range members {
 		if e.Call < 0 {
@@ -214,7 +233,7 @@ func modelRaceOutcomes(h *model.History, p *Plan, first, end int) (outcomes []st
 		c := h.Calls[members[i].Call]
 		txns[i] = s.Begin(world.Event{Type: c.Event, Run: c.Run, Step: c.Step, RetryAfter: c.RetryAfter, Lazy: c.Lazy}, int32(i))
 	}
-	set := map[string]bool{}
+	set := map[ModelOutcome]bool{}
 	visited := 0
 	var walk func(s *world.Store, txns []world.Txn) error
 	walk = func(s *world.Store, txns []world.Txn) error {
@@ -244,9 +263,9 @@ func modelRaceOutcomes(h *model.History, p *Plan, first, end int) (outcomes []st
 				res, _, _ := txns[i].Result()
 				ans[i] = errorName(res)
 			}
-			set[strings.Join(ans, ", ")+" → "+s.Get(run).Status.String()] = true
+			set[ModelOutcome{Answers: strings.Join(ans, ", "), RunStatus: s.Get(run).Status.String()}] = true
 		case !moved:
-			set["stuck: no member can go on"] = true
+			set[ModelOutcome{Answers: "stuck: no member can go on"}] = true
 		}
 		return nil
 	}
@@ -256,19 +275,13 @@ func modelRaceOutcomes(h *model.History, p *Plan, first, end int) (outcomes []st
 	for o := range set {
 		outcomes = append(outcomes, o)
 	}
-	slices.Sort(outcomes)
+	slices.SortFunc(outcomes, func(a, b ModelOutcome) int { return strings.Compare(a.String(), b.String()) })
 	return outcomes, note, nil
 }
 
 // maxRaceStates bounds the interleavings a group's outcomes are computed
 // over (a group of three run events has 1,680).
 const maxRaceStates = 1 << 20
-
-// answersOf is the model outcome's answers, without the run's status.
-func answersOf(outcome string) string {
-	a, _, _ := strings.Cut(outcome, " → ")
-	return a
-}
 
 // RunWhatIf makes o.Runs real runs of the plan on each core, every race
 // group released together with no schedule inside its calls, and tallies
@@ -317,12 +330,7 @@ func RunWhatIf(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 				ans := groupAnswers(out.Plan, rg.First, len(rg.Members))
 				t := tally[g][ans]
 				if t == nil {
-					t = &RealOutcome{Core: core.Version, Answers: ans}
-					for _, m := range rg.Model {
-						if answersOf(m) == ans {
-							t.InModel = true
-						}
-					}
+					t = &RealOutcome{Core: core.Version, Answers: ans, InModel: rg.has(ans)}
 					tally[g][ans] = t
 					order[g] = append(order[g], ans)
 				}

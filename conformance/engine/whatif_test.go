@@ -56,7 +56,7 @@ func TestWhatIfModelOutcomesOfTheSavedRaces(t *testing.T) {
 		for _, o := range wi.Groups {
 			var answers []string
 			for _, m := range o.Model {
-				answers = append(answers, answersOf(m))
+				answers = append(answers, m.Answers)
 			}
 			if !slices.Contains(answers, o.History) {
 				t.Errorf("%s group %d: the History's answers %q are not among the model's outcomes %q", tc.file, o.Group, o.History, o.Model)
@@ -65,13 +65,13 @@ func TestWhatIfModelOutcomesOfTheSavedRaces(t *testing.T) {
 		t.Logf("%s: group %d %v: history %q; model %q %s", tc.file, g.Group, g.Members, g.History, g.Model, g.ModelNote)
 		var answers []string
 		for _, m := range g.Model {
-			answers = append(answers, answersOf(m))
+			answers = append(answers, m.Answers)
 		}
 		if !slices.Contains(answers, g.History) {
 			t.Errorf("%s: the History's answers %q are not among the model's outcomes %q", tc.file, g.History, g.Model)
 		}
 		for _, w := range tc.want {
-			if !slices.Contains(g.Model, w) {
+			if !slices.ContainsFunc(g.Model, func(m ModelOutcome) bool { return m.String() == w }) {
 				t.Errorf("%s: the model's outcomes %q lack %q", tc.file, g.Model, w)
 			}
 		}
@@ -100,7 +100,7 @@ func TestWhatIfRefusesAPlanWithoutARace(t *testing.T) {
 // nothing for a group the plan never released.
 func TestWhatIfOnlyReal(t *testing.T) {
 	wi := &WhatIf{Groups: []RaceGroup{
-		{Group: 1, Model: []string{"ok, ok → completed"}, Real: []RealOutcome{
+		{Group: 1, Model: []ModelOutcome{{Answers: "ok, ok", RunStatus: "completed"}}, Real: []RealOutcome{
 			{Core: "c", Answers: "ok, ok", Runs: 2, InModel: true},
 			{Core: "c", Answers: "ok, RunExpiredError", Runs: 1},
 		}},
