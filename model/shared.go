@@ -169,8 +169,9 @@ func (e *engine) sharedJoin() int64 {
 func (e *engine) sharedMark(idx int32, v0 int64, offset time.Duration, answer bool) {
 	s := &e.shared
 	s.advance(e.k.Now())
-	top := len(s.marks) == 0 || s.marks[0].v > v0+int64(offset)*psPerNS
-	s.push(serviceMark{v: v0 + int64(offset)*psPerNS, serial: e.calls[idx].serial, call: idx, answer: answer})
+	v := v0 + int64(offset)*psPerNS
+	top := len(s.marks) == 0 || s.marks[0].v > v
+	s.push(serviceMark{v: v, serial: e.calls[idx].serial, call: idx, answer: answer})
 	if top {
 		e.sharedWake()
 	}
