@@ -32,6 +32,9 @@ type fanRT struct {
 	lazy     int32
 	prologue int32
 	holder   int32 // atomic-fan-in: the delivery the World told it was last
+	// lastMark is when the fan-out's latest mark was logged: a log loaded
+	// at or after it shows the fan-out as the counts above do (logView).
+	lastMark sim.Time
 }
 
 // lastCompleter is the fan-in: every fan-out's state and the last
@@ -49,6 +52,9 @@ type lastCompleter struct {
 	// logged: a replay's inline claim is lazy when the log it loaded did not
 	// hold it yet (createdBy).
 	createdAt []sim.Time
+	// finishedAt is, beside logged, when each branch's step_completed or
+	// step_failed was logged (logView).
+	finishedAt []sim.Time
 	// owner is 1 + the queue message whose invocation's lazy claim created
 	// each branch (core's inline ownership), 0 for none.
 	owner []int32
@@ -80,20 +86,64 @@ func (lc *lastCompleter) checkPending(p int32) {
 		lc.done(p, DispAck, 0)
 		return
 	}
+	if lc.inlineDelta(p) {
+		// The write's answer carried the log's delta since the
+		// invocation's cursor (what it appended, and anything else logged
+		// since): the invocation goes on with that, as if it had listed
+		// the log when the write landed.
+		c := &lc.calls[lc.procs[p].lastCall]
+		c.LogTerminal = lc.store.LogEnded(d.Run)
+		c.PendingEmpty = lc.pendingEmpty(d.Fanout)
+		lc.afterLoad(p, c.PendingEmpty)
+		return
+	}
 	lc.procs[p].state = psListed
 	lc.call(p, OpEventsList, 0, world.NoStep, d.Fanout)
 }
 
+// inlineDelta reports whether inline step p's accepted step_completed
+// answered with the log's delta, so that its invocation lists nothing after
+// it (core's inline-delta path, runtime.js requestInlineDelta: a suspension
+// of one step, claimed lazily and run inline, from a log with a cursor,
+// which turbo's empty preload has not; the write passes sinceCursor and the
+// loop goes on with the delta it answers with).
+func (lc *lastCompleter) inlineDelta(p int32) bool {
+	d := &lc.h.Deliveries[p]
+	pr := &lc.procs[p]
+	if d.Msg >= 0 || pr.parent < 0 || lc.vs.atomicFanIn || lc.h.Fanouts[d.Fanout].Branches != 1 {
+		return false
+	}
+	c := &lc.calls[pr.lastCall]
+	at := lc.procs[pr.parent].loadAt
+	return c.Op == OpEventsCreate && c.Event == world.EvStepCompleted && c.Result == world.OK &&
+		at >= 0 && !lc.createdBy(d.Fanout, d.Step, at)
+}
+
+// logAt is when the log p goes on with was read: its list's, as the store
+// served it, or, after an inline delta, its write's landing (now).
+func (lc *lastCompleter) logAt(p int32) sim.Time {
+	if c := &lc.calls[lc.procs[p].lastCall]; c.Op == OpEventsList {
+		return c.Served
+	}
+	return lc.k.Now()
+}
+
 // listed is the log listed: an empty pending set makes p a last completer.
 func (lc *lastCompleter) listed(p int32) {
-	if !lc.calls[lc.procs[p].lastCall].PendingEmpty {
+	lc.afterLoad(p, lc.calls[lc.procs[p].lastCall].PendingEmpty)
+}
+
+// afterLoad goes on from the log p loaded (listed, or an inline delta):
+// pendingEmpty makes p a last completer.
+func (lc *lastCompleter) afterLoad(p int32, pendingEmpty bool) {
+	if !pendingEmpty {
 		if d := &lc.h.Deliveries[p]; d.Msg < 0 && !lc.vs.atomicFanIn && !lc.calls[lc.procs[p].lastCall].LogTerminal {
 			// The invocation's last inline step: core goes on with the
 			// log it listed and replays (unless the log holds the run's
 			// end), and its dispatch pass skips the steps this invocation
 			// published but arms a backstop for an inline step another
 			// message owns (orchestrator.backstops).
-			lc.procs[p].loadAt = lc.calls[lc.procs[p].lastCall].Served
+			lc.procs[p].loadAt = lc.logAt(p)
 			if lc.orch.backstops(p, d.Fanout) > 0 {
 				lc.procs[p].state = psAfterPublish
 				return
@@ -166,7 +216,7 @@ func (lc *lastCompleter) continueFanout(p int32) {
 		// The orchestrator's inline path replays from the list it just
 		// made: core loads the log once after its inline steps and goes
 		// on with that load (nextEventLogLoad), no second list.
-		lc.procs[p].loadAt = lc.calls[lc.procs[p].lastCall].Served // (the list's log, as it was served)
+		lc.procs[p].loadAt = lc.logAt(p) // (the list's log, as it was served)
 		lc.orch.replay(p)
 		return
 	}
@@ -183,6 +233,7 @@ func (lc *lastCompleter) pendingEmpty(fan int32) bool {
 const (
 	loggedCreated uint8 = 1 << iota
 	loggedFinished
+	loggedFailed // with loggedFinished: the end was a step_failed
 )
 
 // addFan adds the next fan-out's state.
@@ -204,6 +255,7 @@ func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 		f.marksAt = int32(len(lc.logged)) + 1
 		lc.logged = append(lc.logged, make([]uint8, fo.Branches)...)
 		lc.createdAt = append(lc.createdAt, make([]sim.Time, fo.Branches)...)
+		lc.finishedAt = append(lc.finishedAt, make([]sim.Time, fo.Branches)...)
 		lc.owner = append(lc.owner, make([]int32, fo.Branches)...)
 	}
 	mark := &lc.logged[int(f.marksAt)-1+b]
@@ -212,8 +264,11 @@ func (lc *lastCompleter) note(fan int32, step world.StepID, what uint8) {
 	}
 	had := *mark
 	*mark |= what
+	f.lastMark = lc.k.Now()
 	if what == loggedCreated {
-		lc.createdAt[int(f.marksAt)-1+b] = lc.k.Now()
+		lc.createdAt[int(f.marksAt)-1+b] = f.lastMark
+	} else {
+		lc.finishedAt[int(f.marksAt)-1+b] = f.lastMark
 	}
 	switch {
 	case what == loggedCreated && had&loggedFinished == 0:
@@ -256,6 +311,48 @@ func (lc *lastCompleter) createdBy(fan int32, step world.StepID, t sim.Time) boo
 	return lc.logged[i]&loggedCreated != 0 && lc.createdAt[i] <= t
 }
 
+// logView is what a log loaded at t (-1: turbo's empty preload) shows of
+// fan-out fan: how many of its steps it holds created, finished and
+// failed. A replay goes on from the log it loaded, not from the World as
+// it is when the load's answer arrives: a step that ends between the two
+// is still pending to it (core replays from the events it listed), so it
+// suspends on the fan-out where the World already has it finished.
+func (lc *lastCompleter) logView(fan int32, t sim.Time) (created, finished, failed int32) {
+	f := &lc.fans[fan]
+	if t >= f.lastMark && t >= 0 {
+		return f.created, f.finished, f.failed
+	}
+	if t < 0 || f.marksAt == 0 {
+		return 0, 0, 0
+	}
+	for b := range lc.h.Fanouts[fan].Branches {
+		i := int(f.marksAt) - 1 + int(b)
+		m := lc.logged[i]
+		if m&loggedCreated != 0 && lc.createdAt[i] <= t {
+			created++
+		}
+		if m&loggedFinished != 0 && lc.finishedAt[i] <= t {
+			finished++
+			if m&loggedFailed != 0 {
+				failed++
+			}
+		}
+	}
+	return created, finished, failed
+}
+
+// stepView is what a log loaded at t shows of step (of fan-out fan):
+// whether it holds its step_created (or the lazy claim that created it)
+// and its end.
+func (lc *lastCompleter) stepView(fan int32, step world.StepID, t sim.Time) (created, finished bool) {
+	i := lc.markOf(fan, step)
+	if t < 0 || i < 0 {
+		return false, false
+	}
+	m := lc.logged[i]
+	return m&loggedCreated != 0 && lc.createdAt[i] <= t, m&loggedFinished != 0 && lc.finishedAt[i] <= t
+}
+
 // prologueRead counts a legacy prologue read of one of fan-out fan's
 // deliveries (History.Fanouts[fan].PrologueFetches at the end).
 func (lc *lastCompleter) prologueRead(fan int32) { lc.fans[fan].prologue++ }
@@ -294,6 +391,9 @@ func (lc *lastCompleter) written(c *Call) {
 		f.finished++
 		lc.note(c.Fanout, c.Step, loggedFinished)
 		if c.Event == world.EvStepFailed {
+			if i := lc.markOf(c.Fanout, c.Step); i >= 0 {
+				lc.logged[i] |= loggedFailed
+			}
 			f.failed++
 			if fo := &lc.h.Fanouts[c.Fanout]; fo.Index < lc.settled[fo.Run] {
 				lc.settled[fo.Run] = fo.Index

@@ -297,7 +297,7 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 		priors:      e.priors[:0],
 		deployments: e.deployments[:0],
 		shareCum:    e.shareCum[:0],
-		completer:   lastCompleter{fans: e.completer.fans[:0], logged: e.completer.logged[:0], createdAt: e.completer.createdAt[:0], owner: e.completer.owner[:0], settled: e.completer.settled[:0]},
+		completer:   lastCompleter{fans: e.completer.fans[:0], logged: e.completer.logged[:0], createdAt: e.completer.createdAt[:0], finishedAt: e.completer.finishedAt[:0], owner: e.completer.owner[:0], settled: e.completer.settled[:0]},
 	}
 	e.q.reset()
 	e.client = client{e}

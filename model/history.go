@@ -95,10 +95,15 @@ type Call struct {
 	// WasLast is the atomic-fan-in World's answer to a terminal step write.
 	WasLast bool
 	// PendingEmpty is an events.list's answer about its fan-out: no step
-	// created and not finished, as of when the store served the read.
+	// created and not finished, as of when the store served the read. On an
+	// inline step's step_completed it says the write answered with the log's
+	// delta, which the invocation went on with instead of listing (core's
+	// inline delta, lastCompleter.inlineDelta): a delta is only asked for
+	// the one step of its suspension, so its fan-out has none pending.
 	PendingEmpty bool
-	// LogTerminal: the log an events.list answered with holds the run's
-	// terminal event (what a replay reading it sees first).
+	// LogTerminal: the log an events.list (or run_started's preload, or an
+	// inline delta) answered with holds the run's terminal event (what a
+	// replay reading it sees first).
 	LogTerminal bool
 	HasRow      bool
 	done        bool // answered; the slot may be reused once nothing refers to it

@@ -170,10 +170,18 @@ func (o *orchestrator) replay(p int32) {
 	}
 	fans := o.h.Runs[d.Run].Fanouts
 	settled := &o.completer.settled[d.Run]
-	for i := int(*settled); i < len(fans); i++ {
+	// The settled fan-outs are finished in the World; a log loaded before
+	// the last of them finished does not show it so, and the replay goes on
+	// from there. (Each fan-out's steps are created only once a replay saw
+	// the one before finished, so the fan-outs' last marks grow in order.)
+	from := int(*settled)
+	for from > 0 && pr.loadAt < o.completer.fans[fans[from-1]].lastMark {
+		from--
+	}
+	for i := from; i < len(fans); i++ {
 		fan := fans[i]
-		f := &o.completer.fans[fan]
 		fo := &o.h.Fanouts[fan]
+		created, finished, failed := o.completer.logView(fan, pr.loadAt)
 		// A finished fan-out is judged first: core's replay resolves a step
 		// from its step_completed (or rejects it from its step_failed)
 		// whether or not the log shows its step_created yet (the step
@@ -181,16 +189,16 @@ func (o *orchestrator) replay(p int32) {
 		// start and end while its step_created's event insert is still in
 		// flight (the row is inserted first).
 		switch {
-		case f.finished >= fo.Branches && f.failed > 0:
+		case finished >= fo.Branches && failed > 0:
 			pr.state = psEnding
 			o.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
 			return
-		case f.finished >= fo.Branches:
+		case finished >= fo.Branches:
 			// The loop starts at the settled fan-outs' end and passes
 			// over finished ones in order: this one is settled too.
-			*settled = int32(i + 1)
+			*settled = max(*settled, int32(i+1))
 			continue
-		case f.created < fo.Branches:
+		case created < fo.Branches:
 			pr.suspendFan, pr.suspendNext = fan, 0
 			pr.state = psSuspending
 			o.suspendChunk(p)
@@ -255,10 +263,10 @@ func (o *orchestrator) suspendChunk(p int32) {
 	for i := pr.suspendNext; i < end; i++ {
 		step := fo.FirstStep + world.StepID(i)
 		queued := i >= fo.Inline
-		if st := o.store.Step(d.Run, step); st.Exists {
+		if created, finished := o.completer.stepView(pr.suspendFan, step, pr.loadAt); created {
 			// The replay sees it in the log; if it is pending, the
 			// dispatch loop publishes it after the handler.
-			if queued && w.ResilientDispatch && !st.Status.Terminal() {
+			if queued && w.ResilientDispatch && !finished {
 				o.addPrior(p, step)
 			}
 			continue
@@ -283,7 +291,7 @@ func (o *orchestrator) suspendChunk(p int32) {
 }
 
 // redispatch is core's dispatch loop over the pending queued steps of
-// fan-out fan (created, not finished, as the store has them now): each is
+// fan-out fan (not finished in the log p's replay loaded): each is
 // published under its step's idempotency key. With limited, only the steps
 // in only (a resilient suspension's prior ones). The model's invocation
 // replays a fan-out it suspends on once, so core beta.52's skip of a step
@@ -295,8 +303,11 @@ func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world
 	fo := &o.h.Fanouts[fan]
 	site := o.dispatchSite(d.Run, false)
 	pending := func(step world.StepID) bool {
-		st := o.store.Step(d.Run, step)
-		return st.Exists && !st.Status.Terminal()
+		// Core publishes every step its replay awaits (the suspension's
+		// pendingSteps): what the log it loaded does not show finished,
+		// found created there or created by this invocation's suspension.
+		_, finished := o.completer.stepView(fan, step, o.procs[p].loadAt)
+		return !finished
 	}
 	// An inline step the loaded log shows created by another message's
 	// invocation (its lazy claim) is not run inline again: while that
@@ -389,7 +400,7 @@ func (o *orchestrator) backstops(p, fan int32) int {
 	n := 0
 	for i := int32(0); i < fo.Inline; i++ {
 		step := fo.FirstStep + world.StepID(i)
-		if st := o.store.Step(d.Run, step); !st.Exists || st.Status.Terminal() || !o.inlineClaimedElsewhere(p, fan, step) {
+		if _, finished := o.completer.stepView(fan, step, o.procs[p].loadAt); finished || !o.inlineClaimedElsewhere(p, fan, step) {
 			continue
 		}
 		if delay := o.leaseLeft(p, fan, step); delay > 0 {
@@ -434,7 +445,7 @@ func (o *orchestrator) startInline(p int32) {
 		// by another invocation and is re-dispatched (redispatch). Two
 		// replays that loaded the log before either claim both run it: one
 		// claim wins (at-least-once bodies under turbo's optimistic start).
-		if st := o.store.Step(d.Run, step); st.Exists && st.Status.Terminal() || o.inlineClaimedElsewhere(p, pr.suspendFan, step) {
+		if _, finished := o.completer.stepView(pr.suspendFan, step, pr.loadAt); finished || o.inlineClaimedElsewhere(p, pr.suspendFan, step) {
 			continue
 		}
 		c := o.newProc(Delivery{Msg: -1, Parent: p, Kind: MsgStep, Run: d.Run, Step: step, Fanout: pr.suspendFan,

@@ -213,8 +213,12 @@ func (o *observed) replayLoad(d int32) int32 {
 		// World call, only its dispatch loop's publishes of the pending
 		// steps: it continued all the same (the spans show the publish
 		// under the step, spancheck).
+		// A publish of the same fan-out's steps is no continuation: the
+		// last inline step's replay finding its fan-out unfinished arms a
+		// backstop (no step) or hands an owned step back to the queue.
+		fo := &o.h.Fanouts[o.h.Deliveries[d].Fanout]
 		for _, i := range o.pubs[d] {
-			if o.h.Publishes[i].At >= o.h.Calls[last].End {
+			if pub := &o.h.Publishes[i]; pub.At >= o.h.Calls[last].End && pub.Step >= fo.FirstStep+world.StepID(fo.Branches) {
 				return last
 			}
 		}

@@ -288,9 +288,28 @@ func holds(t *testing.T, fam search.Family, variants []string, props []Property,
 		}
 		withRapidFlags(t, kv)
 		if cx := searchFor(t, fam, variants, props, prepare, shrinkSteps); cx != nil {
+			keep(t, cx)
 			t.Fatalf("%s", strings.Join(Story(cx.vs[0]), "\n"))
 		}
 	})
+}
+
+// keep writes a failing holds search's shrunk counterexample as a schedule
+// into SIMLAB_SCHEDULES's directory, if set (as finds keeps its own): the
+// story in the failure says what went wrong, the schedule lets one look
+// (simlab replay, the TUI, simlab reproduce).
+func keep(t *testing.T, cx *counterexample) {
+	dir := os.Getenv("SIMLAB_SCHEDULES")
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, strings.NewReplacer("/", "-", "#", "").Replace(t.Name())+"-"+cx.vs[0].Property+".json")
+	s := Schedule{Property: cx.vs[0].Property, HistoryHash: fmt.Sprintf("%016x", cx.h.Hash), Scenario: cx.sc, Choices: cx.choices}
+	if err := SaveSchedule(path, s); err != nil {
+		t.Errorf("keeping the counterexample: %v", err)
+		return
+	}
+	t.Logf("counterexample kept: simlab replay %s", path)
 }
 
 var swarmFamily, fanoutFamily, skewFamily = search.Families[0], search.Families[1], search.Families[2]
@@ -340,6 +359,40 @@ func TestShippedFindsTurboBodyOnACancelledRun(t *testing.T) {
 	}))
 }
 
+// Two last completers of one fan-out both replay into the next: the one
+// that loaded the log before the other's claim of the next fan-out's inline
+// step runs that step too, and on the turbo first delivery (the
+// orchestrator's own inline continuation) its body begins before its claim
+// is refused, after the other completer has completed the run. No cancel and
+// no fault: only the orchestrator's list answering late (world-local with
+// slow calls, whose order the real World takes from the gate in reproduce).
+// The replay goes on from the log it loaded, as core does; the model once
+// judged the World as it was when the list answered, and its replay ended
+// the run a second time instead. Reproduced on core 5.0.0-beta.52 over
+// world-local: conformance/engine TestReproduceTurboBodyAfterTheRunCompleted.
+// The runtime's opt-out (awaitInlineClaims) keeps the body from beginning
+// (the holds below).
+func TestShippedFindsTurboBodyAfterTheRunCompleted(t *testing.T) {
+	findsWithin(t, fanoutFamily, nil, "no-start-on-terminal", both(onWorld("world-local"), noCancels, slowWorldLocalCalls, func(sc *model.Scenario) {
+		// What reproduce can force on the real side too.
+		sc.Faults.Crash, sc.Faults.Misdeliver, sc.Faults.Swarm, sc.Faults.LostCreate, sc.Faults.StaleRead, sc.Faults.BodyFailure = 0, 0, false, 0, 0, 0
+		sc.Workflow.FlakySteps, sc.Workflow.FatalSteps, sc.Workflow.QuickJSShare = 0, 0, 0
+		sc.Workflow.MaxInline = max(sc.Workflow.MaxInline, 1)
+		if len(sc.Workflow.Fanouts) == 1 {
+			// The second continuation runs the next fan-out's inline step.
+			sc.Workflow.Fanouts = append(sc.Workflow.Fanouts, 1)
+		}
+	}), 5, 0)
+}
+
+// slowWorldLocalCalls gives world-local's calls world-vercel's latencies:
+// the same rules and atomicity, calls slow enough that a list answers after
+// other deliveries ended the run.
+func slowWorldLocalCalls(sc *model.Scenario) {
+	v := model.Profiles()["world-vercel"]
+	sc.Store.EventsWrite, sc.Store.RunsGet, sc.Store.EventsList, sc.Store.Publish, sc.Store.Deliver = v.EventsWrite, v.RunsGet, v.EventsList, v.Publish, v.Deliver
+}
+
 func TestShippedHoldsTheRest(t *testing.T) {
 	// A stale lazy read's row has no startedAt, and the next fan-out's
 	// runContext then has none either (TestShippedStaleLazyRead...). Liveness
@@ -347,14 +400,17 @@ func TestShippedHoldsTheRest(t *testing.T) {
 	// run can end, since model/world
 	// follows the real Worlds' order of checks:
 	// TestShippedFetchFreeConsumerLoopsOnEndedRun.
-	holds(t, fanoutFamily, nil, allBut("one-body-at-a-time", "one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld))
+	// The runtime's opt-out of turbo's optimistic inline start: with it a
+	// second continuation's inline body after the run's end never begins
+	// (TestShippedFindsTurboBodyAfterTheRunCompleted).
+	holds(t, fanoutFamily, nil, allBut("one-body-at-a-time", "one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld, awaitInlineClaims))
 	// bounded-work-after-end: a stale pending lazy read of a run that has
 	// ended sends its completer into a replay after the end
 	// (TestShippedStaleLazyReadReplaysAnEndedRun).
 	holds(t, fanoutFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "run-context-matches-run", "liveness", "recovery-in-band", "bounded-work-after-end"), both(atomicWorld, awaitInlineClaims))
 	// With v1 consumers still deployed, liveness holds only without stale
 	// reads: see TestShippedLegacyPrologueLosesStepsOnStaleReads.
-	holds(t, skewFamily, nil, allBut("one-body-at-a-time", "one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld))
+	holds(t, skewFamily, nil, allBut("one-body-at-a-time", "one-lazy-fetch-per-fanout"), both(noStaleReads, stepsCreatedBeforeEnd, atomicWorld, awaitInlineClaims))
 	holds(t, skewFamily, nil, allBut("one-body-at-a-time", "run-fails-for-a-reason", "one-lazy-fetch-per-fanout", "liveness", "run-context-matches-run", "recovery-in-band", "bounded-work-after-end"), both(atomicWorld, awaitInlineClaims))
 }
 

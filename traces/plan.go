@@ -656,6 +656,14 @@ func (p *planner) call(i, parent, svc int32) node {
 		if c.WasLast {
 			n.attrs = append(n.attrs, attribute.Bool(KeyFanoutWasLast, true))
 		}
+		if c.PendingEmpty {
+			// An inline step's step_completed answered with the log's
+			// delta, the invocation's pending check (no list follows).
+			n.attrs = append(n.attrs, attribute.Bool(KeyFanoutPendingEmpty, true))
+			if c.LogTerminal {
+				n.attrs = append(n.attrs, attribute.Bool(KeyLogTerminal, true))
+			}
+		}
 	case model.OpEventsList:
 		if c.LogTerminal {
 			// The log it answered with holds the run's terminal event.

@@ -476,7 +476,9 @@ func oneLazyFetchPerFanout(ix *index) Verdict {
 				after = true
 			}
 			switch {
-			case c.Name == traces.EventsListSpanName && list == nil:
+			case (c.Name == traces.EventsListSpanName || strings.HasPrefix(c.Name, traces.EventsCreateSpanName)) && list == nil:
+				// The pending check: a list, or an inline step's
+				// step_completed whose answer carried the log's delta.
 				if pe, _ := c.Attr(traces.KeyFanoutPendingEmpty); pe == "true" {
 					list = c
 				}
@@ -762,7 +764,7 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 			st, _ := s.Attr(traces.KeyRunStatusRead)
 			lt, _ := s.Attr(traces.KeyLogTerminal)
 			if (s.Name == traces.RunsGetSpanName && terminalStatus(st)) || (strings.HasPrefix(s.Name, traces.EventsCreateSpanName) && runExpired(s)) ||
-				(s.Name == traces.EventsListSpanName && lt == "true") {
+				((s.Name == traces.EventsListSpanName || strings.HasPrefix(s.Name, traces.EventsCreateSpanName)) && lt == "true") {
 				told = s
 				break
 			}
