@@ -338,6 +338,22 @@ export function createGate(spec, now) {
       else live.add(rec);
       touch();
     },
+    // answerTurn holds an answered read's answer from the runtime until its
+    // plan turn (plan.mjs answerTurn), or returns null. While held the call
+    // counts as held in the gate, so that quiescence (and with it the plan's
+    // escape) sees its delivery waiting, not working.
+    answerTurn(rec) {
+      const p = plan?.answerTurn(rec);
+      if (!p) return null;
+      rec.phase = 'gate';
+      live.add(rec);
+      touch();
+      return p.then(() => {
+        rec.phase = 'done';
+        live.delete(rec);
+        touch();
+      });
+    },
     published(messageId, delaySeconds = 0) {
       if (plan && delaySeconds > 0) delayed.add(messageId);
       else if (messageId && !delivered.has(messageId)) published.add(messageId);

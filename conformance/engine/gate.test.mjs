@@ -307,6 +307,9 @@ function planDriver(entries) {
     rec.result = result;
     if (status) rec.status = status;
     gate.phase(rec, 'done');
+    // As the store wrapper: a late answer reaches the caller at its turn.
+    const turn = gate.answerTurn(rec);
+    if (turn) await turn;
     return rec;
   };
   return { gate, order, deliver, call };
@@ -386,6 +389,44 @@ test('a plan whose next entry cannot arrive breaks, says where, and lets everyth
   await call(orch, 'events.create', 'run_completed');
   assert.equal(order.at(-1), '0:events.create run_completed');
   await gate.plan.done();
+});
+
+test('a plan holds a late read\'s answer until the entries before its answer are answered, and lets it go on a break', async () => {
+  const plan = () => [
+    entry('r0|client||0|events.create|run_created||1'),
+    entry('r0|run||1|events.create|run_started||1'),
+    entry('r0|run||1|events.list|||1', { answer_after: 3 }),
+    entry('r0|step|0/1|1|events.create|step_started|0/1|1'),
+  ];
+  {
+    const { gate, order, deliver, call } = planDriver(plan());
+    await call(null, 'events.create', 'run_created');
+    const orch = deliver(0);
+    await call(orch, 'events.create', 'run_started');
+    // A queued step's delivery is under way (no call of it held): the
+    // gate is not quiescent while it works.
+    const cons = deliver(1, 'step_b');
+    let got = false;
+    const list = call(orch, 'events.list').then(() => { got = true; });
+    await turns(5);
+    assert.equal(order.at(-1), '0:events.list', 'the list itself is released at its turn');
+    assert.equal(got, false, 'its answer waits for entry 3');
+    assert.equal(gate.escapes.length, 0, 'a delivery still works: no escape');
+    await call(cons, 'events.create', 'step_started', { correlation: 'step_b', args: [0, 1] });
+    await list;
+    assert.equal(gate.plan.report().broken, null);
+    await gate.plan.done();
+  }
+  {
+    // Entry 3 never comes: the held answer is all that waits, the plan
+    // breaks at entry 3 and the answer goes.
+    const { gate, deliver, call } = planDriver(plan());
+    await call(null, 'events.create', 'run_created');
+    const orch = deliver(0);
+    await call(orch, 'events.create', 'run_started');
+    await call(orch, 'events.list');
+    assert.equal(gate.plan.report().broken.entry, 3);
+  }
 });
 
 test('stepArgs reads a branch step\'s fan-out and index from the runtime\'s devalue input', () => {

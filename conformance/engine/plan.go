@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/simlab/simlab/model"
@@ -55,6 +56,13 @@ type PlanEntry struct {
 	// writes take their steps of the World's own I/O in the History:
 	// [member, step] pairs, member the position in the group (raceSchedule).
 	Fs [][2]int `json:"fs,omitempty"`
+	// AnswerAfter, on a read whose answer the History gave later than the
+	// instant it read, is the last entry that took effect before that
+	// answer: plan.mjs holds the answer from the runtime until every entry
+	// up to it is answered, so what the reader does with it (a replay's
+	// publishes, which no entry holds) comes after them as in the History.
+	// 0 for none (a read's own index is below it).
+	AnswerAfter int `json:"answer_after,omitempty"`
 	// Expect is the History's answer as the real World names it: ok, or
 	// the error's name (EntityConflictError, RunExpiredError, ...).
 	Expect string `json:"expect,omitempty"`
@@ -291,7 +299,10 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		}
 		claim := -1
 		for ci := range h.Calls {
-			if c := &h.Calls[ci]; (c.Caller.Delivery == int32(di) || c.Caller.Delivery == inv) && c.End <= dv.BodyStart {
+			// Any call of the body's invocation: an inline step's parent
+			// may itself be an inline step (a continuation's next fan-out),
+			// whose suspension's creates the body began after.
+			if c := &h.Calls[ci]; c.Caller.Delivery >= 0 && (c.Caller.Delivery == int32(di) || h.Invocation(c.Caller.Delivery) == inv) && c.End <= dv.BodyStart {
 				claim = ci
 			}
 		}
@@ -338,6 +349,7 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		ps[i].e.At = ps[i].at
 		plan.Entries = append(plan.Entries, ps[i].e)
 	}
+	answerTurns(h, plan.Entries)
 	for i := 0; i < len(plan.Entries); {
 		g := plan.Entries[i].Group
 		end := i + 1
@@ -350,6 +362,27 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		i = end
 	}
 	return plan, nil
+}
+
+// answerTurns sets AnswerAfter on each read the History answered after
+// later entries took effect (entries is in plan order, by At first).
+func answerTurns(h *model.History, entries []PlanEntry) {
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind != "call" {
+			continue
+		}
+		c := &h.Calls[e.Call]
+		if c.Op != model.OpRunsGet && c.Op != model.OpEventsList {
+			continue
+		}
+		// The first entry at or after the answer; the one before it is the
+		// last that took effect strictly before (a tie's order is not known).
+		j := i + 1 + sort.Search(len(entries)-i-1, func(k int) bool { return entries[i+1+k].At >= c.End })
+		if j-1 > i {
+			e.AnswerAfter = j - 1
+		}
+	}
 }
 
 // groupRaces gives the writes of one run that were in flight at once in

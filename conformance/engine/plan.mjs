@@ -71,6 +71,7 @@ export function createPlan(spec, now) {
   let actions = {}; // the harness's own calls: cancel(runId)
   const fsRaces = []; // each forced race group: its gate, calls, finished
   const doneWaiters = [];
+  const answerWaiters = []; // {after, resolve}: answers held until their turn (answer_after)
 
   const runs = new Map(); // real run id -> model run index
   const steps = new Map(); // correlation id -> [fanout, index]
@@ -80,7 +81,17 @@ export function createPlan(spec, now) {
   const claimed = new Set(); // deliveries that made a step_started
 
   const finished = () => broken !== null || (next >= entries.length && outstanding === 0);
+  // An answer's turn: every entry up to `after` answered (a body counts once
+  // it began). answeredTo is the first entry that is not.
+  let answeredTo = 0;
+  const turnCame = (after) => {
+    while (answeredTo < entries.length && status[answeredTo].state === 'answered') answeredTo++;
+    return broken !== null || answeredTo > after;
+  };
   const settle = () => {
+    for (let k = answerWaiters.length - 1; k >= 0; k--) {
+      if (turnCame(answerWaiters[k].after)) answerWaiters.splice(k, 1)[0].resolve();
+    }
     if (finished()) for (const r of doneWaiters.splice(0)) r();
   };
 
@@ -132,7 +143,9 @@ export function createPlan(spec, now) {
     // prologue) or after its step's end (a last completer's lazy read):
     // two reads the runtime itself tells apart.
     if (op === 'runs.get' && by === 'step') event = claimed.has(item.delivery) ? 'lazy' : 'prologue';
-    const o = `${item.delivery} ${op} ${event} ${step}`;
+    // Occurrences count within one run: the client's calls (delivery -1)
+    // are made for every run, and the Go side counts them per run's key.
+    const o = `${run} ${item.delivery} ${op} ${event} ${step}`;
     const n = (occurrences.get(o) ?? 0) + 1;
     occurrences.set(o, n);
     return `r${run}|${by}|${byStep}|${nth}|${op}|${event}|${step}|${n}`;
@@ -172,6 +185,13 @@ export function createPlan(spec, now) {
   // pump releases what may go: the next entry once every earlier one is
   // answered; a race group once all its members have arrived.
   function pump() {
+    releaseDue();
+    // Whatever pump released or not, an entry's answer may now be due, or
+    // the plan done.
+    settle();
+  }
+
+  function releaseDue() {
     while (broken === null && next < entries.length && outstanding === 0) {
       const e = entries[next];
       if (e.group) {
@@ -199,7 +219,6 @@ export function createPlan(spec, now) {
       release(next);
       next++;
     }
-    settle();
   }
 
   return {
@@ -271,11 +290,21 @@ export function createPlan(spec, now) {
       outstanding--;
       pump();
     },
-    holding: () => held.size > 0,
+    // answerTurn returns a promise that settles when a released read's
+    // answer may reach the runtime (its entry's answer_after: the History
+    // answered it after later entries took effect), or null at once.
+    answerTurn(rec) {
+      const i = rec.planEntry;
+      const after = i === undefined ? undefined : entries[i].answer_after;
+      if (after === undefined || turnCame(after)) return null;
+      status[i].answer_held = now();
+      return new Promise((resolve) => answerWaiters.push({ after, resolve }));
+    },
+    holding: () => held.size > 0 || answerWaiters.length > 0,
     // escape is the gate's quiescence with plan entries held: entry `next`
     // (or a member of its race group) cannot arrive any more.
     escape() {
-      if (broken !== null || held.size === 0) return false;
+      if (broken !== null || (held.size === 0 && answerWaiters.length === 0)) return false;
       const missing = [];
       const e = entries[next];
       if (e?.group) {

@@ -81,6 +81,20 @@ var savedSchedules = []savedSchedule{
 		sc.Faults.Cancel, sc.Faults.CancelWithin = 0.5, 20*time.Millisecond
 		return sc
 	}},
+	// Two last completers of the first fan-out both replay into the next;
+	// the orchestrator's own continuation loaded the log before the other's
+	// claim of the next fan-out's inline step, runs it too, and turbo
+	// begins its body before the World refuses the claim: after the other
+	// completer completed the run. world-local with world-vercel's
+	// latencies, so that the orchestrator's list answers late.
+	{"turbo-body-after-completion.json", "no-start-on-terminal", func() model.Scenario {
+		sc, _ := model.Builtin("fanout")
+		sc.Description += "; fan-outs of 3 and 1 branches, one inline; world-vercel's latencies"
+		sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{3, 1}, 1
+		v := model.Profiles()["world-vercel"]
+		sc.Store.EventsWrite, sc.Store.RunsGet, sc.Store.EventsList, sc.Store.Publish, sc.Store.Deliver = v.EventsWrite, v.RunsGet, v.EventsList, v.Publish, v.Deliver
+		return sc
+	}},
 }
 
 func scheduleFile(name string) string { return filepath.Join("testdata", "reproduce", name) }
@@ -568,6 +582,74 @@ func TestReproduceClaimRacingTheCancelOnTheRealCore(t *testing.T) {
 		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the spans", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
 	}
 	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
+}
+
+// TestPlanOfTheTurboBodyAfterCompletion: the orchestrator's list after
+// the first fan-out read the log early and answered after the other last
+// completer's run_completed took effect; its entry holds the answer until
+// that run_completed is answered (answer_after), so that the late body and
+// claim it leads to come after the run's end on the real side too. No
+// entry of the same invocation lies between a read and its answer turn.
+func TestPlanOfTheTurboBodyAfterCompletion(t *testing.T) {
+	_, rp := loadSaved(t, "turbo-body-after-completion.json")
+	es := rp.Plan.Entries
+	completed := -1
+	for i, e := range es {
+		if strings.Contains(e.Key, "|events.create|run_completed|") && e.Expect == "ok" {
+			completed = i
+		}
+	}
+	if completed < 0 {
+		t.Fatal("no accepted run_completed in the plan")
+	}
+	late := -1
+	for i, e := range es {
+		if e.AnswerAfter == 0 {
+			continue
+		}
+		if e.AnswerAfter <= i || e.AnswerAfter >= len(es) {
+			t.Fatalf("entry %d (%s) answer_after %d, want after its own index and inside the plan", i, e.Model, e.AnswerAfter)
+		}
+		for j := i + 1; j <= e.AnswerAfter; j++ {
+			if es[j].Delivery == e.Delivery {
+				t.Errorf("entry %d (%s) is due before entry %d's answer (%s), by the same delivery", j, es[j].Model, i, e.Model)
+			}
+		}
+		if strings.Contains(e.Key, "|run||1|events.list|") && e.AnswerAfter >= completed {
+			late = i
+		}
+	}
+	if late < 0 {
+		t.Fatalf("no list of the run's first delivery holds its answer past the run_completed (entry %d)", completed)
+	}
+}
+
+// TestReproduceTurboBodyAfterTheRunCompleted: the plan holds the
+// orchestrator's late list's answer until the other last completer's replay
+// has completed the run (a read answered after later entries took effect,
+// plan.mjs answerTurn); the orchestrator's continuation then replays from
+// the log it loaded, runs the next fan-out's inline step, and turbo begins
+// its body, which the real spans show after run_completed.
+func TestReproduceTurboBodyAfterTheRunCompleted(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "turbo-body-after-completion.json")
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "turbo", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, e := range rp.Plan.Entries {
+		if e.AnswerAfter > 0 {
+			held++
+		}
+	}
+	if held == 0 {
+		t.Error("no entry holds its answer: the plan does not order the late list's answer")
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "spans" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "a step body began after the run's world.events.create run_completed") {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the spans", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	t.Logf("core %s: %s, %d/%d entries, %d answers held to their turn; %v", c.Core, c.Verdict, c.Released, c.Entries, held, c.Violations)
 }
 
 // TestCheckSavedScheduleReproduces: what a user gets from `simlab check

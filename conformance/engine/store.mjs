@@ -218,6 +218,10 @@ export function wrapWorld(world, store, calls, opts = {}) {
       rec.end = now();
       if (pool) pool.release();
       gate?.phase(rec, 'done');
+      // A plan's read the History answered late: its answer reaches the
+      // runtime at its turn (the record keeps when the World answered).
+      const turn = gate?.answerTurn(rec);
+      if (turn) await turn;
     }
   };
 
