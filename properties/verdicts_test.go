@@ -193,7 +193,7 @@ func finds(t *testing.T, fam search.Family, variants []string, prop string, prep
 // the test that calls it says why.
 func findsWithin(t *testing.T, fam search.Family, variants []string, prop string, prepare func(*model.Scenario), maxBranches, maxFaults int) {
 	t.Helper()
-	findsSearch(t, defaultShrinkSteps, fam, variants, prop, prepare, maxBranches, maxFaults)
+	findsSearch(t, defaultShrinkSteps, 1, fam, variants, prop, prepare, maxBranches, maxFaults)
 }
 
 // findsShrinking is finds with that many shrink steps (times budget's
@@ -203,13 +203,15 @@ func findsWithin(t *testing.T, fam search.Family, variants []string, prop string
 // swarm case of a few hundred choices with many faults to remove more.
 func findsShrinking(t *testing.T, steps int, fam search.Family, variants []string, prop string, prepare func(*model.Scenario)) {
 	t.Helper()
-	findsSearch(t, steps, fam, variants, prop, prepare, 3, 2)
+	findsSearch(t, steps, 1, fam, variants, prop, prepare, 3, 2)
 }
 
-// findsSearch is finds with its shrink steps and its bounds on the story.
-func findsSearch(t *testing.T, steps int, fam search.Family, variants []string, prop string, prepare func(*model.Scenario), maxBranches, maxFaults int) {
+// findsSearch is finds with its shrink steps, its checks (times
+// checkScale) and its bounds on the story.
+func findsSearch(t *testing.T, steps, checkScale int, fam search.Family, variants []string, prop string, prepare func(*model.Scenario), maxBranches, maxFaults int) {
 	t.Helper()
 	checks, scale := budget()
+	checks *= checkScale
 	shrinkSteps := steps * scale
 	if fam.Name == "swarm" && !*long {
 		// A swarm case switches every feature and fault site on or off
@@ -383,6 +385,29 @@ func TestShippedFindsTurboBodyAfterTheRunCompleted(t *testing.T) {
 			sc.Workflow.Fanouts = append(sc.Workflow.Fanouts, 1)
 		}
 	}), 5, 0)
+}
+
+// Finding 21 as reproduce takes it: on world-local (with slow calls, and
+// what the real side honours), the queued step's consumer, whose message
+// resilient dispatch published with its create, finishes before the
+// orchestrator's creates answer, sees the inline step uncreated, claims it
+// and runs it; turbo's optimistic start begins the orchestrator's body of it
+// while the consumer's runs. The window is narrow (the creates answer after
+// the consumer's claim and before its body ends): ten times the checks.
+// The shrunk schedule (SIMLAB_SCHEDULES=DIR keeps it) is
+// conformance/engine/testdata/reproduce/one-body-twice.json.
+func TestShippedFindsBodyTwiceOnWorldLocal(t *testing.T) {
+	findsSearch(t, defaultShrinkSteps, 10, fanoutFamily, nil, "one-body-at-a-time", both(onWorld("world-local"), noCancels, slowWorldLocalCalls, func(sc *model.Scenario) {
+		sc.Faults.Crash, sc.Faults.Misdeliver, sc.Faults.Swarm, sc.Faults.LostCreate, sc.Faults.StaleRead, sc.Faults.BodyFailure = 0, 0, false, 0, 0, 0
+		sc.Workflow.FlakySteps, sc.Workflow.FatalSteps, sc.Workflow.QuickJSShare = 0, 0, 0
+		sc.Workflow.MaxInline = max(sc.Workflow.MaxInline, 1)
+		sc.Workflow.ResilientDispatch = true
+		sc.Workflow.Fanouts = sc.Workflow.Fanouts[:1]
+		// A replay that finds the step owned arms core's backstop: with a
+		// 1 s lease it is due in a second, not in 860 (the real side
+		// waits for it on the wall clock).
+		sc.Workflow.InlineOwnershipLease = time.Second
+	}), 4, 0)
 }
 
 // slowWorldLocalCalls gives world-local's calls world-vercel's latencies:

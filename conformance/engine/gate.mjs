@@ -382,7 +382,13 @@ export function createGate(spec, now) {
         // The body knows its own branch (its step function's arguments),
         // which may begin before its claim names it (turbo's optimistic
         // start).
-        p = plan.hold({ ...h, kind: 'body', args: [rec.fanout, rec.index] });
+        rec.planItem = { ...h, kind: 'body', args: [rec.fanout, rec.index] };
+        p = plan.hold(rec.planItem);
+      } else if (kind === 'body_end' && plan && rec.planItem) {
+        // A body the History ended after later entries took effect ends
+        // at its turn (answer_after), so that a body two deliveries run at
+        // once overlaps on the real side too.
+        p = plan.answerTurn(rec.planItem);
       } else if (kind === 'body_begin' && rules.length) {
         p = holdRule({ ...h, kind: 'body' });
       }
@@ -391,6 +397,12 @@ export function createGate(spec, now) {
       // A held body is its delivery waiting on the gate, as a held call is.
       const pseudo = { op: 'body', run: rec.run, delivery: rec.delivery };
       this.phase(pseudo, 'gate');
+      if (kind === 'body_end') {
+        return p.then(() => {
+          rec.end_released = now();
+          this.phase(pseudo, 'done');
+        });
+      }
       rec.held = true;
       return p.then(() => {
         rec.released = now();

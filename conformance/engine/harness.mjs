@@ -188,9 +188,13 @@ async function run(cfg) {
         return b;
       },
       end(b) {
-        if (!b) return;
+        if (!b) return undefined;
         b.end = store.now();
-        gate?.body(b, 'body_end');
+        const held = gate?.body(b, 'body_end');
+        if (!held) return undefined;
+        // A plan holds the end until its turn: the body ends, for the
+        // runtime, when its step function returns.
+        return held.then(() => { b.end = store.now(); });
       },
     };
   }

@@ -61,7 +61,9 @@ type PlanEntry struct {
 	// answer: plan.mjs holds the answer from the runtime until every entry
 	// up to it is answered, so what the reader does with it (a replay's
 	// publishes, which no entry holds) comes after them as in the History.
-	// 0 for none (a read's own index is below it).
+	// On a body it is the same for the body's end: two bodies the History
+	// ran at once overlap on the real side too. 0 for none (an entry's own
+	// index is below it).
 	AnswerAfter int `json:"answer_after,omitempty"`
 	// Expect is the History's answer as the real World names it: ok, or
 	// the error's name (EntityConflictError, RunExpiredError, ...).
@@ -364,21 +366,28 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 	return plan, nil
 }
 
-// answerTurns sets AnswerAfter on each read the History answered after
-// later entries took effect (entries is in plan order, by At first).
+// answerTurns sets AnswerAfter on each read the History answered, and each
+// body it ended, after later entries took effect (entries is in plan order,
+// by At first).
 func answerTurns(h *model.History, entries []PlanEntry) {
 	for i := range entries {
 		e := &entries[i]
-		if e.Kind != "call" {
-			continue
+		var end sim.Time
+		switch {
+		case e.Kind == "body":
+			// A body's end (harness.mjs holds it as it returns).
+			if dv := &h.Deliveries[e.Delivery]; dv.BodyEnd > dv.BodyStart {
+				end = dv.BodyEnd
+			}
+		case h.Calls[e.Call].Op == model.OpRunsGet || h.Calls[e.Call].Op == model.OpEventsList:
+			end = h.Calls[e.Call].End
 		}
-		c := &h.Calls[e.Call]
-		if c.Op != model.OpRunsGet && c.Op != model.OpEventsList {
+		if end == 0 {
 			continue
 		}
 		// The first entry at or after the answer; the one before it is the
 		// last that took effect strictly before (a tie's order is not known).
-		j := i + 1 + sort.Search(len(entries)-i-1, func(k int) bool { return entries[i+1+k].At >= c.End })
+		j := i + 1 + sort.Search(len(entries)-i-1, func(k int) bool { return entries[i+1+k].At >= end })
 		if j-1 > i {
 			e.AnswerAfter = j - 1
 		}

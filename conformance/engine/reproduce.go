@@ -474,6 +474,27 @@ func judgeCalls(property string, out *RealRun) (judged bool, why string, violati
 			}
 		}
 		return true, "on the read-back: once the runtime was done, a run whose log holds an accepted terminal event reads back terminal", violations, true
+	case "one-body-at-a-time":
+		// The harness records every body: from its release (or its
+		// beginning, when nothing held it) to its step function's return.
+		start := func(b Body) float64 {
+			if b.Held && b.Released > 0 {
+				return b.Released
+			}
+			return b.Begin
+		}
+		for i, a := range out.Bodies {
+			for _, b := range out.Bodies[i+1:] {
+				if a.Run != b.Run || a.Step != b.Step || a.Delivery == b.Delivery || a.End < 0 || b.End < 0 {
+					continue
+				}
+				if start(a) < b.End && start(b) < a.End {
+					violations = append(violations, fmt.Sprintf("%s: the body of step %s (branch %d/%d) ran in deliveries %d and %d at once (%.1f–%.1f ms and %.1f–%.1f ms)",
+						a.Run, a.Step, a.Fanout, a.Index, a.Delivery, b.Delivery, start(a), a.End, start(b), b.End))
+				}
+			}
+		}
+		return true, "on the bodies the harness recorded: two of one step's bodies, in two deliveries, each from its release to its step function's return, overlapping", violations, true
 	default:
 		return false, "", nil, false
 	}

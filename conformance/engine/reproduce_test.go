@@ -28,6 +28,12 @@ var writeSchedules = flag.Bool("write-schedules", false, "rewrite testdata/repro
 type savedSchedule struct {
 	file, property string
 	scenario       func() model.Scenario
+	// foundBy, for a schedule no seed of 1..5000 of a plain scenario
+	// finds (scenario nil), is the search that found it, kept as found
+	// (as rapid keeps a failure): the test checks that it still replays
+	// to its history and that reproduce takes it; a model change that
+	// moves it needs that search run again.
+	foundBy string
 }
 
 // durabenchOnLocal is durabench-256's store model on world-local's rules
@@ -48,7 +54,7 @@ var savedSchedules = []savedSchedule{
 	// docs/MODEL.md finding 15: two last completers of one fan-out each
 	// replay the workflow and each write run_completed; world-local
 	// accepts both.
-	{"f15-two-run-completed.json", "single-terminal-event", func() model.Scenario { return durabenchOnLocal(6, 1) }},
+	{"f15-two-run-completed.json", "single-terminal-event", func() model.Scenario { return durabenchOnLocal(6, 1) }, ""},
 	// README's stale-pending finding (docs/VALIDATION.md, difference 4): a
 	// last completer's lazy read answers the run as created, pending with no
 	// startedAt; its replay cannot start without one and fails the run.
@@ -58,7 +64,7 @@ var savedSchedules = []savedSchedule{
 		sc.Faults.StaleRead = 1
 		sc.Store.StaleLag = time.Hour
 		return sc
-	}},
+	}, ""},
 	// docs/MODEL.md findings 16 and 17: the client cancels the run 100 ms
 	// after its start, while the orchestrator's run_started is in flight;
 	// world-local's start writes the run file from its pending read over
@@ -69,7 +75,7 @@ var savedSchedules = []savedSchedule{
 		sc.Description += "; the client cancels each run 100 ms after its start"
 		sc.Faults.CancelAt = 100 * time.Millisecond
 		return sc
-	}},
+	}, ""},
 	// An inline step's claim racing the client's cancel: world-local's
 	// lazy step_started reads the run running, the cancel lands, and the
 	// claim's step_started is logged after the run_cancelled; turbo has
@@ -80,7 +86,7 @@ var savedSchedules = []savedSchedule{
 		sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{2}, 1
 		sc.Faults.Cancel, sc.Faults.CancelWithin = 0.5, 20*time.Millisecond
 		return sc
-	}},
+	}, ""},
 	// Two last completers of the first fan-out both replay into the next;
 	// the orchestrator's own continuation loaded the log before the other's
 	// claim of the next fan-out's inline step, runs it too, and turbo
@@ -88,13 +94,32 @@ var savedSchedules = []savedSchedule{
 	// completer completed the run. world-local with world-vercel's
 	// latencies, so that the orchestrator's list answers late.
 	{"turbo-body-after-completion.json", "no-start-on-terminal", func() model.Scenario {
-		sc, _ := model.Builtin("fanout")
-		sc.Description += "; fan-outs of 3 and 1 branches, one inline; world-vercel's latencies"
-		sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{3, 1}, 1
-		v := model.Profiles()["world-vercel"]
-		sc.Store.EventsWrite, sc.Store.RunsGet, sc.Store.EventsList, sc.Store.Publish, sc.Store.Deliver = v.EventsWrite, v.RunsGet, v.EventsList, v.Publish, v.Deliver
-		return sc
-	}},
+		return slowFanout("fan-outs of 3 and 1 branches, one inline", 3, 1)
+	}, ""},
+	// docs/MODEL.md finding 21: a queued step that finishes before the
+	// orchestrator's claim of its inline sibling makes its consumer the
+	// last completer (the inline step has no step_created until its claim);
+	// the consumer's replay claims and runs the inline step, and turbo's
+	// optimistic start has begun the orchestrator's body of it: one body,
+	// two deliveries, at once.
+	// Its window is narrow (the orchestrator's creates answer after the
+	// consumer claimed the inline step and before that body ended), which
+	// rapid's draws of the extremes meet and the seeded draws of 1..5000
+	// do not: the properties search keeps its shrunk schedule.
+	{file: "one-body-twice.json", property: "one-body-at-a-time",
+		foundBy: "SIMLAB_SCHEDULES=DIR go test ./properties -run TestShippedFindsBodyTwiceOnWorldLocal, then DIR/TestShippedFindsBodyTwiceOnWorldLocal-one-body-at-a-time.json copied here"},
+}
+
+// slowFanout is the fanout scenario (world-local's rules and split calls)
+// with world-vercel's latencies, so that a claim or a list answers after
+// other deliveries went on, and one inline step per fan-out.
+func slowFanout(what string, widths ...int) model.Scenario {
+	sc, _ := model.Builtin("fanout")
+	sc.Description += "; " + what + "; world-vercel's latencies"
+	sc.Workflow.Fanouts, sc.Workflow.MaxInline = widths, 1
+	v := model.Profiles()["world-vercel"]
+	sc.Store.EventsWrite, sc.Store.RunsGet, sc.Store.EventsList, sc.Store.Publish, sc.Store.Deliver = v.EventsWrite, v.RunsGet, v.EventsList, v.Publish, v.Deliver
+	return sc
 }
 
 func scheduleFile(name string) string { return filepath.Join("testdata", "reproduce", name) }
@@ -126,6 +151,19 @@ func search(t *testing.T, sc model.Scenario, prop string) properties.Schedule {
 // Regenerate with go test ./conformance/engine -run SavedSchedules -write-schedules.
 func TestSavedSchedulesAreCurrent(t *testing.T) {
 	for _, s := range savedSchedules {
+		if s.scenario == nil {
+			got, err := properties.LoadSchedule(scheduleFile(s.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Property != s.property {
+				t.Errorf("%s: property %s, want %s", s.file, got.Property, s.property)
+			}
+			if _, err := PrepareReproduction(got, s.file); err != nil {
+				t.Errorf("%s (found by %s; run it again): %v", s.file, s.foundBy, err)
+			}
+			continue
+		}
 		want := search(t, s.scenario(), s.property)
 		if *writeSchedules {
 			if err := properties.SaveSchedule(scheduleFile(s.file), want); err != nil {
@@ -652,6 +690,24 @@ func TestReproduceTurboBodyAfterTheRunCompleted(t *testing.T) {
 	t.Logf("core %s: %s, %d/%d entries, %d answers held to their turn; %v", c.Core, c.Verdict, c.Released, c.Entries, held, c.Violations)
 }
 
+// TestReproduceBodyTwiceOnTheRealCore: finding 21 as the properties search
+// found it on world-local: the consumer's replay claims the inline step and
+// runs it, turbo's optimistic body of it begins in the orchestrator, and the
+// plan holds the consumer's body's end until the orchestrator's has begun,
+// so the real record shows the two at once.
+func TestReproduceBodyTwiceOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "one-body-twice.json")
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "body", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "call record" || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "ran in deliveries") {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the call record", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
+}
+
 // TestCheckSavedScheduleReproduces: what a user gets from `simlab check
 // --scenario golden-t3` (the stale-pending failure, its first queued
 // delivery crashing before its claim) is handed to reproduce as saved,
@@ -691,4 +747,31 @@ func TestCheckSavedScheduleReproduces(t *testing.T) {
 		t.Errorf("core %s: %s (%s), %d/%d entries, violations %v; want reproduced", c.Core, c.Verdict, c.Reason, c.Released, c.Entries, c.Violations)
 	}
 	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
+}
+
+// The call-record judge of one-body-at-a-time: two bodies of one step in two
+// deliveries overlap from each one's release (or beginning, when nothing
+// held it) to its end; bodies that follow each other, or are one delivery's,
+// do not.
+func TestJudgeBodiesOnTheCallRecord(t *testing.T) {
+	body := func(step string, delivery int, begin, released, end float64) Body {
+		return Body{Run: "wrun_A", Step: step, Delivery: delivery, Begin: begin, Held: released > 0, Released: released, End: end}
+	}
+	for _, c := range []struct {
+		name   string
+		bodies []Body
+		want   int
+	}{
+		{"overlapping, held", []Body{body("s", 0, 1, 10, 20), body("s", 2, 15, 18, 25)}, 1},
+		{"held long, then one after the other", []Body{body("s", 0, 1, 30, 40), body("s", 2, 15, 18, 25)}, 0},
+		{"one after the other", []Body{body("s", 0, 1, 0, 5), body("s", 2, 5, 0, 9)}, 0},
+		{"another step", []Body{body("s", 0, 1, 0, 20), body("t", 2, 5, 0, 9)}, 0},
+		{"one delivery's retry", []Body{body("s", 0, 1, 0, 20), body("s", 0, 5, 0, 9)}, 0},
+		{"one never ended", []Body{body("s", 0, 1, 0, -1), body("s", 2, 5, 0, 9)}, 0},
+	} {
+		judged, _, violations, ok := judgeCalls("one-body-at-a-time", &RealRun{Bodies: c.bodies})
+		if !judged || !ok || len(violations) != c.want {
+			t.Errorf("%s: judged %v ok %v, violations %v; want %d", c.name, judged, ok, violations, c.want)
+		}
+	}
 }

@@ -449,6 +449,9 @@ type Body struct {
 	Begin    float64 `json:"begin"`
 	End      float64 `json:"end"`
 	Held     bool    `json:"held"`
+	// Released is when a held body was let go (0 when none held it): the
+	// body's work, as the History has it, begins then.
+	Released float64 `json:"released,omitempty"`
 	// Failed: the body threw (a flaky step's failing attempt).
 	Failed bool `json:"failed"`
 }

@@ -11,7 +11,8 @@ export async function branch(fanout: number, index: number, ms: number) {
   const hook = (globalThis as any)[Symbol.for("simlab.step_body")];
   const body = hook ? await hook.begin(fanout, index) : undefined;
   if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
-  if (hook) hook.end(body);
+  // The hook may hold the body's end (a plan's turn for it).
+  if (hook) await hook.end(body);
   return fanout * 100000 + index;
 }
 
