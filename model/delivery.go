@@ -139,7 +139,14 @@ func (e *engine) advance(p int32) {
 	}
 	d := &e.h.Deliveries[p]
 	pr := &e.procs[p]
-	if d.Msg >= 0 || pr.parent >= 0 {
+	// Past the runtime's delivery cap (only a RuntimeCapsDeliveries World
+	// delivers a message that far), the handler's first line writes
+	// run_failed and acks, whatever the answer. No crash is drawn in it:
+	// the check is the handler's first line and returns after the one
+	// write, and a consumer that died there every time would deliver the
+	// message for ever.
+	capped := d.Msg >= 0 && e.prof.MaxDeliveries > 0 && int(d.Attempt) > e.prof.MaxDeliveries
+	if (d.Msg >= 0 || pr.parent >= 0) && !capped {
 		if e.faults.Fire(e.siteCrash) {
 			e.crash(p)
 			return
@@ -148,6 +155,9 @@ func (e *engine) advance(p int32) {
 	switch pr.state {
 	case psStart:
 		switch {
+		case capped: // (psStart)
+			pr.state = psEnding
+			e.call(p, OpEventsCreate, world.EvRunFailed, world.NoStep, -1)
 		case d.Kind == MsgWorkflow:
 			e.orch.begin(p)
 		case d.Msg < 0:

@@ -52,8 +52,10 @@ type Profile struct {
 	VisibilityTimeout time.Duration `json:"visibility_timeout" yaml:"visibility_timeout"`
 	// ThrowBackoff: how long after a throw the message is delivered again.
 	ThrowBackoff time.Duration `json:"throw_backoff" yaml:"throw_backoff"`
-	// MaxDeliveries caps a message's deliveries; 0 means no cap. When a step
-	// message is exhausted, the World fails its run (MAX_DELIVERIES).
+	// MaxDeliveries caps a message's deliveries; 0 means no cap. When a
+	// message is exhausted its run is failed (MAX_DELIVERIES): by the World
+	// itself, or, where the cap is the runtime's (RuntimeCapsDeliveries:
+	// world-local), by the delivery past it.
 	MaxDeliveries int `json:"max_deliveries" yaml:"max_deliveries"`
 	// FreshCopyOnThrow is the chance that a thrown message is re-enqueued as
 	// a fresh message (new id, attempt 1) instead of redelivered (world-vercel).
@@ -148,11 +150,14 @@ func LocalProfile() Profile {
 		Publish:             dist(0.1, 0.2, 0.5, 1, 5),
 		Deliver:             dist(0.1, 0.3, 1, 3, 10),
 		VisibilityTimeout:   5 * time.Second,
-		ThrowBackoff:        time.Second,
+		// world-local's queue waits 5 s after a failed delivery before the
+		// next (dist/queue.js, "5s linear backoff to approximate VQS retry
+		// timing"); the model had 1 s.
+		ThrowBackoff: 5 * time.Second,
 		// world-local's queue has no cap, but the runtime has: a delivery
 		// past WORKFLOW_MAX_QUEUE_DELIVERIES (48, it can only be lowered)
 		// writes run_failed and acks (core runtime.js, "Workflow handler
-		// exceeded max deliveries"), as the model's exhausted message does.
+		// exceeded max deliveries"): RuntimeCapsDeliveries.
 		MaxDeliveries:       48,
 		IdempotencyTTL:      time.Hour,
 		IdempotencyInFlight: true,
@@ -266,3 +271,11 @@ func StoreRules(profile string) world.Rules {
 	}
 	return world.RulesDomain
 }
+
+// RuntimeCapsDeliveries reports whether the message cap is the runtime's,
+// not the queue's: on world-local the delivery past max_deliveries is made,
+// and the runtime's handler writes run_failed as its first call and acks
+// (core runtime.js, "Workflow handler exceeded max deliveries", before any
+// other call), so the write is that delivery's. On the other profiles the
+// model keeps the World failing the run itself.
+func (p *Profile) RuntimeCapsDeliveries() bool { return p.Name == "world-local" }

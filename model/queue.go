@@ -270,13 +270,17 @@ func (q *queue) claim(m int32, dep int32) {
 	}
 	rt.deliveries++
 	if q.prof.MaxDeliveries > 0 && int(rt.deliveries) > q.prof.MaxDeliveries {
-		q.finish(m)
 		q.counts.Exhausted++
 		if q.record {
 			q.h.Retired = append(q.h.Retired, m)
 		}
-		q.host.exhausted(&q.h.Messages[m])
-		return
+		if !q.prof.RuntimeCapsDeliveries() {
+			q.finish(m)
+			q.host.exhausted(&q.h.Messages[m])
+			return
+		}
+		// The runtime's cap: this delivery writes run_failed and acks
+		// (engine.advance, psStart).
 	}
 	rt.state = msgInFlight
 	rt.epoch++

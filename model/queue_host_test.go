@@ -128,9 +128,12 @@ func TestQueueAckSurvivesAPublishDuringTheSlotHandOver(t *testing.T) {
 	}
 }
 
-// Past the delivery cap the queue retires the message and tells the host.
+// Past the delivery cap the queue retires the message and tells the host,
+// on a World whose queue caps deliveries (world-local's cap is the
+// runtime's: TestTheRuntimeCapsWorldLocalDeliveries).
 func TestQueueTellsTheHostOfAnExhaustedMessage(t *testing.T) {
 	p := bareProfile(t)
+	p.Name = "world-postgres"
 	p.MaxDeliveries = 2
 	q, host, k := newBareQueue(t, p)
 	q.publish(-1, step(0), SiteNodeDispatchLoop, Caller{}, V2)

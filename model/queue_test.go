@@ -375,7 +375,9 @@ func TestIdempotencyKeyHoldsAfterExhaustion(t *testing.T) {
 	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
 	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
 	runUntil(t, e, time.Minute)
-	if e.counts.Exhausted != 1 || e.q.msgs[0].state != msgDone || len(e.h.Deliveries) != 1 || e.h.Deliveries[0].Disposition != DispCrash {
+	// world-local's cap is the runtime's: the delivery past it is made,
+	// writes run_failed and acks.
+	if e.counts.Exhausted != 1 || e.q.msgs[0].state != msgDone || len(e.h.Deliveries) != 2 || e.h.Deliveries[0].Disposition != DispCrash || e.h.Deliveries[1].Disposition != DispAck {
 		t.Fatalf("message not exhausted after one crashed delivery: exhausted %d, deliveries %+v", e.counts.Exhausted, e.h.Deliveries)
 	}
 	if st := e.store.Get(run).Status; st != world.RunFailed {
@@ -572,8 +574,22 @@ func TestDeliveryCapBoundsEveryMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 		for m, ds := range deliveriesByMsg(r.History) {
-			if len(ds) > limit {
+			// world-local's cap is the runtime's: one delivery past it,
+			// which writes run_failed and acks.
+			if len(ds) > limit+1 {
 				t.Fatalf("seed %d: message %d delivered %d times, cap %d", seed, m, len(ds), limit)
+			}
+			if len(ds) == limit+1 {
+				last := ds[limit]
+				var calls []string
+				for _, c := range r.History.Calls {
+					if c.Caller.Delivery == last {
+						calls = append(calls, c.Event.String())
+					}
+				}
+				if d := r.History.Deliveries[last]; d.Disposition != DispAck || !slices.Equal(calls, []string{"run_failed"}) {
+					t.Fatalf("seed %d: message %d's delivery past the cap: %v, calls %v; want run_failed, then ack", seed, m, d.Disposition, calls)
+				}
 			}
 		}
 		exhausted += r.Counts.Exhausted
@@ -805,5 +821,38 @@ func TestEveryKeyIsItsStepsKey(t *testing.T) {
 	}
 	if keyed == 0 {
 		t.Fatal("no message carried a key: the check checked nothing")
+	}
+}
+
+// On world-local the delivery cap is the runtime's (WORKFLOW_MAX_QUEUE_DELIVERIES):
+// world-local delivers the message once more, 5 s after the last failed
+// delivery (its queue's linear backoff), and the runtime's handler writes
+// run_failed as that delivery's first and only call and acks. The write is
+// the delivery's, not the World's own (simlab reproduce can hold it).
+func TestTheRuntimeCapsWorldLocalDeliveries(t *testing.T) {
+	sc := DefaultScenario()
+	sc.Store = queueProfile(t, "world-local")
+	sc.Store.MaxDeliveries = 2
+	sc.Faults.Crash = 1
+	e := newQueueEngine(t, &sc, 1)
+	run, fan := e.addTestRun()
+	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
+	e.publish(-1, msg, SiteNodeDispatchLoop, V2)
+	runUntil(t, e, time.Minute)
+	ds := e.h.Deliveries
+	if len(ds) != 3 || ds[0].Disposition != DispCrash || ds[1].Disposition != DispCrash || ds[2].Disposition != DispAck || ds[2].Attempt != 3 {
+		t.Fatalf("deliveries %+v; want two crashed, then the third acked", ds)
+	}
+	var failed []Call
+	for _, c := range e.calls {
+		if c.Op == OpEventsCreate && c.Event == world.EvRunFailed {
+			failed = append(failed, c)
+		}
+	}
+	if len(failed) != 1 || failed[0].Caller.Kind != CallerConsumer || failed[0].Caller.Delivery != 2 || failed[0].Result != world.OK {
+		t.Fatalf("run_failed calls %+v; want one, by the third delivery, accepted", failed)
+	}
+	if e.counts.Exhausted != 1 || !slices.Equal(e.h.Retired, []int32{0}) || e.store.Get(run).Status != world.RunFailed {
+		t.Fatalf("exhausted %d, retired %v, run %v; want the message retired and the run failed", e.counts.Exhausted, e.h.Retired, e.store.Get(run).Status)
 	}
 }

@@ -233,9 +233,20 @@ func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
 		// claim reaches the World, as the model's crash_first_delivery
 		// does before the claim; world-local brings it back after 5 s.
 		CrashFirstDelivery: sc.Faults.CrashFirstDelivery,
+		// world-local's cap is the runtime's, which can only be lowered.
+		MaxQueueDeliveries: queueCap(sc.Store.MaxDeliveries),
 		Gate:               &gateConfig{Plan: &planSpec{Entries: plan.Entries}},
 		RecordBodies:       true, DumpCalls: true,
 	}
+}
+
+// queueCap is the WORKFLOW_MAX_QUEUE_DELIVERIES the harness sets for the
+// model's store.max_deliveries: 0 (the runtime's own 48) unless lower.
+func queueCap(n int) int {
+	if n > 0 && n < localMaxDeliveries {
+		return n
+	}
+	return 0
 }
 
 // Reproduce runs the prepared plan on each core and judges each run.
@@ -474,6 +485,33 @@ func judgeCalls(property string, out *RealRun) (judged bool, why string, violati
 			}
 		}
 		return true, "on the read-back: once the runtime was done, a run whose log holds an accepted terminal event reads back terminal", violations, true
+	case "recovery-in-band":
+		// A delivery whose claim the World answered "not found" (the step
+		// has no step_created) and that threw (the queue saw it fail)
+		// without the World accepting that step's create from it.
+		failed := map[int]bool{}
+		for _, d := range out.Deliveries {
+			if d.Status >= 500 {
+				failed[d.Index] = true
+			}
+		}
+		created := map[string]bool{}
+		for _, c := range out.Calls {
+			if c.Op == "events.create" && c.Event == "step_created" && c.Result == "ok" {
+				created[fmt.Sprintf("%d %s", c.Delivery, c.Correlation)] = true
+			}
+		}
+		seen := map[string]bool{}
+		for _, c := range out.Calls {
+			k := fmt.Sprintf("%d %s", c.Delivery, c.Correlation)
+			if c.Op != "events.create" || c.Event != "step_started" || c.Result != "WorkflowWorldError" || !strings.Contains(c.Error, "not found") ||
+				!failed[c.Delivery] || created[k] || seen[k] {
+				continue
+			}
+			seen[k] = true
+			violations = append(violations, fmt.Sprintf("%s: delivery %d found step %s missing (%s) and threw without creating it", c.Run, c.Delivery, c.Correlation, c.Error))
+		}
+		return true, "on the call record: a delivery whose step_started the World answered not found, that failed (HTTP 500 to the queue), with no step_created of that step accepted from it", violations, true
 	case "one-body-at-a-time":
 		// The harness records every body: from its release (or its
 		// beginning, when nothing held it) to its step function's return.

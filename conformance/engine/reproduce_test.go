@@ -96,6 +96,21 @@ var savedSchedules = []savedSchedule{
 	{"turbo-body-after-completion.json", "no-start-on-terminal", func() model.Scenario {
 		return slowFanout("fan-outs of 3 and 1 branches, one inline", 3, 1)
 	}, ""},
+	// README's third finding (docs/MODEL.md finding 9): the client's cancel
+	// lands while the orchestrator suspends; its step_created of the queued
+	// step is refused, the step's message (resilient dispatch: published
+	// with it) is delivered, its claim answers not found, its in-band create
+	// is refused on the cancelled run, and the delivery throws, again on
+	// each redelivery 5 s apart, until the runtime's delivery cap (2 here:
+	// WORKFLOW_MAX_QUEUE_DELIVERIES) writes run_failed, refused, and acks.
+	{"ended-run-claim-loop.json", "recovery-in-band", func() model.Scenario {
+		sc, _ := model.Builtin("fanout")
+		sc.Description += "; two branches, one inline; the client cancels half the runs within 20 ms of their start; a delivery cap of 2"
+		sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{2}, 1
+		sc.Faults.Cancel, sc.Faults.CancelWithin = 0.5, 20*time.Millisecond
+		sc.Store.MaxDeliveries = 2
+		return sc
+	}, ""},
 	// docs/MODEL.md finding 21: a queued step that finishes before the
 	// orchestrator's claim of its inline sibling makes its consumer the
 	// last completer (the inline step has no step_created until its claim);
@@ -688,6 +703,31 @@ func TestReproduceTurboBodyAfterTheRunCompleted(t *testing.T) {
 		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the spans", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
 	}
 	t.Logf("core %s: %s, %d/%d entries, %d answers held to their turn; %v", c.Core, c.Verdict, c.Released, c.Entries, held, c.Violations)
+}
+
+// TestReproduceEndedRunClaimLoopOnTheRealCore: the third finding forced on
+// the real core: every delivery of the queued step's message finds its step
+// missing on the cancelled run and throws, until the runtime's cap (lowered
+// to 2) writes run_failed from the third. About 10 s of world-local's fixed
+// 5 s backoff.
+func TestReproduceEndedRunClaimLoopOnTheRealCore(t *testing.T) {
+	r := prepared(t)
+	s, rp := loadSaved(t, "ended-run-claim-loop.json")
+	if err := Reproduce(context.Background(), r, s, rp, ReproduceOptions{OutDir: t.TempDir(), Base: "loop", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c := rp.Cores[0]
+	if c.Verdict != VerdictReproduced || c.JudgedOn != "call record" || len(c.Violations) != 2 || !strings.Contains(c.Violations[0], "missing") {
+		t.Errorf("core %s: %s (%s) judged on %q, violations %v; want reproduced on the call record, two deliveries", c.Core, c.Verdict, c.Reason, c.JudgedOn, c.Violations)
+	}
+	capWrite := false
+	for _, e := range rp.Plan.Entries {
+		capWrite = capWrite || strings.HasSuffix(strings.SplitN(e.Key, "|events.create|run_failed|", 2)[0], "|3") && strings.Contains(e.Key, "|run_failed|")
+	}
+	if !capWrite {
+		t.Error("the plan has no run_failed of the message's third delivery: the cap's write is not a delivery's")
+	}
+	t.Logf("core %s: %s, %d/%d entries; %v", c.Core, c.Verdict, c.Released, c.Entries, c.Violations)
 }
 
 // TestReproduceBodyTwiceOnTheRealCore: finding 21 as the properties search
