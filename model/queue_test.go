@@ -365,16 +365,7 @@ func TestIdempotencyKeyHoldsForItsTTLDespiteDeliveryAndAck(t *testing.T) {
 
 // Exhausting a message does not release its key either (TTL keys).
 func TestIdempotencyKeyHoldsAfterExhaustion(t *testing.T) {
-	sc := DefaultScenario()
-	sc.Store = queueProfile(t, "world-local")
-	sc.Store.IdempotencyInFlight = false
-	sc.Store.MaxDeliveries = 1
-	sc.Faults.Crash = 1
-	e := newQueueEngine(t, &sc, 1)
-	run, fan := e.addTestRun()
-	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
-	e.publish(-1, msg, SiteNodeDispatchLoop, V1)
-	runUntil(t, e, time.Minute)
+	e, run, msg := crashingUntilTheCap(t, 1, V1, func(p *Profile) { p.IdempotencyInFlight = false })
 	// world-local's cap is the runtime's: the delivery past it is made,
 	// writes run_failed and acks.
 	if e.counts.Exhausted != 1 || e.q.msgs[0].state != msgDone || len(e.h.Deliveries) != 2 || e.h.Deliveries[0].Disposition != DispCrash || e.h.Deliveries[1].Disposition != DispAck {
@@ -780,15 +771,7 @@ func TestWorldLocalIdempotencyKeyLivesWhileItsMessageDoes(t *testing.T) {
 	}
 
 	// Retired at the delivery cap: the key is free as well.
-	sc2 := DefaultScenario()
-	sc2.Store = queueProfile(t, "world-local")
-	sc2.Store.MaxDeliveries = 1
-	sc2.Faults.Crash = 1
-	e2 := newQueueEngine(t, &sc2, 1)
-	run2, fan2 := e2.addTestRun()
-	m2 := Message{Kind: MsgStep, Run: run2, Step: 0, Fanout: fan2, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run2, 0)}
-	e2.publish(-1, m2, SiteNodeDispatchLoop, V1)
-	runUntil(t, e2, time.Minute)
+	e2, _, m2 := crashingUntilTheCap(t, 1, V1, nil)
 	if e2.counts.Exhausted != 1 {
 		t.Fatalf("message not exhausted: %d", e2.counts.Exhausted)
 	}
@@ -830,15 +813,7 @@ func TestEveryKeyIsItsStepsKey(t *testing.T) {
 // run_failed as that delivery's first and only call and acks. The write is
 // the delivery's, not the World's own (simlab reproduce can hold it).
 func TestTheRuntimeCapsWorldLocalDeliveries(t *testing.T) {
-	sc := DefaultScenario()
-	sc.Store = queueProfile(t, "world-local")
-	sc.Store.MaxDeliveries = 2
-	sc.Faults.Crash = 1
-	e := newQueueEngine(t, &sc, 1)
-	run, fan := e.addTestRun()
-	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
-	e.publish(-1, msg, SiteNodeDispatchLoop, V2)
-	runUntil(t, e, time.Minute)
+	e, run, _ := crashingUntilTheCap(t, 2, V2, nil)
 	ds := e.h.Deliveries
 	if len(ds) != 3 || ds[0].Disposition != DispCrash || ds[1].Disposition != DispCrash || ds[2].Disposition != DispAck || ds[2].Attempt != 3 {
 		t.Fatalf("deliveries %+v; want two crashed, then the third acked", ds)
@@ -855,4 +830,26 @@ func TestTheRuntimeCapsWorldLocalDeliveries(t *testing.T) {
 	if e.counts.Exhausted != 1 || !slices.Equal(e.h.Retired, []int32{0}) || e.store.Get(run).Status != world.RunFailed {
 		t.Fatalf("exhausted %d, retired %v, run %v; want the message retired and the run failed", e.counts.Exhausted, e.h.Retired, e.store.Get(run).Status)
 	}
+}
+
+// crashingUntilTheCap publishes one step message (by a producer of version
+// v) on world-local with a delivery cap of limit and every delivery
+// crashing, and runs the engine for a virtual minute: long enough for every
+// delivery, 5 s apart, and the one past the cap. tweak, if any, changes
+// the profile first.
+func crashingUntilTheCap(t *testing.T, limit int, v Version, tweak func(*Profile)) (*engine, world.RunID, Message) {
+	t.Helper()
+	sc := DefaultScenario()
+	sc.Store = queueProfile(t, "world-local")
+	if tweak != nil {
+		tweak(&sc.Store)
+	}
+	sc.Store.MaxDeliveries = limit
+	sc.Faults.Crash = 1
+	e := newQueueEngine(t, &sc, 1)
+	run, fan := e.addTestRun()
+	msg := Message{Kind: MsgStep, Run: run, Step: 0, Fanout: fan, HasInput: true, Target: 0, Origin: -1, Key: msgKey(run, 0)}
+	e.publish(-1, msg, SiteNodeDispatchLoop, v)
+	runUntil(t, e, time.Minute)
+	return e, run, msg
 }

@@ -52,6 +52,11 @@ type PlanEntry struct {
 	Action string `json:"action,omitempty"`
 	// Group is the race group (1, 2, ...), 0 for none.
 	Group int `json:"group,omitempty"`
+	// Late, on a race group's member, says it arrives only after another
+	// member has answered (its invocation's previous call): plan.mjs
+	// releases the group without waiting for it and lets it into the
+	// group's race as it arrives (groupRaces).
+	Late bool `json:"late,omitempty"`
 	// Fs, on a race group's first entry, is the order in which the group's
 	// writes take their steps of the World's own I/O in the History:
 	// [member, step] pairs, member the position in the group (raceSchedule).
@@ -65,6 +70,11 @@ type PlanEntry struct {
 	// ran at once overlap on the real side too. 0 for none (an entry's own
 	// index is below it).
 	AnswerAfter int `json:"answer_after,omitempty"`
+	// AnswerWait, on a race group's member, is the members the History
+	// answered before it: its answer waits for theirs (the World's own I/O
+	// order inside the group does not fix the order of the answers; a
+	// member refused at its first step answers at once).
+	AnswerWait []int `json:"answer_wait,omitempty"`
 	// Expect is the History's answer as the real World names it: ok, or
 	// the error's name (EntityConflictError, RunExpiredError, ...).
 	Expect string `json:"expect,omitempty"`
@@ -314,7 +324,7 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		ps = append(ps, p)
 	}
 	ps = slices.DeleteFunc(ps, func(p pending) bool { return p.e.Key == "" })
-	groupRaces(ps, everyWrite)
+	groupRaces(h, ps, everyWrite)
 	// A race group's members stay together in the plan: an entry at the
 	// group's instant whose tie falls among the members' goes after them.
 	groupTie := map[int]int{}
@@ -382,6 +392,13 @@ func answerTurns(h *model.History, entries []PlanEntry) {
 		case h.Calls[e.Call].Op == model.OpRunsGet || h.Calls[e.Call].Op == model.OpEventsList:
 			end = h.Calls[e.Call].End
 		}
+		if e.Group != 0 && e.Kind == "call" {
+			for j := range entries {
+				if o := &entries[j]; j != i && o.Group == e.Group && o.Kind == "call" && h.Calls[o.Call].End < h.Calls[e.Call].End {
+					e.AnswerWait = append(e.AnswerWait, j)
+				}
+			}
+		}
 		if end == 0 {
 			continue
 		}
@@ -403,10 +420,14 @@ func answerTurns(h *model.History, entries []PlanEntry) {
 // first (step_created, step_started, step_failed) in flight with it, the
 // writes whose outcome world-local's own I/O decides; with everyWrite
 // (--what-if) any writes of the run in flight at once make one.
-func groupRaces(ps []pending, everyWrite bool) {
+func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 	byRun := map[world.RunID][]int{}
 	var runs []world.RunID
+	byCall := map[int]int{} // History call -> its pending
 	for i, p := range ps {
+		if p.e.Kind == "call" {
+			byCall[p.e.Call] = i
+		}
 		if p.joins {
 			if _, ok := byRun[p.run]; !ok {
 				runs = append(runs, p.run)
@@ -414,23 +435,75 @@ func groupRaces(ps []pending, everyWrite bool) {
 			byRun[p.run] = append(byRun[p.run], i)
 		}
 	}
+	// prev is each call's invocation's World call before it (-1 for none).
+	prev := make([]int, len(h.Calls))
+	last := map[int32]int{}
+	for ci := range h.Calls {
+		prev[ci] = -1
+		if d := h.Calls[ci].Caller.Delivery; d >= 0 {
+			inv := h.Invocation(d)
+			if pc, ok := last[inv]; ok {
+				prev[ci] = pc
+			}
+			last[inv] = ci
+		}
+	}
 	group := 0
 	for _, run := range runs {
 		idx := byRun[run]
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a].served, ps[b].served) })
+		taken := map[int]bool{}
 		for s := 0; s < len(idx); {
+			if taken[idx[s]] {
+				s++
+				continue
+			}
 			minEnd := ps[idx[s]].at
+			maxEnd := ps[idx[s]].at
 			seeded := ps[idx[s]].runLevel
 			e := s + 1
-			for e < len(idx) && ps[idx[e]].served < minEnd {
+			for e < len(idx) && !taken[idx[e]] && ps[idx[e]].served < minEnd {
 				minEnd = min(minEnd, ps[idx[e]].at)
+				maxEnd = max(maxEnd, ps[idx[e]].at)
 				seeded = seeded || ps[idx[e]].runLevel
 				e++
 			}
 			if e-s > 1 && (seeded || everyWrite) {
 				group++
+				members := map[int]bool{}
+				for _, i := range idx[s:e] {
+					members[ps[i].e.Call] = true
+				}
+				// Late members (a chained race): a write served after the
+				// group's first answer, while another member was still in
+				// flight, whose invocation's previous World call is a
+				// member, so that it can only arrive once that member has
+				// answered (the orchestrator's step_created after its
+				// run_started, in flight with a cancel). plan.mjs releases
+				// it into the group's race as it arrives.
+				var late []int
+				for k := e; k < len(idx) && !everyWrite; k++ {
+					c := idx[k]
+					if ps[c].served >= maxEnd {
+						break
+					}
+					if taken[c] || ps[c].e.Kind != "call" || !members[prev[ps[c].e.Call]] {
+						continue
+					}
+					if pc, ok := byCall[prev[ps[c].e.Call]]; !ok || ps[pc].at > ps[c].served {
+						continue
+					}
+					late = append(late, c)
+					members[ps[c].e.Call] = true
+					maxEnd = max(maxEnd, ps[c].at)
+					taken[c] = true
+				}
 				for _, i := range idx[s:e] {
 					ps[i].e.Group = group
+					ps[i].at = minEnd
+				}
+				for _, i := range late {
+					ps[i].e.Group, ps[i].e.Late = group, true
 					ps[i].at = minEnd
 				}
 			}

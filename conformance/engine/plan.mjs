@@ -28,7 +28,7 @@
 // releases what it holds and passes everything from then on. An entry
 // answered otherwise than the history says is recorded; the plan goes on.
 
-import { closeGate, finishCall, newGate, runInCall } from '../worlds/gate.mjs';
+import { closeGate, finishCall, lateArrived, newGate, runInCall } from '../worlds/gate.mjs';
 
 const fanIdx = (a) => (a ? `${a[0]}/${a[1]}` : '');
 // The step a call (its correlation id) or a body (its step) is about.
@@ -72,6 +72,7 @@ export function createPlan(spec, now) {
   const fsRaces = []; // each forced race group: its gate, calls, finished
   const doneWaiters = [];
   const answerWaiters = []; // {after, resolve}: answers held until their turn (answer_after)
+  const lateMembers = new Map(); // entry index -> its group's race (or null): late members not yet arrived
 
   const runs = new Map(); // real run id -> model run index
   const steps = new Map(); // correlation id -> [fanout, index]
@@ -84,13 +85,13 @@ export function createPlan(spec, now) {
   // An answer's turn: every entry up to `after` answered (a body counts once
   // it began). answeredTo is the first entry that is not.
   let answeredTo = 0;
-  const turnCame = (after) => {
+  const turnCame = (after, waits = []) => {
     while (answeredTo < entries.length && status[answeredTo].state === 'answered') answeredTo++;
-    return broken !== null || answeredTo > after;
+    return broken !== null || ((after === undefined || answeredTo > after) && waits.every((j) => status[j].state === 'answered'));
   };
   const settle = () => {
     for (let k = answerWaiters.length - 1; k >= 0; k--) {
-      if (turnCame(answerWaiters[k].after)) answerWaiters.splice(k, 1)[0].resolve();
+      if (turnCame(answerWaiters[k].after, answerWaiters[k].waits)) answerWaiters.splice(k, 1)[0].resolve();
     }
     if (finished()) for (const r of doneWaiters.splice(0)) r();
   };
@@ -168,6 +169,11 @@ export function createPlan(spec, now) {
     );
   }
 
+  // joinRace gives member i of a forced race group its place in the race.
+  function joinRace(race, i, item) {
+    if (race) item.planFs = { gate: race.gate, call: i - race.first, op: 'event', type: item.event, lazy: !!item.lazy, runId: item.run, race };
+  }
+
   function release(i) {
     const h = held.get(i);
     held.delete(i);
@@ -198,19 +204,27 @@ export function createPlan(spec, now) {
         let end = next;
         while (end < entries.length && entries[end].group === e.group) end++;
         for (let i = next; i < end; i++) act(i);
-        for (let i = next; i < end; i++) if (!held.has(i)) return;
+        // A late member arrives only after another member answered: the
+        // group goes without it, and it joins the race as it arrives.
+        for (let i = next; i < end; i++) if (!entries[i].late && !held.has(i)) return;
+        let race = null;
         if (e.fs) {
           // The History's interleaving of the members' own I/O.
-          const race = { gate: newGate(e.fs, end - next), first: next, left: end - next, broken: [] };
+          const missing = [];
+          for (let i = next; i < end; i++) if (!held.has(i)) missing.push(i);
+          race = { gate: newGate(e.fs, end - next, missing.length), first: next, left: end - next, broken: [] };
           fsRaces.push(race);
-          for (let i = next; i < end; i++) {
-            const item = held.get(i).item;
-            item.planFs = { gate: race.gate, call: i - next, op: 'event', type: item.event, lazy: !!item.lazy, runId: item.run, race };
+        }
+        for (let i = next; i < end; i++) {
+          if (held.has(i)) {
+            joinRace(race, i, held.get(i).item);
+          } else {
+            lateMembers.set(i, race);
           }
         }
         // One tick: each member's continuation runs in this flush, in plan
         // order, up to its first await inside the real World.
-        for (let i = next; i < end; i++) release(i);
+        for (let i = next; i < end; i++) if (held.has(i)) release(i);
         next = end;
         continue;
       }
@@ -260,6 +274,18 @@ export function createPlan(spec, now) {
       if (!item.run || broken !== null) return null;
       const key = keyOf(item);
       const i = key === null ? undefined : byKey.get(key);
+      if (i !== undefined && status[i].state === 'waiting' && lateMembers.has(i)) {
+        // A late member of a group already released: in at once.
+        const race = lateMembers.get(i);
+        lateMembers.delete(i);
+        status[i].state = 'held';
+        status[i].arrived = now();
+        const p = new Promise((resolve) => held.set(i, { item, resolve }));
+        joinRace(race, i, item);
+        release(i);
+        if (race) lateArrived(race.gate);
+        return p;
+      }
       if (i === undefined || status[i].state !== 'waiting') {
         const write = item.kind !== 'body' && item.op === 'events.create';
         const u = { at: now(), key, call: describe(item), write, position: next, result: undefined };
@@ -295,10 +321,12 @@ export function createPlan(spec, now) {
     // answered it after later entries took effect), or null at once.
     answerTurn(rec) {
       const i = rec.planEntry;
-      const after = i === undefined ? undefined : entries[i].answer_after;
-      if (after === undefined || turnCame(after)) return null;
+      if (i === undefined) return null;
+      const after = entries[i].answer_after;
+      const waits = entries[i].answer_wait ?? [];
+      if ((after === undefined && waits.length === 0) || turnCame(after, waits)) return null;
       status[i].answer_held = now();
-      return new Promise((resolve) => answerWaiters.push({ after, resolve }));
+      return new Promise((resolve) => answerWaiters.push({ after, waits, resolve }));
     },
     holding: () => held.size > 0 || answerWaiters.length > 0,
     // escape is the gate's quiescence with plan entries held: entry `next`

@@ -28,8 +28,11 @@ export function runInCall(ctx, fn) {
   return als.run(ctx, fn);
 }
 
-// newGate arms a schedule ([[call, step], ...]) for a batch of n calls.
-export function newGate(schedule, n) {
+// newGate arms a schedule ([[call, step], ...]) for a batch of n calls,
+// late of which are still to come (lateArrived): while one is, the gate
+// does not break its schedule for want of activity (the late call is on its
+// way once an earlier call has answered, through the runtime's own awaits).
+export function newGate(schedule, n, late = 0) {
   const pos = new Map();
   schedule.forEach(([c, k], p) => pos.set(`${c}:${k}`, p));
   const g = {
@@ -40,9 +43,17 @@ export function newGate(schedule, n) {
     finished: new Array(n).fill(false),
     broken: [],
     checking: false,
+    late,
   };
   current = g;
   return g;
+}
+
+// lateArrived says one of the gate's late calls has come.
+export function lateArrived(g) {
+  g.late--;
+  activity++;
+  wake(g);
 }
 
 export function closeGate(g) {
@@ -84,7 +95,7 @@ function watch(g) {
     setImmediate(() => {
       g.checking = false;
       if (current !== g || g.waiters.length === 0) return;
-      if (inflight === 0 && activity === seen) {
+      if (inflight === 0 && activity === seen && g.late === 0) {
         g.waiters.sort((a, b) => a.p - b.p);
         const w = g.waiters.shift();
         g.broken.push(w.label);
