@@ -485,6 +485,17 @@ func judgeCalls(property string, out *RealRun) (judged bool, why string, violati
 			}
 		}
 		return true, "on the read-back: once the runtime was done, a run whose log holds an accepted terminal event reads back terminal", violations, true
+	case "one-lazy-fetch-per-fanout":
+		// The harness counts each fan-out's lazy runs.get from the call
+		// record (a queued step's delivery's read after its claim: what
+		// validate compares): more than one is the finding (the spans name
+		// no fan-out a read is about).
+		for _, f := range out.Fanouts {
+			if f.LazyReads > 1 {
+				violations = append(violations, fmt.Sprintf("%s: fan-out %d made %d lazy runs.get (%d last completers)", f.RunID, f.Index, f.LazyReads, f.LastCompleters))
+			}
+		}
+		return true, "on the call record: a fan-out's lazy runs.get (a queued step's delivery's read after its claim), more than one", violations, true
 	case "recovery-in-band":
 		// A delivery whose claim the World answered "not found" (the step
 		// has no step_created) and that threw (the queue saw it fail)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +60,9 @@ var savedSchedules = []savedSchedule{
 	// replay the workflow and each write run_completed; world-local
 	// accepts both.
 	{"f15-two-run-completed.json", "single-terminal-event", func() model.Scenario { return durabenchOnLocal(6, 1) }, "", ""},
+	// README's first finding: concurrent last completers each make the
+	// fan-out's lazy runs.get, more than one per fan-out.
+	{"many-lazy-reads.json", "one-lazy-fetch-per-fanout", func() model.Scenario { return durabenchOnLocal(6, 1) }, "", ""},
 	// README's stale-pending finding (docs/VALIDATION.md, difference 4): a
 	// last completer's lazy read answers the run as created, pending with no
 	// startedAt; its replay cannot start without one and fails the run.
@@ -653,6 +657,13 @@ func TestPlanOfTheClaimRacingTheCancel(t *testing.T) {
 // inline claim's I/O and the cancel's in the History's order on core
 // beta.52: world-local accepts the claim after the cancel, and the real
 // spans show a step started on the cancelled run.
+// TestReproduceManyLazyReadsOnTheRealCore: the README's first finding as
+// check saves it, forced on the real core: the fan-out's last completers
+// each make its lazy runs.get, counted on the call record.
+func TestReproduceManyLazyReadsOnTheRealCore(t *testing.T) {
+	reproduceSaved(t, "many-lazy-reads.json", "call record", 0, "lazy runs.get")
+}
+
 func TestReproduceClaimRacingTheCancelOnTheRealCore(t *testing.T) {
 	reproduceSaved(t, "claim-racing-cancel.json", "spans", 1, "step_started accepted after the run's world.events.create run_cancelled")
 }
@@ -866,5 +877,19 @@ func TestJudgeBodiesOnTheCallRecord(t *testing.T) {
 		if !judged || !ok || len(violations) != c.want {
 			t.Errorf("%s: judged %v ok %v, violations %v; want %d", c.name, judged, ok, violations, c.want)
 		}
+	}
+}
+
+// The call-record judge of one-lazy-fetch-per-fanout: a fan-out with more
+// than one lazy runs.get (the harness's own count) violates it; one or none
+// does not.
+func TestJudgeLazyReadsOnTheCallRecord(t *testing.T) {
+	var out RealRun
+	if err := json.Unmarshal([]byte(`{"fanouts":[{"run_id":"wrun_A","index":0,"lazy_reads":1},{"run_id":"wrun_A","index":1,"lazy_reads":0},{"run_id":"wrun_B","index":0,"lazy_reads":3,"last_completers":3}]}`), &out); err != nil {
+		t.Fatal(err)
+	}
+	judged, _, violations, ok := judgeCalls("one-lazy-fetch-per-fanout", &out)
+	if !judged || !ok || len(violations) != 1 || !strings.HasPrefix(violations[0], "wrun_B: fan-out 0 made 3 lazy runs.get") {
+		t.Errorf("judged %v ok %v, violations %v; want wrun_B's fan-out 0 alone", judged, ok, violations)
 	}
 }
