@@ -337,7 +337,10 @@ func printWhatIf(w io.Writer, wi *engine.WhatIf) {
 		}
 		for _, r := range g.Real {
 			mark := "in the model"
-			if !r.InModel {
+			switch {
+			case !r.Released():
+				mark = "not compared: the plan broke before the group's turn"
+			case !r.InModel:
 				mark = "NOT IN THE MODEL"
 			}
 			fmt.Fprintf(w, "  real core %s: %s ×%d (%s violated in %d) · %s\n", r.Core, r.Answers, r.Runs, wi.Property, r.Violated, mark)

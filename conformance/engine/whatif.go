@@ -100,13 +100,17 @@ func (w *WhatIf) OnlyReal() []string {
 	var out []string
 	for _, g := range w.Groups {
 		for _, r := range g.Real {
-			if !r.InModel && !strings.HasPrefix(r.Answers, notReleased) {
+			if !r.InModel && r.Released() {
 				out = append(out, fmt.Sprintf("group %d on core %s: %s", g.Group, r.Core, r.Answers))
 			}
 		}
 	}
 	return out
 }
+
+// Released says the group was released in this run: its answers are the
+// real World's, to compare with the model's (else they are notReleased).
+func (r RealOutcome) Released() bool { return !strings.HasPrefix(r.Answers, notReleased) }
 
 // notReleased marks a run in which the group was never released together
 // (the plan broke before it).

@@ -110,4 +110,10 @@ func TestWhatIfOnlyReal(t *testing.T) {
 	if len(got) != 1 || got[0] != "group 1 on core c: ok, RunExpiredError" {
 		t.Fatalf("OnlyReal %q, want the one answer the model lacks", got)
 	}
+	if r := wi.Groups[1].Real[0]; r.Released() {
+		t.Errorf("%q counts as released", r.Answers)
+	}
+	if r := wi.Groups[0].Real[1]; !r.Released() {
+		t.Errorf("%q counts as never released", r.Answers)
+	}
 }
