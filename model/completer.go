@@ -50,7 +50,7 @@ type lastCompleter struct {
 	logged []uint8
 	// createdAt is, beside logged, when each branch's step_created was
 	// logged: a replay's inline claim is lazy when the log it loaded did not
-	// hold it yet (createdBy).
+	// hold it yet (stepView).
 	createdAt []sim.Time
 	// finishedAt is, beside logged, when each branch's step_completed or
 	// step_failed was logged (logView).
@@ -115,8 +115,8 @@ func (lc *lastCompleter) inlineDelta(p int32) bool {
 	}
 	c := &lc.calls[pr.lastCall]
 	at := lc.procs[pr.parent].loadAt
-	return c.Op == OpEventsCreate && c.Event == world.EvStepCompleted && c.Result == world.OK &&
-		at >= 0 && !lc.createdBy(d.Fanout, d.Step, at)
+	created, _ := lc.stepView(d.Fanout, d.Step, at)
+	return c.Op == OpEventsCreate && c.Event == world.EvStepCompleted && c.Result == world.OK && at >= 0 && !created
 }
 
 // logAt is when the log p goes on with was read: its list's, as the store
@@ -295,20 +295,6 @@ func (lc *lastCompleter) ownerOf(fan int32, step world.StepID) int32 {
 		return lc.owner[i] - 1
 	}
 	return -1
-}
-
-// createdBy reports whether step (of fan-out fan) had its step_created in
-// the log by t, the instant a replay loaded the log (-1: an empty log,
-// turbo's).
-func (lc *lastCompleter) createdBy(fan int32, step world.StepID, t sim.Time) bool {
-	f := &lc.fans[fan]
-	fo := &lc.h.Fanouts[fan]
-	b := int(step - fo.FirstStep)
-	if t < 0 || f.marksAt == 0 || b < 0 || b >= int(fo.Branches) {
-		return false
-	}
-	i := int(f.marksAt) - 1 + b
-	return lc.logged[i]&loggedCreated != 0 && lc.createdAt[i] <= t
 }
 
 // logView is what a log loaded at t (-1: turbo's empty preload) shows of

@@ -123,7 +123,11 @@ func (con *consumer) claimStep(p int32) {
 	// invocation's) is claimed as any existing step, one it does not is
 	// claimed lazily even if another invocation has created it since, and
 	// the World then refuses the claim ("already created").
-	lazy := d.Msg < 0 && !con.completer.createdBy(d.Fanout, d.Step, con.procs[con.procs[p].parent].loadAt)
+	lazy := false
+	if d.Msg < 0 {
+		created, _ := con.completer.stepView(d.Fanout, d.Step, con.procs[con.procs[p].parent].loadAt)
+		lazy = !created
+	}
 	con.calls[idx].Lazy = lazy
 	con.issue(p, idx)
 	if lazy && !con.sc.Workflow.AwaitInlineClaims && con.turbo(p) {

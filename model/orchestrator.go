@@ -417,7 +417,8 @@ func (o *orchestrator) backstops(p, fan int32) int {
 // created in the log invocation p's replay loaded, by another message's
 // invocation's lazy claim, so p does not run it itself.
 func (o *orchestrator) inlineClaimedElsewhere(p, fan int32, step world.StepID) bool {
-	return o.completer.createdBy(fan, step, o.procs[p].loadAt) && !o.ownsInline(p, fan, step)
+	created, _ := o.completer.stepView(fan, step, o.procs[p].loadAt)
+	return created && !o.ownsInline(p, fan, step)
 }
 
 // dispatchSite names where in the runtime a step message is published.

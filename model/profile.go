@@ -279,3 +279,11 @@ func StoreRules(profile string) world.Rules {
 // other call), so the write is that delivery's. On the other profiles the
 // model keeps the World failing the run itself.
 func (p *Profile) RuntimeCapsDeliveries() bool { return p.Name == "world-local" }
+
+// TakeLatencies gives p the call and queue latency distributions of from
+// (runs.get, events.create, events.list, publish, delivery), keeping p's
+// rules, atomicity, pools and queue: the same World with slower or faster
+// calls.
+func (p *Profile) TakeLatencies(from Profile) {
+	p.RunsGet, p.EventsWrite, p.EventsList, p.Publish, p.Deliver = from.RunsGet, from.EventsWrite, from.EventsList, from.Publish, from.Deliver
+}

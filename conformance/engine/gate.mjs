@@ -338,8 +338,8 @@ export function createGate(spec, now) {
       else live.add(rec);
       touch();
     },
-    // answerTurn holds an answered read's answer from the runtime until its
-    // plan turn (plan.mjs answerTurn), or returns null. While held the call
+    // answerTurn holds an answered read's answer (or a body's end) from the
+    // runtime until its plan turn (plan.mjs answerTurn), or returns null. While held the call
     // counts as held in the gate, so that quiescence (and with it the plan's
     // escape) sees its delivery waiting, not working.
     answerTurn(rec) {
@@ -377,19 +377,22 @@ export function createGate(spec, now) {
       if (rec.delivery < 0 || !rec.run) return null;
       if (kind === 'body_begin') bodiesBegun.add(`${rec.delivery} ${rec.step}`);
       const h = { kind, run: rec.run, delivery: rec.delivery, step: rec.step };
+      if (kind === 'body_end') {
+        happen(h);
+        // A body the History ended after later entries took effect ends
+        // at its turn (answer_after), held as a late read's answer is, so
+        // that a body two deliveries run at once overlaps on the real side
+        // too.
+        return plan && rec.planItem ? this.answerTurn(rec.planItem) : null;
+      }
       let p = null;
-      if (kind === 'body_begin' && plan) {
+      if (plan) {
         // The body knows its own branch (its step function's arguments),
         // which may begin before its claim names it (turbo's optimistic
         // start).
         rec.planItem = { ...h, kind: 'body', args: [rec.fanout, rec.index] };
         p = plan.hold(rec.planItem);
-      } else if (kind === 'body_end' && plan && rec.planItem) {
-        // A body the History ended after later entries took effect ends
-        // at its turn (answer_after), so that a body two deliveries run at
-        // once overlaps on the real side too.
-        p = plan.answerTurn(rec.planItem);
-      } else if (kind === 'body_begin' && rules.length) {
+      } else if (rules.length) {
         p = holdRule({ ...h, kind: 'body' });
       }
       happen(h);
@@ -397,12 +400,6 @@ export function createGate(spec, now) {
       // A held body is its delivery waiting on the gate, as a held call is.
       const pseudo = { op: 'body', run: rec.run, delivery: rec.delivery };
       this.phase(pseudo, 'gate');
-      if (kind === 'body_end') {
-        return p.then(() => {
-          rec.end_released = now();
-          this.phase(pseudo, 'done');
-        });
-      }
       rec.held = true;
       return p.then(() => {
         rec.released = now();

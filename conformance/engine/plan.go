@@ -487,7 +487,7 @@ func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 					if ps[c].served >= maxEnd {
 						break
 					}
-					if taken[c] || ps[c].e.Kind != "call" || !members[prev[ps[c].e.Call]] {
+					if taken[c] || !members[prev[ps[c].e.Call]] {
 						continue
 					}
 					if pc, ok := byCall[prev[ps[c].e.Call]]; !ok || ps[pc].at > ps[c].served {

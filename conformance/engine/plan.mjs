@@ -210,9 +210,9 @@ export function createPlan(spec, now) {
         let race = null;
         if (e.fs) {
           // The History's interleaving of the members' own I/O.
-          const missing = [];
-          for (let i = next; i < end; i++) if (!held.has(i)) missing.push(i);
-          race = { gate: newGate(e.fs, end - next, missing.length), first: next, left: end - next, broken: [] };
+          let late = 0;
+          for (let i = next; i < end; i++) if (!held.has(i)) late++;
+          race = { gate: newGate(e.fs, end - next, late), first: next, left: end - next, broken: [] };
           fsRaces.push(race);
         }
         for (let i = next; i < end; i++) {

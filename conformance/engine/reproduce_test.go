@@ -152,8 +152,7 @@ func slowFanout(what string, widths ...int) model.Scenario {
 	sc, _ := model.Builtin("fanout")
 	sc.Description += "; " + what + "; world-vercel's latencies"
 	sc.Workflow.Fanouts, sc.Workflow.MaxInline = widths, 1
-	v := model.Profiles()["world-vercel"]
-	sc.Store.EventsWrite, sc.Store.RunsGet, sc.Store.EventsList, sc.Store.Publish, sc.Store.Deliver = v.EventsWrite, v.RunsGet, v.EventsList, v.Publish, v.Deliver
+	sc.Store.TakeLatencies(model.Profiles()["world-vercel"])
 	return sc
 }
 
