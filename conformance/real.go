@@ -421,11 +421,22 @@ func freePort() (int, error) {
 // alias (wpg-pre, wpg-b29: its own bin/setup.js) to the cluster, with tmp as
 // the working directory and HOME.
 func Migrate(p *Postgres, alias, tmp string) error {
+	return MigrateWith(p, filepath.Join(WorldsDir(), "node_modules", alias), tmp)
+}
+
+// MigrateWith applies the migrations of the world-postgres package installed
+// in pkgDir (another project's node_modules: the engine's) as Migrate does.
+func MigrateWith(p *Postgres, pkgDir, tmp string) error {
+	alias := filepath.Base(pkgDir)
+	pkgDir, err := filepath.Abs(pkgDir) // the command runs in tmp
+	if err != nil {
+		return err
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return fmt.Errorf("node not found on PATH: %s", installHint)
 	}
-	cmd := exec.Command(node, filepath.Join(WorldsDir(), "node_modules", alias, "bin", "setup.js"))
+	cmd := exec.Command(node, filepath.Join(pkgDir, "bin", "setup.js"))
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "HOME="+tmp, "WORKFLOW_POSTGRES_URL="+p.URL())
 	out, err := cmd.CombinedOutput()

@@ -75,11 +75,15 @@ type harnessConfig struct {
 	// (@workflow/world-local or an alias of another release; "" is the
 	// former).
 	WorldLocal string `json:"world_local,omitempty"`
-	BundleDir  string `json:"bundle_dir"`
-	DataDir    string `json:"data_dir"`
-	TraceOut   string `json:"trace_out,omitempty"`
-	TimeoutMS  int64  `json:"timeout_ms"`
-	DumpCalls  bool   `json:"dump_calls,omitempty"`
+	// WorldPostgres, if set, runs the core over world-postgres instead (a
+	// reproduce of a world-postgres schedule): the package and the
+	// migrated database's connection string.
+	WorldPostgres *postgresWorld `json:"world_postgres,omitempty"`
+	BundleDir     string         `json:"bundle_dir"`
+	DataDir       string         `json:"data_dir"`
+	TraceOut      string         `json:"trace_out,omitempty"`
+	TimeoutMS     int64          `json:"timeout_ms"`
+	DumpCalls     bool           `json:"dump_calls,omitempty"`
 	// Gate, if set, holds chosen World calls and releases them together
 	// (gate.mjs): a race met every time instead of by timing.
 	Gate *gateConfig `json:"gate,omitempty"`
@@ -103,6 +107,12 @@ type harnessConfig struct {
 	// into one interleaving of the real World's own I/O (race.mjs, on
 	// conformance/worlds/gate.mjs).
 	Race *raceConfig `json:"race,omitempty"`
+}
+
+// postgresWorld is harness.mjs's world_postgres.
+type postgresWorld struct {
+	Package string `json:"package"`
+	URL     string `json:"url"`
 }
 
 // raceConfig is race.mjs's spec. Kind "start_cancel": the harness cancels

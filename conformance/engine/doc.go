@@ -5,7 +5,9 @@
 // the @workflow/builders of the core's own version and runs it on any
 // @workflow/core release package.json installs side by side (releases.go:
 // beta.50, .52, .53, .55) over any installed world-local release (beta.45,
-// .46), with simlab's store model (latencies,
+// .46) or over world-postgres beta.29 (its real queue, delivering to a
+// flow route the harness serves), which no pinned core accepts
+// (TestNoPinnedCoreRunsOnWorldPostgres), with simlab's store model (latencies,
 // pools, stale reads, consumer crashes) imposed on the real World. This
 // package translates a simlab scenario into the harness's configuration
 // (refusing what the real side cannot honour), runs the harness in its own

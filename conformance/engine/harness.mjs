@@ -27,7 +27,8 @@ import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
 import { createGate } from './gate.mjs';
 import { createStartCancelRace } from './race.mjs';
-import { instrumentLocal } from '../worlds/gate.mjs';
+import { instrumentLocal, instrumentPostgres } from '../worlds/gate.mjs';
+import { createServer } from 'node:http';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [, , mode, arg, arg2] = process.argv;
@@ -118,10 +119,20 @@ async function run(cfg) {
 
   const coreVersion = JSON.parse(await readFile(
     path.join(here, 'node_modules', process.env.SIMLAB_CORE_ALIAS || '@workflow/core', 'package.json'), 'utf8')).version;
-  const worldPkg = cfg.world_local || '@workflow/world-local';
-  const worldLocalVersion = JSON.parse(await readFile(path.join(here, 'node_modules', worldPkg, 'package.json'), 'utf8')).version;
+  // cfg.world_postgres: world-postgres (an alias such as wpg-b29) over the
+  // PostgreSQL at its url, whose schema the caller migrated. Its queue is
+  // graphile-worker, which POSTs each message to the app's flow route over
+  // HTTP: the harness serves that route on 127.0.0.1 (served below).
+  const pg = cfg.world_postgres;
+  const worldPkg = pg ? pg.package : (cfg.world_local || '@workflow/world-local');
+  const worldVersion = JSON.parse(await readFile(path.join(here, 'node_modules', worldPkg, 'package.json'), 'utf8')).version;
   const { createWorld } = await import(worldPkg);
-  const real = createWorld({ dataDir: cfg.data_dir, recoverActiveRuns: false });
+  let flowRoute; // the queue handler, once defined
+  const flowServer = pg ? await serveFlowRoute((req) => flowRoute(req)) : undefined;
+  if (pg) process.env.WORKFLOW_LOCAL_BASE_URL = flowServer.url;
+  const real = pg
+    ? createWorld({ connectionString: pg.url, queueConcurrency: cfg.consumers > 0 ? cfg.consumers : 50, applicationManagedShutdown: true })
+    : createWorld({ dataDir: cfg.data_dir, recoverActiveRuns: false });
   await real.start();
 
   const calls = [];
@@ -139,7 +150,10 @@ async function run(cfg) {
   const gate = cfg.gate || cfg.race ? createGate({ ...(cfg.gate ?? {}), turbo_bodies: !cfg.await_inline_claims }, now) : undefined;
   // A plan that forces races inside World calls holds world-local's own
   // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
-  if (gate?.plan?.fs) instrumentLocal((ctx) => ctx.runId);
+  if (gate?.plan?.fs) {
+    if (pg) instrumentPostgres(import.meta.resolve(worldPkg));
+    else instrumentLocal((ctx) => ctx.runId);
+  }
   // race (race.mjs): each run's first run_started meets the run's cancel, in
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
@@ -297,8 +311,11 @@ async function run(cfg) {
       }
     }
   };
-  world.registerHandler('__wkf_workflow_', handler);
-  world.registerHandler('__wkf_step_', handler);
+  if (pg) flowRoute = handler;
+  else {
+    world.registerHandler('__wkf_workflow_', handler);
+    world.registerHandler('__wkf_step_', handler);
+  }
 
   // A gate action (a cancel) ends runs the client then sees rejected.
   const settleQuietly = (cfg.gate?.actions?.length ?? 0) > 0;
@@ -434,7 +451,8 @@ async function run(cfg) {
   if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
   const summary = summarize({ cfg, coreVersion, calls: calls.slice(0, callsRun), deliveries: deliveries.slice(0, deliveriesRun), runs, spans });
   summary.read_back = readBack;
-  summary.world_local = worldLocalVersion;
+  if (pg) summary.world_postgres = worldVersion;
+  else summary.world_local = worldVersion;
   summary.builders = built.builders;
   summary.bundle_core = built.bundleCore;
   summary.world_capabilities = Object.keys(world.capabilities ?? {}).sort(); // what the runtime saw
@@ -462,6 +480,7 @@ async function run(cfg) {
     summary.world_log = calls.slice(-40);
   }
   await Promise.race([real.close?.(), new Promise((r) => setTimeout(r, 2000))]);
+  flowServer?.close();
   await rm(cfg.data_dir, { recursive: true, force: true });
   return summary;
 }
@@ -690,4 +709,27 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     dispatch_prologue: dispatchPrologue,
     attribute_keys: [...attrKeys].sort(),
   };
+}
+
+// serveFlowRoute listens on 127.0.0.1 (a free port) and answers every POST
+// with route(Request): the app's flow route world-postgres's queue delivers
+// each message to (dist/queue.js, executeMessageOverHttp).
+async function serveFlowRoute(route) {
+  const server = createServer(async (req, res) => {
+    try {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: req.method === 'POST' ? Buffer.concat(chunks) : undefined });
+      const answer = await route(request);
+      res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    } catch (e) {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: String(e?.message ?? e) }));
+    }
+  });
+  await new Promise((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
 }

@@ -75,11 +75,29 @@ func (w WorldLocal) Package() string {
 	return w.Alias
 }
 
+// WorldPostgres is one @workflow/world-postgres release the harness can run
+// the core over (reproduce's world-postgres schedules): its version and npm
+// alias ("" for @workflow/world-postgres).
+type WorldPostgres struct {
+	Version string
+	Alias   string
+}
+
+// Package is the directory under node_modules the World is installed in.
+func (w WorldPostgres) Package() string {
+	if w.Alias == "" {
+		return "@workflow/world-postgres"
+	}
+	return w.Alias
+}
+
 // Catalog is what one package.json installs: the cores and the world-local
 // releases, each in version order, the default (unaliased) one named.
 type Catalog struct {
 	Cores       []Core
 	WorldLocals []WorldLocal
+	// WorldPostgreses are the world-postgres releases, in version order.
+	WorldPostgreses []WorldPostgres
 	// DefaultCore and DefaultWorldLocal are the unaliased packages' versions.
 	DefaultCore, DefaultWorldLocal string
 	// Packages are every dependency's name under node_modules.
@@ -121,6 +139,8 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 			if alias == "" {
 				c.DefaultWorldLocal = version
 			}
+		case "@workflow/world-postgres":
+			c.WorldPostgreses = append(c.WorldPostgreses, WorldPostgres{Version: version, Alias: alias})
 		case "@workflow/builders":
 			// The unaliased builders stands for its version unless an alias
 			// of the same version exists (it never needs to).
@@ -152,6 +172,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	}
 	slices.SortFunc(c.Cores, func(a, b Core) int { return CompareVersions(a.Version, b.Version) })
 	slices.SortFunc(c.WorldLocals, func(a, b WorldLocal) int { return CompareVersions(a.Version, b.Version) })
+	slices.SortFunc(c.WorldPostgreses, func(a, b WorldPostgres) int { return CompareVersions(a.Version, b.Version) })
 	slices.Sort(c.Packages)
 	return c, nil
 }

@@ -84,6 +84,8 @@ func Reproducible(sc model.Scenario) error {
 		return fmt.Errorf("%s = %v: reproduce cannot honour it: %s", knob, v, why)
 	}
 	switch {
+	case sc.World == "world-postgres":
+		return refuse("world", sc.World, "no pinned core runs on a published world-postgres: each refuses 5.0.0-beta.29, which declares spec version 5, where the runtime needs 6 or 7 (slot-numbered event ids; TestNoPinnedCoreRunsOnWorldPostgres, docs/VALIDATION.md)")
 	case sc.World != HarnessWorld:
 		return refuse("world", sc.World, "the real side runs @workflow/world-local 5.0.0-beta.45; a schedule of another World's rules and atomicity cannot be replayed on it")
 	case sc.Faults.Crash > 0:

@@ -416,6 +416,7 @@ func TestReproduceRefuses(t *testing.T) {
 		want string
 	}{
 		{func(s *properties.Schedule) { s.Scenario.World = "world-vercel" }, "world = world-vercel"},
+		{func(s *properties.Schedule) { s.Scenario.World = "world-postgres" }, "declares spec version 5"},
 		{func(s *properties.Schedule) { s.Scenario.Workflow.MaxInline = 0 }, "workflow.max_inline = 0"},
 		{func(s *properties.Schedule) { s.Scenario.Faults.Crash = 0.1 }, "faults.crash"},
 		{func(s *properties.Schedule) { s.Scenario.Store.BatchCreates = true }, "store.batch_creates"},

@@ -301,8 +301,10 @@ type RealRun struct {
 	// the bundle's inlined runtime code came from (each read from the
 	// package.json of what the harness loaded).
 	WorldLocal string `json:"world_local"`
-	Builders   string `json:"builders"`
-	BundleCore string `json:"bundle_core"`
+	// WorldPostgres is the world-postgres release, when the run was on it.
+	WorldPostgres string `json:"world_postgres,omitempty"`
+	Builders      string `json:"builders"`
+	BundleCore    string `json:"bundle_core"`
 	// WorldCapabilities are the keys of the real World's capabilities
 	// object (what it declares to the runtime: core 5.0.0-beta.55 replays
 	// through the queue on a World declaring invoke).
@@ -628,17 +630,30 @@ func (r *Runner) run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 	if err != nil {
 		return nil, err
 	}
-	var wl WorldLocal
-	if cfg.WorldLocal == "" {
-		cfg.WorldLocal = "@workflow/world-local"
-	}
-	for _, w := range r.Catalog.WorldLocals {
-		if w.Package() == cfg.WorldLocal {
-			wl = w
+	// The World the run is on: its name and the release asked for.
+	worldName, worldVersion := "world-local", ""
+	if cfg.WorldPostgres != nil {
+		worldName = "world-postgres"
+		for _, w := range r.Catalog.WorldPostgreses {
+			if w.Package() == cfg.WorldPostgres.Package {
+				worldVersion = w.Version
+			}
 		}
-	}
-	if wl.Version == "" {
-		return nil, fmt.Errorf("engine: world-local package %q is not installed by %s/package.json", cfg.WorldLocal, r.Dir)
+		if worldVersion == "" {
+			return nil, fmt.Errorf("engine: world-postgres package %q is not installed by %s/package.json", cfg.WorldPostgres.Package, r.Dir)
+		}
+	} else {
+		if cfg.WorldLocal == "" {
+			cfg.WorldLocal = "@workflow/world-local"
+		}
+		for _, w := range r.Catalog.WorldLocals {
+			if w.Package() == cfg.WorldLocal {
+				worldVersion = w.Version
+			}
+		}
+		if worldVersion == "" {
+			return nil, fmt.Errorf("engine: world-local package %q is not installed by %s/package.json", cfg.WorldLocal, r.Dir)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "simlab-engine-run-")
 	if err != nil {
@@ -689,10 +704,14 @@ func (r *Runner) run(ctx context.Context, core Core, cfg harnessConfig, timeout 
 	}
 	// What ran is what was asked for, read from the packages the harness
 	// loaded, not assumed from the alias.
-	if out.Core != core.Version || out.BundleCore != core.Version || out.WorldLocal != wl.Version {
+	ranWorld := out.WorldLocal
+	if cfg.WorldPostgres != nil {
+		ranWorld = out.WorldPostgres
+	}
+	if out.Core != core.Version || out.BundleCore != core.Version || ranWorld != worldVersion {
 		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed,
-			Msg: fmt.Sprintf("the harness ran core %q (its bundle compiled against core %q by builders %q) over world-local %q, want core %s over world-local %s",
-				out.Core, out.BundleCore, out.Builders, out.WorldLocal, core.Version, wl.Version)}
+			Msg: fmt.Sprintf("the harness ran core %q (its bundle compiled against core %q by builders %q) over %s %q, want core %s over %s %s",
+				out.Core, out.BundleCore, out.Builders, worldName, ranWorld, core.Version, worldName, worldVersion)}
 	}
 	return &out, nil
 }
