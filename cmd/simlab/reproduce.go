@@ -339,7 +339,7 @@ func printWhatIf(w io.Writer, wi *engine.WhatIf) {
 			mark := "in the model"
 			switch {
 			case !r.Released():
-				mark = "not compared: the plan broke before the group's turn"
+				mark = "not compared: the plan broke before the group was released"
 			case !r.InModel:
 				mark = "NOT IN THE MODEL"
 			}

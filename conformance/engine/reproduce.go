@@ -280,22 +280,32 @@ func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		} else if runErr != nil {
 			cr.Reason += "; " + firstLine(runErr.Error(), 300)
 		}
-		record := struct {
-			Core       string      `json:"core"`
-			Plan       *PlanReport `json:"plan"`
-			Calls      []Call      `json:"calls"`
-			Deliveries []Delivery  `json:"deliveries"`
-			Bodies     []Body      `json:"bodies"`
-			ReadBack   []ReadBack  `json:"read_back"`
-		}{core.Version, out.Plan, out.Calls, out.Deliveries, out.Bodies, out.ReadBack}
-		b, err := json.MarshalIndent(record, "", " ")
-		if err != nil {
+		if err := writeCallRecord(calls, core.Version, out); err != nil {
 			return err
 		}
-		if err := os.WriteFile(calls, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("writing the call record: %w", err)
-		}
 		rp.Cores = append(rp.Cores, cr)
+	}
+	return nil
+}
+
+// writeCallRecord writes a real run's call record to path: the plan's
+// report, every World call, delivery and body the store wrapper saw, and
+// the read-back.
+func writeCallRecord(path, core string, out *RealRun) error {
+	record := struct {
+		Core       string      `json:"core"`
+		Plan       *PlanReport `json:"plan"`
+		Calls      []Call      `json:"calls"`
+		Deliveries []Delivery  `json:"deliveries"`
+		Bodies     []Body      `json:"bodies"`
+		ReadBack   []ReadBack  `json:"read_back"`
+	}{core, out.Plan, out.Calls, out.Deliveries, out.Bodies, out.ReadBack}
+	b, err := json.MarshalIndent(record, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the call record: %w", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -328,6 +329,10 @@ func RunWhatIf(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			calls := filepath.Join(o.OutDir, fmt.Sprintf("%s.what-if.%s.%d.calls.json", o.Base, core.Version, run))
+			if err := writeCallRecord(calls, core.Version, out); err != nil {
+				return err
+			}
 			cr := judgeReproduction(rp, out, spans, s.Property)
 			violated := len(cr.Violations) > 0
 			for g, rg := range wi.Groups {
@@ -359,6 +364,21 @@ func groupAnswers(pr *PlanReport, first, n int) string {
 	if pr == nil || first+n > len(pr.Status) {
 		return notReleased + " (no plan report)"
 	}
+	// Where the plan broke says why: an entry before the group that the
+	// runtime never made (what the real World answered an earlier group
+	// led it elsewhere), or a member that never came. (The break releases
+	// what was held, so members may have answered, but not together.)
+	if b := pr.Broken; b != nil && b.Entry < first+n {
+		missing := b.Missing
+		if len(missing) == 0 {
+			missing = []int{b.Entry}
+		}
+		where := "before the group"
+		if b.Entry >= first {
+			where = "at the group"
+		}
+		return fmt.Sprintf("%s (the plan broke %s: entry %s never came)", notReleased, where, joinInts(missing))
+	}
 	ans := make([]string, n)
 	for i := range n {
 		st := pr.Status[first+i]
@@ -368,4 +388,12 @@ func groupAnswers(pr *PlanReport, first, n int) string {
 		ans[i] = st.Result
 	}
 	return strings.Join(ans, ", ")
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }

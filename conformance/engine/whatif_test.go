@@ -117,3 +117,37 @@ func TestWhatIfOnlyReal(t *testing.T) {
 		t.Errorf("%q counts as never released", r.Answers)
 	}
 }
+
+// groupAnswers says where a plan that broke before a group's release
+// broke: before the group (an entry the runtime never made) or at it.
+func TestWhatIfGroupAnswersNamesTheBreak(t *testing.T) {
+	report := func(broke int, missing []int, states ...string) *PlanReport {
+		pr := &PlanReport{}
+		pr.Broken = &struct {
+			Entry       int   `json:"entry"`
+			Missing     []int `json:"missing"`
+			Outstanding int   `json:"outstanding"`
+			Held        []int `json:"held"`
+		}{Entry: broke, Missing: missing}
+		for _, s := range states {
+			pr.Status = append(pr.Status, struct {
+				State  string `json:"state"`
+				Result string `json:"result"`
+				Status string `json:"status"`
+			}{State: s, Result: "ok"})
+		}
+		return pr
+	}
+	for _, c := range []struct {
+		pr   *PlanReport
+		want string
+	}{
+		{report(1, []int{1}, "answered", "waiting", "answered", "waiting"), notReleased + " (the plan broke before the group: entry 1 never came)"},
+		{report(2, []int{3}, "answered", "answered", "held", "waiting"), notReleased + " (the plan broke at the group: entry 3 never came)"},
+		{report(9, nil, "answered", "answered", "answered", "answered"), "ok, ok"},
+	} {
+		if got := groupAnswers(c.pr, 2, 2); got != c.want {
+			t.Errorf("groupAnswers = %q, want %q", got, c.want)
+		}
+	}
+}
