@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/simlab/simlab/conformance"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/properties"
 )
 
 // The release matrix: each finding of the README, decided on each release
@@ -107,6 +109,8 @@ var Findings = []Finding{
 	{ID: "double-end-unforced", Title: "concurrent last completers corrupt the log unforced too (48 branches, durabench-256 ×5)", judge: judgeUnforced(true)},
 	{ID: "cancel-reopens", Title: "a cancel racing the run's start reopens the run (forced)", Test: "TestForcedCancelRacingStartReopensTheRealRun", judge: judgeCancelRace},
 	{ID: "turbo-body-after-cancel", Title: "a cancelled run still runs its inline step's body: turbo's optimistic start (forced)", Test: "TestTurboRunsAnInlineBodyOnACancelledRun", judge: judgeTurboBody},
+	{ID: "body-twice", Title: "one step's body runs twice at once: a queued step's early completion makes its consumer a last completer that runs the inline step too (forced)", Test: "TestForcedEarlyQueuedCompletionAgainstTheInlineStep", judge: judgeBodyTwice},
+	{ID: "turbo-body-after-completion", Title: "a completed run still runs an inline step's body: the orchestrator's continuation, turbo (reproduced from simlab's schedule)", Test: "TestReproduceTurboBodyAfterTheRunCompleted", judge: judgeSchedule("turbo-body-after-completion.json")},
 	{ID: "default-dispatch", Title: "the runtime's default dispatch is not resilient: step_created lands before the publish", judge: judgeDefaultDispatch},
 	{ID: "invoke", Title: "core beta.55's capabilities.invoke path (queued replay), on a World given the capability", judge: judgeInvoke},
 }
@@ -848,4 +852,96 @@ func judgeInvoke(ctx context.Context, r *Runner, rel Release, o MatrixOptions) (
 	default:
 		return Judgement{Undecided, "not the queued-replay path as modelled: " + ev}, nil
 	}
+}
+
+// ---- one body twice at once (finding 21)
+
+// judgeBodyTwice forces finding 21's interleaving (earlyQueuedCompletion)
+// in 10 runs: holds when in every run the inline step's body ran in both
+// deliveries at once, fixed when in every run it ran once.
+func judgeBodyTwice(ctx context.Context, r *Runner, rel Release, o MatrixOptions) (Judgement, error) {
+	const runs = 10
+	out, err := r.Run(ctx, rel.Core, rel.On(earlyQueuedCompletion(runs)), o.Timeout)
+	if err != nil {
+		return Judgement{}, err
+	}
+	if out.Gate == nil || len(out.Gate.Escapes) > 0 {
+		return Judgement{Undecided, "the gate escaped: the queued step's completion was not forced before the inline claim"}, nil
+	}
+	twice, once := 0, 0
+	outcomes := map[string]int{}
+	for i := range out.Runs {
+		res, bad := judgeInlineRace(out, i, !rel.Core.FetchFree())
+		if len(bad) > 0 {
+			return Judgement{Undecided, fmt.Sprintf("run %d was not the forced interleaving: %s", i, strings.Join(bad, "; "))}, nil
+		}
+		outcomes[res.outcome()]++
+		switch {
+		case len(res.bodies) == 2 && res.overlap:
+			twice++
+		case len(res.bodies) == 1:
+			once++
+		}
+	}
+	ev := fmt.Sprintf("%d of %d runs: two bodies of the inline step at once (%s)", twice, len(out.Runs), countsString(outcomes))
+	switch {
+	case twice == len(out.Runs):
+		return Judgement{Holds, ev}, nil
+	case once == len(out.Runs):
+		return Judgement{Fixed, ev}, nil
+	}
+	return Judgement{Undecided, ev}, nil
+}
+
+// ---- a saved schedule, reproduced
+
+// judgeSchedule reproduces a saved schedule (testdata/reproduce/name) on
+// the release three times: holds when every time every plan entry was
+// released in order with the History's answers and the property was
+// violated on the real run; fixed when every time the plan was honoured and
+// the property held; undecided when the release did not make the
+// History's calls (it diverged: the finding cannot be judged by this
+// schedule there).
+func judgeSchedule(name string) func(ctx context.Context, r *Runner, rel Release, o MatrixOptions) (Judgement, error) {
+	return func(ctx context.Context, r *Runner, rel Release, o MatrixOptions) (Judgement, error) {
+		const times = 3
+		s, err := properties.LoadSchedule(filepath.Join(r.Dir, "testdata", "reproduce", name))
+		if err != nil {
+			return Judgement{}, err
+		}
+		dir, err := os.MkdirTemp("", "simlab-matrix-reproduce-")
+		if err != nil {
+			return Judgement{}, err
+		}
+		defer os.RemoveAll(dir)
+		verdicts := map[string]int{}
+		var last CoreReproduction
+		for range times {
+			rp, err := PrepareReproduction(s, name)
+			if err != nil {
+				return Judgement{}, err
+			}
+			if err := Reproduce(ctx, r, s, rp, ReproduceOptions{Cores: []string{rel.Core.Version}, WorldLocal: rel.WorldLocal.Package(), Timeout: o.Timeout, OutDir: dir, Base: "matrix"}); err != nil {
+				return Judgement{}, err
+			}
+			last = rp.Cores[0]
+			verdicts[last.Verdict]++
+		}
+		return scheduleVerdict(name, s.Property, verdicts, times, last), nil
+	}
+}
+
+// scheduleVerdict is judgeSchedule's verdict from its reproductions'
+// verdicts (times in all) and the last one.
+func scheduleVerdict(name, property string, verdicts map[string]int, times int, last CoreReproduction) Judgement {
+	ev := fmt.Sprintf("reproduce %s, %d times: %s", name, times, countsString(verdicts))
+	switch {
+	case verdicts[VerdictReproduced] == times:
+		return Judgement{Holds, ev + "; " + property + " violated on the real run's " + last.JudgedOn}
+	case verdicts[VerdictHonouredNotViolated] == times:
+		return Judgement{Fixed, ev + "; " + last.Reason}
+	case last.Verdict == VerdictDiverged:
+		return Judgement{Undecided, fmt.Sprintf("%s; diverged at entry %d: %s", ev, last.DivergedAt, firstLine(last.Reason, 300))}
+	}
+	return Judgement{Undecided, ev}
 }

@@ -110,3 +110,22 @@ func TestFindingsAreKnown(t *testing.T) {
 		t.Errorf("unknown finding: %v", err)
 	}
 }
+
+func TestScheduleVerdict(t *testing.T) {
+	for _, c := range []struct {
+		verdicts map[string]int
+		last     CoreReproduction
+		want     Verdict
+		says     string
+	}{
+		{map[string]int{VerdictReproduced: 3}, CoreReproduction{Verdict: VerdictReproduced, JudgedOn: "spans"}, Holds, "violated on the real run's spans"},
+		{map[string]int{VerdictHonouredNotViolated: 3}, CoreReproduction{Verdict: VerdictHonouredNotViolated, Reason: "the plan was honoured, yet p holds"}, Fixed, "p holds"},
+		{map[string]int{VerdictReproduced: 2, VerdictDiverged: 1}, CoreReproduction{Verdict: VerdictDiverged, DivergedAt: 31, Reason: "runs.get never came"}, Undecided, "diverged at entry 31"},
+		{map[string]int{VerdictReproduced: 2, VerdictHonouredNotViolated: 1}, CoreReproduction{Verdict: VerdictHonouredNotViolated}, Undecided, "reproduced 2"},
+	} {
+		got := scheduleVerdict("x.json", "p", c.verdicts, 3, c.last)
+		if got.Verdict != c.want || !strings.Contains(got.Evidence, c.says) {
+			t.Errorf("scheduleVerdict(%v) = %+v, want %s saying %q", c.verdicts, got, c.want, c.says)
+		}
+	}
+}

@@ -115,6 +115,9 @@ type ReproduceOptions struct {
 	Timeout time.Duration
 	// OutDir receives each core's spans and call record; Base names them.
 	OutDir, Base string
+	// WorldLocal is the world-local package the cores run over ("" is
+	// @workflow/world-local, the release the schedules were made for).
+	WorldLocal string
 }
 
 // Reproduction is one schedule forced on the real runtime.
@@ -266,6 +269,7 @@ func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 			return err
 		}
 		cfg := planConfig(s.Scenario, rp.Plan)
+		cfg.WorldLocal = o.WorldLocal
 		spans := filepath.Join(o.OutDir, fmt.Sprintf("%s.%s.spans.jsonl", o.Base, core.Version))
 		calls := filepath.Join(o.OutDir, fmt.Sprintf("%s.%s.calls.json", o.Base, core.Version))
 		cfg.TraceOut = spans
