@@ -66,6 +66,11 @@ export function createGate(spec, now) {
   // optimistically (not WORKFLOW_OPTIMISTIC_INLINE_START=0), see quiescent().
   const turboBodies = spec?.turbo_bodies !== false;
   const bodiesBegun = new Set(); // `${delivery} ${step}` of every body begun
+  // bodies: the harness reports step bodies (record_bodies), so a delivery
+  // whose claim of a step was accepted is known to be busy until that
+  // step's body begins (quiescent()).
+  const bodiesReported = spec?.bodies === true;
+  const claimed = new Map(); // delivery index -> steps whose step_started it had accepted
   let actions = {}; // the harness's own calls (setActions): cancel(runId)
   const acted = new Set(); // `${action} ${run}`: fired once per run
   const actionsDone = []; // what each action did, for the summary
@@ -219,6 +224,10 @@ export function createGate(spec, now) {
             kinds.get(d.index) === 'run' && d.attempt === 1 && !bodiesBegun.has(`${d.index} ${rec.correlation}`)) return false;
       }
       if (!waits) return false;
+      // A delivery whose claim was accepted runs that step's body next,
+      // after the runtime's own awaits (hydrating the step's input), which
+      // are no World call either: not idle until the body has begun.
+      for (const step of claimed.get(d.index) ?? []) if (!bodiesBegun.has(`${d.index} ${step}`)) return false;
     }
     return true;
   }
@@ -333,6 +342,10 @@ export function createGate(spec, now) {
         return;
       }
       if (p === 'done' && rec.phase !== 'done' && rec.op !== 'body' && armed()) happen(callHappening('answer', rec));
+      if (p === 'done' && bodiesReported && rec.op === 'events.create' && rec.event === 'step_started' && rec.result === 'ok' && rec.correlation) {
+        if (!claimed.has(rec.delivery)) claimed.set(rec.delivery, new Set());
+        claimed.get(rec.delivery).add(rec.correlation);
+      }
       rec.phase = p;
       if (p === 'done') live.delete(rec);
       else live.add(rec);
@@ -375,7 +388,11 @@ export function createGate(spec, now) {
     // the promise settles when it may go on, or null.
     body(rec, kind) {
       if (rec.delivery < 0 || !rec.run) return null;
-      if (kind === 'body_begin') bodiesBegun.add(`${rec.delivery} ${rec.step}`);
+      if (kind === 'body_begin') {
+        bodiesBegun.add(`${rec.delivery} ${rec.step}`);
+        // A begun body may be what kept its delivery busy (quiescent()).
+        if (bodiesReported) touch();
+      }
       const h = { kind, run: rec.run, delivery: rec.delivery, step: rec.step };
       if (kind === 'body_end') {
         happen(h);

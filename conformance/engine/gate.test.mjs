@@ -145,8 +145,8 @@ test('quiet settles once nothing is in flight, published or due back, never befo
 // A driver for hold rules: deliveries of a kind (the run's own message or a
 // queued step's), calls carrying a step, and bodies as the harness's hook
 // reports them.
-function ruleDriver(holds) {
-  const gate = createGate({ holds }, () => 0);
+function ruleDriver(holds, extra = {}) {
+  const gate = createGate({ holds, ...extra }, () => 0);
   const order = [];
   const deliver = (index, step) => {
     const d = { index, step };
@@ -283,6 +283,30 @@ test('a held body waits for another delivery\'s body of its step, and escapes wh
   await lone;
   assert.deepEqual(g2.gate.escapes.map((e) => [e.gate, e.what]), [['inline_body', 'body step_i d0']]);
   assert.deepEqual(g2.gate.releases.map((r) => r.why), ['escape']);
+});
+
+test('a delivery whose claim was accepted is busy until that step\'s body begins, when bodies are reported', async () => {
+  // The orchestrator's claim of step_k is accepted, and its lazy claim of
+  // step_i is held (claimRule) where nothing can release it: as in the
+  // runtime, which goes on to step_k's body after awaits of its own (no
+  // World call), the gate does not escape until that body has begun.
+  const { gate, deliver, call, body } = ruleDriver([claimRule], { bodies: true });
+  const orch = deliver(0);
+  await call(orch, 'step_started', 'step_k');
+  const held = call(orch, 'step_started', 'step_i', { lazy: true });
+  await turns(10);
+  assert.equal(gate.escapes.length, 0, 'between the accepted claim and its body');
+  const b = body(orch, 'step_k');
+  await held; // now nothing more can arrive: the hold escapes
+  await b;
+  assert.deepEqual(gate.escapes.map((e) => e.gate), ['inline_claim']);
+
+  // Bodies not reported (record_bodies off): the accepted claim says nothing.
+  const g2 = ruleDriver([claimRule]);
+  const o2 = g2.deliver(0);
+  await g2.call(o2, 'step_started', 'step_k');
+  await g2.call(o2, 'step_started', 'step_i', { lazy: true });
+  assert.deepEqual(g2.gate.escapes.map((e) => e.gate), ['inline_claim']);
 });
 
 // A driver for plans: the client's calls (delivery -1), deliveries of the

@@ -147,7 +147,7 @@ async function run(cfg) {
   const now = () => performance.now() - t0;
   // A race also needs the gate's account of the deliveries (with nothing
   // to hold): it says when the runtime is done (gate.quiet()).
-  const gate = cfg.gate || cfg.race ? createGate({ ...(cfg.gate ?? {}), turbo_bodies: !cfg.await_inline_claims }, now) : undefined;
+  const gate = cfg.gate || cfg.race ? createGate({ ...(cfg.gate ?? {}), turbo_bodies: !cfg.await_inline_claims, bodies: !!cfg.record_bodies }, now) : undefined;
   // A plan that forces races inside World calls holds world-local's own
   // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
   if (gate?.plan?.fs) {
