@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,6 +130,9 @@ type Reproduction struct {
 	Violation string             `json:"violation"`
 	Plan      *Plan              `json:"plan"`
 	Cores     []CoreReproduction `json:"cores"`
+	// WorkAfterEnd is the scenario's budget.work_after_end, which the call
+	// record's bounded-work-after-end is judged against.
+	WorkAfterEnd int `json:"work_after_end,omitempty"`
 }
 
 // Reproduced says every core reproduced the violation.
@@ -221,7 +225,8 @@ func PrepareReproduction(s properties.Schedule, file string) (*Reproduction, err
 	if err != nil {
 		return nil, bad("translating the history into a plan: %v", err)
 	}
-	return &Reproduction{Schedule: file, Property: s.Property, HistoryHash: got, Violation: model.RunName(vs[0].Run) + ": " + vs[0].Message, Plan: plan}, nil
+	return &Reproduction{Schedule: file, Property: s.Property, HistoryHash: got, Violation: model.RunName(vs[0].Run) + ": " + vs[0].Message, Plan: plan,
+		WorkAfterEnd: s.Scenario.Budget.WorkAfterEnd}, nil
 }
 
 // planConfig is the harness configuration of a plan: the scenario's
@@ -365,7 +370,7 @@ func judgeReproduction(rp *Reproduction, out *RealRun, spansFile, property strin
 		cr.JudgedOn = "spans"
 	}
 	if err == nil && !judged {
-		if j, w, v, ok := judgeCalls(property, out); ok {
+		if j, w, v, ok := judgeCalls(property, out, rp.WorkAfterEnd); ok {
 			judged, whyJ, violations = j, w, v
 			cr.JudgedOn = "call record"
 		}
@@ -488,7 +493,7 @@ func around(p *Plan, pr *PlanReport, k int) (model, real []string) {
 // and, world-local having one deployment, none was re-routed. (Spans show
 // neither the log a writer loaded nor a retired message; the call record
 // holds both.)
-func judgeCalls(property string, out *RealRun) (judged bool, why string, violations []string, ok bool) {
+func judgeCalls(property string, out *RealRun, workBudget int) (judged bool, why string, violations []string, ok bool) {
 	switch property {
 	case "run-fails-for-a-reason":
 	case "ended-run-reads-ended":
@@ -539,6 +544,41 @@ func judgeCalls(property string, out *RealRun) (judged bool, why string, violati
 			violations = append(violations, fmt.Sprintf("%s: delivery %d found step %s missing (%s) and threw without creating it", c.Run, c.Delivery, c.Correlation, c.Error))
 		}
 		return true, "on the call record: a delivery whose step_started the World answered not found, that failed (HTTP 500 to the queue), with no step_created of that step accepted from it", violations, true
+	case "bounded-work-after-end":
+		// Per queue delivery, the runs.get and events.list calls it began
+		// after its run's first accepted terminal write answered, and the
+		// step bodies it began after: more than the budget. The model
+		// counts per actor, an inline step apart from its invocation; the
+		// call record cannot split an invocation's calls so, and counts
+		// them together (at least the model's count).
+		end := map[string]float64{}
+		for _, c := range out.Calls {
+			if c.Op == "events.create" && c.Result == "ok" && (c.Event == "run_completed" || c.Event == "run_failed" || c.Event == "run_cancelled") {
+				if e, seen := end[c.Run]; !seen || c.End < e {
+					end[c.Run] = c.End
+				}
+			}
+		}
+		work := map[int]int{}
+		runOf := map[int]string{}
+		for _, c := range out.Calls {
+			if e, ended := end[c.Run]; ended && c.Delivery >= 0 && c.Start >= e && (c.Op == "runs.get" || strings.HasPrefix(c.Op, "events.list")) {
+				work[c.Delivery]++
+				runOf[c.Delivery] = c.Run
+			}
+		}
+		for _, b := range out.Bodies {
+			if e, ended := end[b.Run]; ended && b.Delivery >= 0 && b.Begin >= e {
+				work[b.Delivery]++
+				runOf[b.Delivery] = b.Run
+			}
+		}
+		for _, d := range slices.Sorted(maps.Keys(work)) {
+			if work[d] > workBudget {
+				violations = append(violations, fmt.Sprintf("%s: delivery %d began %d reads, listings and bodies after the run's end was accepted; the budget is %d", runOf[d], d, work[d], workBudget))
+			}
+		}
+		return true, "on the call record: per queue delivery, the runs.get and events.list it began after its run's first accepted terminal write answered, and the bodies it began after, more than the budget (budget.work_after_end)", violations, true
 	case "one-body-at-a-time":
 		// The harness records every body: from its release (or its
 		// beginning, when nothing held it) to its step function's return.

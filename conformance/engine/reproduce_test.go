@@ -115,6 +115,17 @@ var savedSchedules = []savedSchedule{
 	// message then loops on the ended run, the third finding: a delivery
 	// cap of 2 ends it in 10 s.)
 	{"turbo-body-on-cancelled-run.json", "no-start-on-terminal", func() model.Scenario { return cancelledFanout(2) }, "the body of", ""},
+	// A cancel racing the run's completion (issue 18's completion-and-cancel
+	// race, here on the engine): one branch, run inline; the orchestrator's
+	// run_completed and the client's run_cancelled both read the run live on
+	// world-local and both are accepted, two terminal events in one log.
+	{"cancel-racing-completion.json", "single-terminal-event", func() model.Scenario {
+		sc, _ := model.Builtin("fanout")
+		sc.Description += "; one branch, inline; the client cancels each run within 40 ms of its start"
+		sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{1}, 1
+		sc.Faults.Cancel, sc.Faults.CancelWithin = 1, 40*time.Millisecond
+		return sc
+	}, "", ""},
 	// docs/MODEL.md finding 21: a queued step that finishes before the
 	// orchestrator's claim of its inline sibling makes its consumer the
 	// last completer (the inline step has no step_created until its claim);
@@ -664,6 +675,14 @@ func TestReproduceManyLazyReadsOnTheRealCore(t *testing.T) {
 	reproduceSaved(t, "many-lazy-reads.json", "call record", 0, "lazy runs.get")
 }
 
+// TestReproduceCancelRacingTheCompletionOnTheRealCore: one branch run
+// inline; the orchestrator's run_completed and the client's cancel are one
+// race group, forced inside world-local's I/O: both read the run live, both
+// are accepted, two terminal events in the real log.
+func TestReproduceCancelRacingTheCompletionOnTheRealCore(t *testing.T) {
+	reproduceSaved(t, "cancel-racing-completion.json", "spans", 1, "2 terminal events accepted")
+}
+
 func TestReproduceClaimRacingTheCancelOnTheRealCore(t *testing.T) {
 	reproduceSaved(t, "claim-racing-cancel.json", "spans", 1, "step_started accepted after the run's world.events.create run_cancelled")
 }
@@ -873,7 +892,7 @@ func TestJudgeBodiesOnTheCallRecord(t *testing.T) {
 		{"one delivery's retry", []Body{body("s", 0, 1, 0, 20), body("s", 0, 5, 0, 9)}, 0},
 		{"one never ended", []Body{body("s", 0, 1, 0, -1), body("s", 2, 5, 0, 9)}, 0},
 	} {
-		judged, _, violations, ok := judgeCalls("one-body-at-a-time", &RealRun{Bodies: c.bodies})
+		judged, _, violations, ok := judgeCalls("one-body-at-a-time", &RealRun{Bodies: c.bodies}, 2)
 		if !judged || !ok || len(violations) != c.want {
 			t.Errorf("%s: judged %v ok %v, violations %v; want %d", c.name, judged, ok, violations, c.want)
 		}
@@ -888,8 +907,34 @@ func TestJudgeLazyReadsOnTheCallRecord(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"fanouts":[{"run_id":"wrun_A","index":0,"lazy_reads":1},{"run_id":"wrun_A","index":1,"lazy_reads":0},{"run_id":"wrun_B","index":0,"lazy_reads":3,"last_completers":3}]}`), &out); err != nil {
 		t.Fatal(err)
 	}
-	judged, _, violations, ok := judgeCalls("one-lazy-fetch-per-fanout", &out)
+	judged, _, violations, ok := judgeCalls("one-lazy-fetch-per-fanout", &out, 2)
 	if !judged || !ok || len(violations) != 1 || !strings.HasPrefix(violations[0], "wrun_B: fan-out 0 made 3 lazy runs.get") {
 		t.Errorf("judged %v ok %v, violations %v; want wrun_B's fan-out 0 alone", judged, ok, violations)
+	}
+}
+
+// The call-record judge of bounded-work-after-end: per delivery, the reads,
+// listings and bodies it began at or after the run's first accepted
+// terminal write answered, against the budget.
+func TestJudgeWorkAfterEndOnTheCallRecord(t *testing.T) {
+	out := RealRun{
+		Calls: []Call{
+			{Op: "events.create", Event: "run_cancelled", Run: "wrun_A", Delivery: -1, Result: "ok", Start: 1, End: 3},
+			{Op: "events.list", Run: "wrun_A", Delivery: 2, Start: 2, End: 4}, // begun before the end
+			{Op: "events.list", Run: "wrun_A", Delivery: 2, Start: 9, End: 10},
+			{Op: "runs.get", Run: "wrun_A", Delivery: 2, Start: 10, End: 11},
+			{Op: "events.list", Run: "wrun_A", Delivery: 5, Start: 12, End: 13},
+			{Op: "events.create", Event: "run_completed", Run: "wrun_A", Delivery: 5, Result: "RunExpiredError", Start: 13, End: 14},
+		},
+		Bodies: []Body{{Run: "wrun_A", Delivery: 2, Begin: 3.5, End: 8}, {Run: "wrun_A", Delivery: 5, Begin: 2, End: 3}},
+	}
+	for budget, want := range map[int]int{2: 1, 3: 0} {
+		judged, _, violations, ok := judgeCalls("bounded-work-after-end", &out, budget)
+		if !judged || !ok || len(violations) != want {
+			t.Errorf("budget %d: judged %v ok %v, violations %v; want %d", budget, judged, ok, violations, want)
+		}
+		if want == 1 && !strings.HasPrefix(violations[0], "wrun_A: delivery 2 began 3 reads, listings and bodies") {
+			t.Errorf("budget %d: %q, want delivery 2's three", budget, violations[0])
+		}
 	}
 }
