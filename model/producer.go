@@ -10,9 +10,12 @@ import (
 // step. It decides the message's target, idempotency key and, for a v2
 // producer, the runContext it stamps.
 
-// publishStep publishes a step message produced by p's deployment.
+// publishStep publishes a step message produced by p's deployment alongside
+// the step's create: resilient dispatch, whose message carries the step's
+// input (stepInput), so a consumer that finds the step missing can create
+// it in band.
 func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
-	e.publishStepAfter(p, step, fan, site, 0)
+	e.publishStepAfter(p, step, fan, site, 0, true)
 }
 
 // publishRetry queues a retrying inline step as a background step (dispatch
@@ -22,23 +25,28 @@ func (e *engine) publishStep(p int32, step world.StepID, fan int32, site Site) {
 // suspension handler performs on replay"). A queued step's retry publishes
 // nothing: its message comes back (consumer.terminalWritten).
 func (e *engine) publishRetry(p int32, step world.StepID, fan int32, delay sim.Time) {
-	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay)
+	e.publishStepAfter(p, step, fan, SiteDelayedRetry, delay, false)
 }
 
 // republishStep is a re-dispatch of a step that already exists: core
 // publishes it under the one key every message of the step carries, so
 // the queue absorbs it while that key is held.
 func (e *engine) republishStep(p int32, step world.StepID, fan int32, site Site) {
-	e.publishStepAfter(p, step, fan, site, 0)
+	e.publishStepAfter(p, step, fan, site, 0, false)
 }
 
 // publishStepAfter publishes a message for step, visible after delay, under
-// the step's one idempotency key (msgKey).
-func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Site, delay sim.Time) {
+// the step's one idempotency key (msgKey). withInput: the message carries
+// the step's input. Only the suspension handler's resilient publish does
+// (core's suspension-handler.js, stepInput); the dispatch loop, the delayed
+// retry of an inline step and the eager publish send a payload-less message
+// (runtime.js: runId, stepId, stepName, runContext), whose consumer cannot
+// recover a missing step in band and throws.
+func (e *engine) publishStepAfter(p int32, step world.StepID, fan int32, site Site, delay sim.Time, withInput bool) {
 	d := &e.h.Deliveries[p]
 	dep := d.Deployment
 	ver := e.deployments[dep].Producer
-	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: true,
+	m := Message{Kind: MsgStep, Run: d.Run, Step: step, Fanout: fan, HasInput: withInput,
 		Target: e.h.Runs[d.Run].Deployment, Origin: -1, Key: msgKey(d.Run, step), Delay: delay}
 	if ver == V2 && !(e.vs.retryDropsCtx && site == SiteDelayedRetry) {
 		m.HasCtx = true

@@ -509,6 +509,50 @@ func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 			}
 			s = e
 		}
+		if everyWrite {
+			continue
+		}
+		// A run event the pass above left out of every group, because a
+		// write between it and an earlier one broke the run of overlaps
+		// (a claim served before a queued step's short write, the cancel
+		// after that write answered, the claim still in flight): its group
+		// is the writes in flight with it at one instant, the instant
+		// (its start, or a later write's while it is in flight) that holds
+		// the most of them, the earliest of equals.
+		for _, r := range idx {
+			if !ps[r].runLevel || ps[r].e.Group != 0 {
+				continue
+			}
+			inFlightAt := func(t sim.Time) []int {
+				var m []int
+				for _, w := range idx {
+					if ps[w].e.Group == 0 && ps[w].served <= t && t < ps[w].at {
+						m = append(m, w)
+					}
+				}
+				return m
+			}
+			best := inFlightAt(ps[r].served)
+			for _, w := range idx {
+				if ps[w].e.Group == 0 && ps[w].served > ps[r].served && ps[w].served < ps[r].at {
+					if m := inFlightAt(ps[w].served); len(m) > len(best) {
+						best = m
+					}
+				}
+			}
+			if len(best) < 2 {
+				continue
+			}
+			group++
+			minEnd := ps[best[0]].at
+			for _, i := range best {
+				minEnd = min(minEnd, ps[i].at)
+			}
+			for _, i := range best {
+				ps[i].e.Group = group
+				ps[i].at = minEnd
+			}
+		}
 	}
 }
 

@@ -106,6 +106,16 @@ var savedSchedules = []savedSchedule{
 	// each redelivery 5 s apart, until the runtime's delivery cap (2 here:
 	// WORKFLOW_MAX_QUEUE_DELIVERIES) writes run_failed, refused, and acks.
 	{"ended-run-claim-loop.json", "recovery-in-band", func() model.Scenario { return cancelledFanout(2) }, "", ""},
+	// The third finding under the runtime's default dispatch: the queued
+	// step's message is the dispatch loop's, payload-less (no stepInput),
+	// so its consumer, finding the step missing, cannot create it in band
+	// and throws at once, each delivery, until the cap (2 here).
+	{"ended-run-claim-loop-bare.json", "recovery-in-band", func() model.Scenario {
+		sc := cancelledFanout(2)
+		sc.Description += "; the runtime's default dispatch (the step message carries no input)"
+		sc.Workflow.ResilientDispatch = false
+		return sc
+	}, "", ""},
 	// README's turbo finding: the run's first delivery runs in turbo; the
 	// client's cancel lands while it suspends on the fan-out (its
 	// run_started answered first, its step_created in flight with the
@@ -681,6 +691,21 @@ func TestReproduceManyLazyReadsOnTheRealCore(t *testing.T) {
 // are accepted, two terminal events in the real log.
 func TestReproduceCancelRacingTheCompletionOnTheRealCore(t *testing.T) {
 	reproduceSaved(t, "cancel-racing-completion.json", "spans", 1, "2 terminal events accepted")
+}
+
+// TestReproduceBareClaimLoopOnTheRealCore: under the runtime's default
+// dispatch the step message carries no input; the model's consumer, as
+// core's, finds its step missing and throws without an in-band create (no
+// step_created of the step by any step delivery in the plan), and the real
+// core does the same, call for call.
+func TestReproduceBareClaimLoopOnTheRealCore(t *testing.T) {
+	_, rp := loadSaved(t, "ended-run-claim-loop-bare.json")
+	for _, e := range rp.Plan.Entries {
+		if strings.Contains(e.Key, "|step|") && strings.Contains(e.Key, "|events.create|step_created|") {
+			t.Errorf("entry %s: a step delivery creates its step in band, but its message carries no input", e.Model)
+		}
+	}
+	reproduceSaved(t, "ended-run-claim-loop-bare.json", "call record", 0, "missing")
 }
 
 func TestReproduceClaimRacingTheCancelOnTheRealCore(t *testing.T) {
