@@ -963,3 +963,57 @@ func TestJudgeWorkAfterEndOnTheCallRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanGroupsARunEventAcrossAShortWrite: an inline claim served before a
+// queued step's short claim, the client's cancel served after that claim
+// answered, the inline claim still in flight with the cancel (durabench on
+// world-local with cancels, the first seed that shows it): the claim and the
+// cancel are one race group, though the short write between them breaks the
+// run of overlaps the first pass groups by. Without the group the plan
+// released the claim after the cancel had answered, and the real claim was
+// refused where the History has it accepted.
+func TestPlanGroupsARunEventAcrossAShortWrite(t *testing.T) {
+	sc := durabenchOnLocal(4, 2)
+	sc.Workflow.Fanouts = []int{4, 3}
+	sc.Faults.Cancel, sc.Faults.CancelWithin, sc.Faults.StaleRead = 0.5, 300*time.Millisecond, 0.2
+	p, _ := properties.ByName("no-start-on-terminal")
+	for seed := uint64(1); seed <= 2000; seed++ {
+		c := sc
+		res, choices, err := properties.Record(&c, sim.NewPCG(seed), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Check(res.History)) == 0 {
+			continue
+		}
+		h := res.History
+		s := properties.Schedule{Version: 1, Property: p.Name, Seed: seed, HistoryHash: fmt.Sprintf("%016x", h.Hash), Scenario: sc, Choices: choices}
+		rp, err := PrepareReproduction(s, "search")
+		if err != nil {
+			continue
+		}
+		for _, e := range rp.Plan.Entries {
+			if e.Group == 0 || e.Kind != "call" || h.Calls[e.Call].Event != world.EvRunCancelled {
+				continue
+			}
+			cancel := &h.Calls[e.Call]
+			for _, o := range rp.Plan.Entries {
+				if o.Group != e.Group || o.Kind != "call" || h.Calls[o.Call].Event != world.EvStepStarted {
+					continue
+				}
+				claim := &h.Calls[o.Call]
+				// A joining write of the run served after the claim and
+				// answered before the cancel was served: the short write.
+				for ci := range h.Calls {
+					w := &h.Calls[ci]
+					if w.Run == cancel.Run && w.Op == model.OpEventsCreate && (w.Event == world.EvStepStarted || w.Event == world.EvStepCreated) &&
+						w.Served > claim.Served && w.End <= cancel.Served {
+						t.Logf("seed %d: group %d: %s with %s, across %s", seed, e.Group, describeCall(h, o.Call), describeCall(h, e.Call), describeCall(h, ci))
+						return
+					}
+				}
+			}
+		}
+	}
+	t.Fatal("no seed of 1..2000 has a race group of a cancel and a claim across a short write")
+}
