@@ -235,6 +235,9 @@ func PrepareReproduction(s properties.Schedule, file string) (*Reproduction, err
 func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
 	return harnessConfig{
 		Seed: 1, Fanouts: append([]int(nil), sc.Workflow.Fanouts...), MaxInline: sc.Workflow.MaxInline, Runs: sc.Runs,
+		// The workflow's flaky steps throw in the harness as in the model
+		// (Honourable admits only the runtime's own retry policy).
+		FlakySteps: sc.Workflow.FlakySteps, FlakyTimes: sc.Workflow.FlakyTimes,
 		StripRunContext:   slices.Contains(sc.Variants, "legacy-producers"),
 		ResilientDispatch: sc.Workflow.ResilientDispatch,
 		AwaitInlineClaims: sc.Workflow.AwaitInlineClaims,

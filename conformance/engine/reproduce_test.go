@@ -1017,3 +1017,23 @@ func TestPlanGroupsARunEventAcrossAShortWrite(t *testing.T) {
 	}
 	t.Fatal("no seed of 1..2000 has a race group of a cancel and a claim across a short write")
 }
+
+// planConfig gives the harness every knob of the workflow the model ran
+// that the real side honours: flaky steps throw there too (a plan of a
+// History with retries diverged where the real bodies did not fail).
+func TestPlanConfigCarriesTheWorkflow(t *testing.T) {
+	sc, _ := model.Builtin("fanout")
+	sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{3, 2}, 1
+	sc.Workflow.FlakySteps, sc.Workflow.FlakyTimes = 1, 2
+	sc.Workflow.AwaitInlineClaims, sc.Workflow.ResilientDispatch = true, false
+	sc.Workflow.InlineOwnershipLease = 3 * time.Second
+	sc.Faults.CrashFirstDelivery = true
+	sc.Store.MaxDeliveries = 2
+	sc.Runs = 3
+	cfg := planConfig(sc, &Plan{})
+	got := fmt.Sprintf("%v %d %d %d/%d %v %v %d %v %d", cfg.Fanouts, cfg.MaxInline, cfg.Runs, cfg.FlakySteps, cfg.FlakyTimes,
+		cfg.AwaitInlineClaims, cfg.ResilientDispatch, cfg.LeaseSeconds, cfg.CrashFirstDelivery, cfg.MaxQueueDeliveries)
+	if want := "[3 2] 1 3 1/2 true false 3 true 2"; got != want {
+		t.Errorf("planConfig: %s, want %s", got, want)
+	}
+}
