@@ -79,6 +79,7 @@ func (cl *client) start(i int32) {
 	id := cl.store.CreateRun(cl.k.Now(), info.Deployment, 1, -1)
 	idx := cl.newCall(-1, OpEventsCreate, id, world.NoStep, -1)
 	cl.calls[idx].Event = world.EvRunCreated
+	cl.tookEffect(&cl.calls[idx]) // the store created the run as it arrived
 	if cl.opts.Record {
 		cl.h.Accepted = append(cl.h.Accepted, Accepted{LoggedEvent: cl.store.Log(id)[0], Caller: Caller{Kind: CallerClient, Delivery: -1}, Call: idx})
 	}

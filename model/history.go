@@ -77,9 +77,15 @@ type Call struct {
 	LogPos int32
 	// Attempt is the step's attempt an accepted step_started answered with.
 	Attempt int32
-	flight  int32 // 1 + its slot in the engine's flights while in flight, else 0
-	Op      Op
-	Event   world.EventType
+	// Effect orders the run's calls by when each took effect: a read or a
+	// list when the store served it (what it saw is the log then), a write
+	// when it applied, run_created as it arrived. Calls that took effect at
+	// one virtual instant keep the order the simulation applied them in,
+	// which a plan must follow (conformance/engine, planFrom).
+	Effect uint32
+	flight int32 // 1 + its slot in the engine's flights while in flight, else 0
+	Op     Op
+	Event  world.EventType
 	// Lazy: a step_started that creates its step (core's claim of an
 	// inline step, which no step_created precedes: the World logs one).
 	Lazy   bool

@@ -31,6 +31,7 @@ type service struct {
 	parked      []int32
 	free        []int32 // recycled call slots when not recording
 	serial      uint64  // calls issued so far
+	effects     uint32  // calls that took effect so far (Call.Effect)
 }
 
 // pool is the store's bounded set of concurrent calls of one kind.
@@ -111,6 +112,9 @@ func (e *engine) issue(p int32, idx int32) {
 func (e *engine) serve(idx int32) {
 	c := &e.calls[idx]
 	c.Served = e.k.Now()
+	if c.Op != OpEventsCreate {
+		e.tookEffect(c)
+	}
 	var d sim.Dist
 	var extra time.Duration
 	switch c.Op {
@@ -286,6 +290,9 @@ func (e *engine) answerRunsGet(c *Call) {
 // answer, the event it logged and what the actors learn of it.
 func (e *engine) answerCreate(idx int32, c *Call, res world.Result, retry sim.Time, pos, created int32) {
 	c.Result, c.LogPos = res, pos
+	if c.Event != world.EvRunCreated {
+		e.tookEffect(c)
+	}
 	if res == world.TooEarly {
 		c.RetryAfter = retry
 	}
@@ -337,4 +344,10 @@ func refusedBecauseEnded(ev world.EventType, res world.Result, st world.RunStatu
 		return false
 	}
 	return !ev.IsStepEvent() || ev == world.EvStepCreated
+}
+
+// tookEffect numbers c among the calls that took effect (Call.Effect).
+func (e *engine) tookEffect(c *Call) {
+	e.effects++
+	c.Effect = e.effects
 }

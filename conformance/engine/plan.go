@@ -207,6 +207,10 @@ type pending struct {
 	at     sim.Time
 	tie    int
 	served sim.Time // a write's first step (race groups)
+	// order breaks ties of at: a call's Effect (the order the simulation
+	// applied calls of one instant in: a list served at the instant a
+	// write answered saw it or not), a body's right after its claim's.
+	order int64
 	// runLevel: a write of a run event, which seeds a race group; joins:
 	// a write that may join one (a run event, or a step write that reads
 	// the run first: step_created, step_started, step_failed).
@@ -229,7 +233,7 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 	for ci := range h.Calls {
 		c := &h.Calls[ci]
 		desc := describeCall(h, ci)
-		p := pending{run: c.Run, tie: 2 * ci}
+		p := pending{run: c.Run, tie: 2 * ci, order: 2 * int64(c.Effect)}
 		p.e = PlanEntry{Kind: "call", Call: ci, Delivery: int(c.Caller.Delivery), Model: desc, Expect: errorName(c.Result)}
 		ri, ok := t.runIdx[c.Run]
 		if !ok {
@@ -318,7 +322,10 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 				claim = ci
 			}
 		}
-		p := pending{run: dv.Run, at: dv.BodyStart, tie: 2*claim + 1}
+		p := pending{run: dv.Run, at: dv.BodyStart, tie: 2*claim + 1, order: -1}
+		if claim >= 0 {
+			p.order = 2*int64(h.Calls[claim].Effect) + 1
+		}
 		p.e = PlanEntry{Kind: "body", Call: -1, Delivery: di, Run: t.runIdx[dv.Run], Model: fmt.Sprintf("body of step %d (%s) by %s begins %v", dv.Step, step, deliveryName(h, int32(di)), dv.BodyStart),
 			Key: planKey(t.runIdx[dv.Run], by, byStep, nth, "body", "", step, 0)}
 		ps = append(ps, p)
@@ -327,22 +334,22 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 	groupRaces(h, ps, everyWrite)
 	// A race group's members stay together in the plan: an entry at the
 	// group's instant whose tie falls among the members' goes after them.
-	groupTie := map[int]int{}
+	groupTie := map[int]int64{}
 	for _, p := range ps {
 		if g := p.e.Group; g != 0 {
-			if t, ok := groupTie[g]; !ok || p.tie < t {
-				groupTie[g] = p.tie
+			if t, ok := groupTie[g]; !ok || p.order < t {
+				groupTie[g] = p.order
 			}
 		}
 	}
-	rank := func(p pending) int {
+	rank := func(p pending) int64 {
 		if p.e.Group != 0 {
 			return groupTie[p.e.Group]
 		}
-		return p.tie
+		return p.order
 	}
 	slices.SortStableFunc(ps, func(a, b pending) int {
-		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(rank(a), rank(b)), cmp.Compare(a.tie, b.tie))
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(rank(a), rank(b)), cmp.Compare(a.order, b.order), cmp.Compare(a.tie, b.tie))
 	})
 	// Occurrences: the nth call of one (delivery, op, event, step), in the
 	// order the delivery issued them (the History's call order).

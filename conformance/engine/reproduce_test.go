@@ -1037,3 +1037,55 @@ func TestPlanConfigCarriesTheWorkflow(t *testing.T) {
 		t.Errorf("planConfig: %s, want %s", got, want)
 	}
 }
+
+// TestPlanOrdersOneInstantAsTheModelApplied: a list served at the instant a
+// write of its run answered saw that write or not, as the simulation
+// applied the two; the plan releases them in that order (Call.Effect), not
+// in the order the calls were issued. (Found on a schedule of three runs
+// whose queued step's list was released after its sibling's completion,
+// which it had not seen: the real consumer became a second last completer.)
+func TestPlanOrdersOneInstantAsTheModelApplied(t *testing.T) {
+	sc, _ := model.Builtin("fanout")
+	sc.World = HarnessWorld
+	sc.Runs = 3
+	sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{3, 2}, 1
+	for seed := uint64(1); seed <= 500; seed++ {
+		c := sc
+		res, _, err := properties.Record(&c, sim.NewPCG(seed), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := res.History
+		plan, err := PlanFrom(h)
+		if err != nil {
+			continue
+		}
+		pos := map[int]int{}
+		for i, e := range plan.Entries {
+			if e.Kind == "call" {
+				pos[e.Call] = i
+			}
+		}
+		for li := range h.Calls {
+			l := &h.Calls[li]
+			if l.Op != model.OpEventsList {
+				continue
+			}
+			for wi := range li {
+				w := &h.Calls[wi]
+				if w.Op != model.OpEventsCreate || w.Run != l.Run || w.End != l.Served || w.Effect < l.Effect || plan.Entries[pos[wi]].Group != 0 {
+					continue
+				}
+				// Issued first, applied after the list was served: the
+				// list did not see it.
+				if pos[li] > pos[wi] {
+					t.Fatalf("seed %d: %s (effect %d) is released before %s (effect %d), which was served first",
+						seed, describeCall(h, wi), w.Effect, describeCall(h, li), l.Effect)
+				}
+				t.Logf("seed %d: %s before %s", seed, describeCall(h, li), describeCall(h, wi))
+				return
+			}
+		}
+	}
+	t.Fatal("no seed of 1..500 serves a list at the instant an earlier-issued write of its run answered, before it")
+}
