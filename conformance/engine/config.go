@@ -231,6 +231,8 @@ func harnessFor(sc model.Scenario, branches int) (harnessConfig, error) {
 		},
 		Crash:              crash,
 		CrashFirstDelivery: sc.Faults.CrashFirstDelivery,
+		// world-local's cap is the runtime's, which can only be lowered.
+		MaxQueueDeliveries: queueCap(p.MaxDeliveries),
 		StripRunContext:    slices.Contains(sc.Variants, "legacy-producers"),
 		// The runtime's WORKFLOW_RESILIENT_STEP_DISPATCH (off by default in
 		// the published runtime): step_created and the step's publish in
@@ -306,8 +308,8 @@ func Honourable(sc model.Scenario) error {
 		switch {
 		case p.VisibilityTimeout != localRetryBackoff:
 			return refuse("store.visibility_timeout", p.VisibilityTimeout, "world-local redelivers a crashed delivery after its fixed 5s backoff; set it to 5s or turn crashes off")
-		case p.MaxDeliveries != 0 && p.MaxDeliveries != localMaxDeliveries:
-			return refuse("store.max_deliveries", p.MaxDeliveries, "the runtime caps a message at 48 deliveries on world-local; set 0 or 48")
+		case p.MaxDeliveries > localMaxDeliveries:
+			return refuse("store.max_deliveries", p.MaxDeliveries, "the runtime caps a message at 48 deliveries on world-local and can only lower the cap (WORKFLOW_MAX_QUEUE_DELIVERIES, which the harness sets); set at most 48, or 0")
 		case p.FreshCopyOnThrow > 0:
 			return refuse("store.fresh_copy_on_throw", p.FreshCopyOnThrow, "world-local redelivers the same message, never a fresh copy")
 		}

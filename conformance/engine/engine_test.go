@@ -328,6 +328,24 @@ func TestRefusesWhatTheRealSideCannotHonour(t *testing.T) {
 			t.Errorf("flaky steps with --set %s: got %v, want %q refused (\"\": honoured)", c.set, err, c.want)
 		}
 	}
+	// With crashes, the delivery cap: the runtime's own (48) can be lowered
+	// (the harness passes it as WORKFLOW_MAX_QUEUE_DELIVERIES), not raised.
+	for _, c := range []struct {
+		cap  int
+		want string
+	}{{3, ""}, {48, ""}, {0, ""}, {60, "store.max_deliveries"}} {
+		sc, _ := model.Builtin("fanout")
+		sc.Faults.CrashFirstDelivery = true
+		sc.Store.VisibilityTimeout = localRetryBackoff
+		sc.Store.MaxDeliveries = c.cap
+		err := Honourable(sc)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("crashes with store.max_deliveries %d: got %v, want %q refused (\"\": honoured)", c.cap, err, c.want)
+		}
+		if cfg, err := harnessFor(sc, 4); err == nil && cfg.MaxQueueDeliveries != queueCap(c.cap) {
+			t.Errorf("store.max_deliveries %d: the harness's cap is %d, want %d", c.cap, cfg.MaxQueueDeliveries, queueCap(c.cap))
+		}
+	}
 	sc, _ := model.Builtin("fanout")
 	o := Options{Branches: []int{MaxBranches + 1}, Cores: []string{Cores[0].Version}, Repetitions: 1, Seeds: 1}
 	if err := o.Check(sc); err == nil || !strings.Contains(err.Error(), "1..512") {
