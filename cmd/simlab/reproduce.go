@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -118,7 +117,7 @@ group included).`,
 	}
 	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
 	cmd.Flags().StringVar(&o.OutDir, "out", "", "write each core's spans and call record to DIR (default: the schedule's directory)")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 2*time.Minute, "longest one real run may take before it is stopped and reported")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "longest one real run may take before it is stopped and reported (0: 2m, or the schedule's History span and 1m more when longer)")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reproduction as JSON")
@@ -224,7 +223,7 @@ func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *properties.Re
 				return out, err
 			}
 		}
-		o := engine.ReproduceOptions{OutDir: filepath.Dir(f.ScheduleFile), Base: strings.TrimSuffix(filepath.Base(f.ScheduleFile), ".json"), Timeout: 2 * time.Minute}
+		o := engine.ReproduceOptions{OutDir: filepath.Dir(f.ScheduleFile), Base: strings.TrimSuffix(filepath.Base(f.ScheduleFile), ".json")}
 		if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
 			return out, err
 		}

@@ -146,6 +146,8 @@ type gateConfig struct {
 // planSpec is plan.mjs's spec: the plan's entries, in order.
 type planSpec struct {
 	Entries []PlanEntry `json:"entries"`
+	// Cut: judge once every entry is answered (Plan.Cut).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // holdRule holds what What matches (a World call as it reaches the World, or

@@ -36,6 +36,12 @@ type Plan struct {
 	Rules []RuleUse `json:"rules"`
 	// Calls is how many calls the History holds.
 	Calls int `json:"calls"`
+	// Cut says the History stopped at its scenario's time limit, its work
+	// not done (a delivery looping on an ended run): the real run is judged
+	// once every entry is answered, not once the runtime is done, and
+	// Span is how far the History went.
+	Cut  bool     `json:"cut,omitempty"`
+	Span sim.Time `json:"span,omitempty"`
 }
 
 // PlanEntry is one call or body of a plan.
@@ -363,7 +369,7 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		seen[ps[i].e.Key]++
 		ps[i].e.Key = strings.TrimSuffix(ps[i].e.Key, "|0") + fmt.Sprintf("|%d", seen[ps[i].e.Key])
 	}
-	plan := &Plan{Calls: len(h.Calls)}
+	plan := &Plan{Calls: len(h.Calls), Cut: !h.Drained, Span: h.End}
 	for i := range ps {
 		ps[i].e.At = ps[i].at
 		plan.Entries = append(plan.Entries, ps[i].e)

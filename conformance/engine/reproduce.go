@@ -248,9 +248,16 @@ func planConfig(sc model.Scenario, plan *Plan) harnessConfig {
 		CrashFirstDelivery: sc.Faults.CrashFirstDelivery,
 		// world-local's cap is the runtime's, which can only be lowered.
 		MaxQueueDeliveries: queueCap(sc.Store.MaxDeliveries),
-		Gate:               &gateConfig{Plan: &planSpec{Entries: plan.Entries}},
+		Gate:               &gateConfig{Plan: &planSpec{Entries: plan.Entries, Cut: plan.Cut}},
 		RecordBodies:       true, DumpCalls: true,
 	}
+}
+
+// planTimeout is a real run's default bound for a plan: 2 minutes, or the
+// History's span and a minute more when that is longer (the plan waits out
+// the runtime's own timers: world-local's 5 s between deliveries).
+func planTimeout(p *Plan) time.Duration {
+	return max(2*time.Minute, time.Duration(p.Span)+time.Minute)
 }
 
 // queueCap is the WORKFLOW_MAX_QUEUE_DELIVERIES the harness sets for the
@@ -269,7 +276,7 @@ func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		cores = []string{ReproduceCore}
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Minute
+		o.Timeout = planTimeout(rp.Plan)
 	}
 	for _, v := range cores {
 		core, err := CoreByVersion(v)

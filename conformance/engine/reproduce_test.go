@@ -1089,3 +1089,34 @@ func TestPlanOrdersOneInstantAsTheModelApplied(t *testing.T) {
 	}
 	t.Fatal("no seed of 1..500 serves a list at the instant an earlier-issued write of its run answered, before it")
 }
+
+// A plan says when its History stopped at the time limit with work left
+// (the harness then judges once every entry is answered), and a real run's
+// default bound covers the History's span.
+func TestPlanCutAndTimeout(t *testing.T) {
+	sc, _ := model.Builtin("fanout")
+	sc.World = HarnessWorld
+	for _, c := range []struct {
+		limit time.Duration
+		cut   bool
+	}{{0, false}, {30 * time.Millisecond, true}} {
+		s := sc
+		s.Limits.MaxTime = c.limit
+		res, _, err := properties.Record(&s, sim.NewPCG(1), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := PlanFrom(res.History)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Cut != c.cut || p.Span != res.History.End || planConfig(s, p).Gate.Plan.Cut != c.cut {
+			t.Errorf("time limit %v: cut %v (span %v), want %v", c.limit, p.Cut, p.Span, c.cut)
+		}
+	}
+	for span, want := range map[time.Duration]time.Duration{10 * time.Second: 2 * time.Minute, 4 * time.Minute: 5 * time.Minute} {
+		if got := planTimeout(&Plan{Span: sim.Time(span)}); got != want {
+			t.Errorf("planTimeout(span %v) = %v, want %v", span, got, want)
+		}
+	}
+}

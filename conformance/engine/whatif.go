@@ -300,7 +300,7 @@ func RunWhatIf(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		o.Runs = 1
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Minute
+		o.Timeout = planTimeout(rp.Plan)
 	}
 	wi.Runs = o.Runs
 	// No race group has a schedule inside its calls (planFrom): plan.mjs
