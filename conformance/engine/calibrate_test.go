@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -62,6 +63,25 @@ func TestCalibrationRowOfASerialWorld(t *testing.T) {
 // widens (world-local's cost grows with the run's log), and the scenario
 // file it writes loads as a scenario whose store model has a write cost
 // per logged event.
+// A message's delivery delay is from its first publish: a replay's
+// re-dispatch under the same key gets the same message id back after the
+// message was delivered, and a delivery that began before its publish
+// returned waited no time, not less.
+func TestCalibrationDeliveryDelayIsFromTheFirstPublish(t *testing.T) {
+	run := &RealRun{
+		Calls: []Call{
+			{Op: "queue", Delivery: 1, Message: "m1", Start: 0, End: 2},
+			{Op: "queue", Delivery: 2, Message: "m2", Start: 10, End: 14},
+			{Op: "queue", Delivery: 3, Message: "m1", Start: 100, End: 101}, // re-dispatch, same id
+		},
+		Deliveries: []Delivery{{Index: 4, Message: "m1", Start: 5}, {Index: 5, Message: "m2", Start: 13}},
+	}
+	row := calibrationRow(2, []*RealRun{run})
+	if !slices.Equal(row.deliver, []float64{3, 0}) {
+		t.Errorf("delivery delays %v, want [3 0]", row.deliver)
+	}
+}
+
 func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	r := prepared(t)
 	cal, err := Calibrate(context.Background(), r, CalibrateOptions{Branches: []int{16, 64}, Repetitions: 1, Timeout: 2 * time.Minute})
