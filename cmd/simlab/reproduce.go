@@ -20,7 +20,7 @@ import (
 
 func newReproduceCommand() *cobra.Command {
 	var o engine.ReproduceOptions
-	var dir string
+	var dir, worldLocal string
 	var noInstall, asJSON bool
 	var whatIf int
 	cmd := &cobra.Command{
@@ -79,6 +79,13 @@ group included).`,
 					return badInput(fmt.Errorf("--cores: %w", err))
 				}
 			}
+			if worldLocal != "" {
+				w, err := engine.Pinned.WorldLocal(worldLocal)
+				if err != nil {
+					return badInput(fmt.Errorf("--world-local: %w", err))
+				}
+				o.WorldLocal = w.Package()
+			}
 			if o.OutDir == "" {
 				o.OutDir = filepath.Dir(file)
 			}
@@ -93,7 +100,7 @@ group included).`,
 			defer done()
 			if wi != nil {
 				return runWhatIf(cmd, ctx, interrupted, r, s, rp, wi,
-					engine.WhatIfOptions{Cores: o.Cores, Runs: whatIf, Timeout: o.Timeout, OutDir: o.OutDir, Base: o.Base}, asJSON)
+					engine.WhatIfOptions{Cores: o.Cores, Runs: whatIf, Timeout: o.Timeout, OutDir: o.OutDir, Base: o.Base, WorldLocal: o.WorldLocal}, asJSON)
 			}
 			if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
 				if ctx.Err() != nil {
@@ -116,6 +123,7 @@ group included).`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
+	cmd.Flags().StringVar(&worldLocal, "world-local", "", "the @workflow/world-local release to run over, by version (installed side by side by conformance/engine/package.json; default the schedules' own, "+engine.Pinned.DefaultWorldLocal+")")
 	cmd.Flags().StringVar(&o.OutDir, "out", "", "write each core's spans and call record to DIR (default: the schedule's directory)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "longest one real run may take before it is stopped and reported (0: 2m, or the schedule's History span and 1m more when longer)")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
@@ -123,6 +131,15 @@ group included).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reproduction as JSON")
 	cmd.Flags().IntVar(&whatIf, "what-if", 0, "instead: make N real runs with every race group's members released together and the World's own I/O in its own order, and set each group's real answers beside every answer the model's World gives it in some interleaving (exit 1 when the real World gives one the model cannot)")
 	return cmd
+}
+
+// coreLabel names the release a reproduction ran on: the core, and the
+// world-local release when it is not the schedules' own.
+func coreLabel(c engine.CoreReproduction) string {
+	if c.WorldLocal != "" && c.WorldLocal != engine.Pinned.DefaultWorldLocal {
+		return c.Core + " over world-local " + c.WorldLocal
+	}
+	return c.Core
 }
 
 func printReproduction(w io.Writer, rp *engine.Reproduction) {
@@ -148,12 +165,12 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 		switch c.Verdict {
 		case engine.VerdictReproduced:
 			fmt.Fprintf(w, "core %s: REPRODUCED: %d of %d entries released in order with the History's answers; %s violated on the real run's %s:\n",
-				c.Core, c.Released, c.Entries, rp.Property, c.JudgedOn)
+				coreLabel(c), c.Released, c.Entries, rp.Property, c.JudgedOn)
 			for _, v := range c.Violations {
 				fmt.Fprintf(w, "  %s\n", v)
 			}
 		case engine.VerdictDiverged:
-			fmt.Fprintf(w, "core %s: DIVERGED at entry %d of %d: %s\n", c.Core, c.DivergedAt, c.Entries, c.Reason)
+			fmt.Fprintf(w, "core %s: DIVERGED at entry %d of %d: %s\n", coreLabel(c), c.DivergedAt, c.Entries, c.Reason)
 			fmt.Fprintf(w, "  simlab (the plan, > the entry):\n")
 			for _, l := range c.Model {
 				fmt.Fprintf(w, "    %s\n", l)
@@ -166,7 +183,7 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 				fmt.Fprintf(w, "  (%s is violated on the real run's %s all the same: %s)\n", rp.Property, c.JudgedOn, strings.Join(c.Violations, "; "))
 			}
 		default:
-			fmt.Fprintf(w, "core %s: NOT REPRODUCED: %s\n", c.Core, c.Reason)
+			fmt.Fprintf(w, "core %s: NOT REPRODUCED: %s\n", coreLabel(c), c.Reason)
 		}
 		if c.UnplannedReads > 0 {
 			fmt.Fprintf(w, "  %d reads the plan does not name passed through (the runtime's, not the model's: e.g. the client polling for the return value)\n", c.UnplannedReads)

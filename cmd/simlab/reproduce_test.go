@@ -49,6 +49,9 @@ func TestReproduceRefusesUpFront(t *testing.T) {
 	if _, _, err := runCLI(t, "reproduce", f15Schedule, "--cores", "4.0.0", "--engine-dir", t.TempDir()); exitCode(err) != 2 || !strings.Contains(err.Error(), "5.0.0-beta.52") {
 		t.Errorf("an unknown core: %v, want exit 2 naming the pinned ones", err)
 	}
+	if _, _, err := runCLI(t, "reproduce", f15Schedule, "--world-local", "5.0.0-beta.99", "--engine-dir", t.TempDir()); exitCode(err) != 2 || !strings.Contains(err.Error(), "5.0.0-beta.46") {
+		t.Errorf("an unknown world-local: %v, want exit 2 naming the pinned ones", err)
+	}
 }
 
 // simlab reproduce on finding 15's saved schedule: reproduced on core

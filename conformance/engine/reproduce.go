@@ -159,8 +159,11 @@ const (
 
 // CoreReproduction is one core's run of a plan.
 type CoreReproduction struct {
-	Core    string `json:"core"`
-	Verdict string `json:"verdict"`
+	Core string `json:"core"`
+	// WorldLocal is the world-local release the run ran on, read from the
+	// package the harness loaded.
+	WorldLocal string `json:"world_local,omitempty"`
+	Verdict    string `json:"verdict"`
 	// DivergedAt is the first plan entry the real run did not honour
 	// (-1: none); Reason says how.
 	DivergedAt int    `json:"diverged_at"`
@@ -293,7 +296,7 @@ func Reproduce(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 			return runErr
 		}
 		cr := judgeReproduction(rp, out, spans, s.Property)
-		cr.Core, cr.Spans, cr.Calls = core.Version, spans, calls
+		cr.Core, cr.WorldLocal, cr.Spans, cr.Calls = core.Version, out.WorldLocal, spans, calls
 		if runErr != nil && cr.Verdict == VerdictReproduced {
 			cr.Verdict, cr.Reason = VerdictDiverged, runErr.Error()
 		} else if runErr != nil {

@@ -33,6 +33,9 @@ type WhatIfOptions struct {
 	Timeout time.Duration
 	// OutDir receives each run's spans; Base names them.
 	OutDir, Base string
+	// WorldLocal is the world-local package the runs are over (as
+	// ReproduceOptions.WorldLocal).
+	WorldLocal string
 }
 
 // WhatIf is a schedule's race groups released together on the real World.
@@ -320,6 +323,7 @@ func RunWhatIf(ctx context.Context, r *Runner, s properties.Schedule, rp *Reprod
 		}
 		for run := 1; run <= o.Runs; run++ {
 			cfg := planConfig(s.Scenario, free)
+			cfg.WorldLocal = o.WorldLocal
 			spans := filepath.Join(o.OutDir, fmt.Sprintf("%s.what-if.%s.%d.spans.jsonl", o.Base, core.Version, run))
 			cfg.TraceOut = spans
 			out, runErr := r.run(ctx, core, cfg, o.Timeout)
