@@ -448,18 +448,26 @@ func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 			byRun[p.run] = append(byRun[p.run], i)
 		}
 	}
-	// prev is each call's invocation's World call before it (-1 for none).
+	// prev is, for each call, the call of its invocation that answered
+	// last before it was served (-1 for none): what it waited for. Calls
+	// an invocation issues together (a suspension's creates) all wait for
+	// the same answer, not for each other.
 	prev := make([]int, len(h.Calls))
-	last := map[int32]int{}
+	byInv := map[int32][]int{}
 	for ci := range h.Calls {
 		prev[ci] = -1
-		if d := h.Calls[ci].Caller.Delivery; d >= 0 {
-			inv := h.Invocation(d)
-			if pc, ok := last[inv]; ok {
+		d := h.Calls[ci].Caller.Delivery
+		if d < 0 {
+			continue
+		}
+		inv := h.Invocation(d)
+		c := &h.Calls[ci]
+		for _, pc := range byInv[inv] {
+			if p := &h.Calls[pc]; p.End > 0 && p.End <= c.Served && (prev[ci] < 0 || p.End >= h.Calls[prev[ci]].End) {
 				prev[ci] = pc
 			}
-			last[inv] = ci
 		}
+		byInv[inv] = append(byInv[inv], ci)
 	}
 	group := 0
 	for _, run := range runs {

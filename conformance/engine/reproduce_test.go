@@ -1120,3 +1120,45 @@ func TestPlanCutAndTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLetsASuspensionsCreatesJoinLate: the creates a suspension issues
+// together once its run_started answered all wait for that answer, not for
+// each other, so each joins the start's and the cancel's race as it arrives
+// (durabench on world-local with cancels: a run_started and a cancel in
+// flight, the orchestrator's creates served as the start answered, the
+// cancel landing between their reads and their writes).
+func TestPlanLetsASuspensionsCreatesJoinLate(t *testing.T) {
+	sc := durabenchOnLocal(6, 2)
+	sc.Workflow.Fanouts = []int{6, 4}
+	sc.Runs = 2
+	sc.Faults.StaleRead, sc.Store.StaleLag = 0.2, 50*time.Millisecond
+	sc.Faults.Cancel, sc.Faults.CancelWithin = 0.3, 500*time.Millisecond
+	p, _ := properties.ByName("no-start-on-terminal")
+	for seed := uint64(1); seed <= 300; seed++ {
+		c := sc
+		res, _, err := properties.Record(&c, sim.NewPCG(seed), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Check(res.History)) == 0 {
+			continue
+		}
+		plan, err := PlanFrom(res.History)
+		if err != nil {
+			continue
+		}
+		late := map[int]int{}
+		for _, e := range plan.Entries {
+			if e.Late && e.Kind == "call" && res.History.Calls[e.Call].Event == world.EvStepCreated {
+				late[e.Group]++
+			}
+		}
+		for g, n := range late {
+			if n >= 2 {
+				t.Logf("seed %d: race group %d has %d late step_created", seed, g, n)
+				return
+			}
+		}
+	}
+	t.Fatal("no seed of 1..300 has a race group that two creates of one suspension join late")
+}
