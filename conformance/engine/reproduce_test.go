@@ -976,28 +976,13 @@ func TestPlanGroupsARunEventAcrossAShortWrite(t *testing.T) {
 	sc := durabenchOnLocal(4, 2)
 	sc.Workflow.Fanouts = []int{4, 3}
 	sc.Faults.Cancel, sc.Faults.CancelWithin, sc.Faults.StaleRead = 0.5, 300*time.Millisecond, 0.2
-	p, _ := properties.ByName("no-start-on-terminal")
-	for seed := uint64(1); seed <= 2000; seed++ {
-		c := sc
-		res, choices, err := properties.Record(&c, sim.NewPCG(seed), seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Check(res.History)) == 0 {
-			continue
-		}
-		h := res.History
-		s := properties.Schedule{Version: 1, Property: p.Name, Seed: seed, HistoryHash: fmt.Sprintf("%016x", h.Hash), Scenario: sc, Choices: choices}
-		rp, err := PrepareReproduction(s, "search")
-		if err != nil {
-			continue
-		}
-		for _, e := range rp.Plan.Entries {
+	firstViolatingPlan(t, sc, "no-start-on-terminal", 2000, func(seed uint64, h *model.History, plan *Plan) bool {
+		for _, e := range plan.Entries {
 			if e.Group == 0 || e.Kind != "call" || h.Calls[e.Call].Event != world.EvRunCancelled {
 				continue
 			}
 			cancel := &h.Calls[e.Call]
-			for _, o := range rp.Plan.Entries {
+			for _, o := range plan.Entries {
 				if o.Group != e.Group || o.Kind != "call" || h.Calls[o.Call].Event != world.EvStepStarted {
 					continue
 				}
@@ -1009,13 +994,13 @@ func TestPlanGroupsARunEventAcrossAShortWrite(t *testing.T) {
 					if w.Run == cancel.Run && w.Op == model.OpEventsCreate && (w.Event == world.EvStepStarted || w.Event == world.EvStepCreated) &&
 						w.Served > claim.Served && w.End <= cancel.Served {
 						t.Logf("seed %d: group %d: %s with %s, across %s", seed, e.Group, describeCall(h, o.Call), describeCall(h, e.Call), describeCall(h, ci))
-						return
+						return true
 					}
 				}
 			}
 		}
-	}
-	t.Fatal("no seed of 1..2000 has a race group of a cancel and a claim across a short write")
+		return false
+	})
 }
 
 // planConfig gives the harness every knob of the workflow the model ran
@@ -1133,8 +1118,33 @@ func TestPlanLetsASuspensionsCreatesJoinLate(t *testing.T) {
 	sc.Runs = 2
 	sc.Faults.StaleRead, sc.Store.StaleLag = 0.2, 50*time.Millisecond
 	sc.Faults.Cancel, sc.Faults.CancelWithin = 0.3, 500*time.Millisecond
-	p, _ := properties.ByName("no-start-on-terminal")
-	for seed := uint64(1); seed <= 300; seed++ {
+	firstViolatingPlan(t, sc, "no-start-on-terminal", 300, func(seed uint64, h *model.History, plan *Plan) bool {
+		late := map[int]int{}
+		for _, e := range plan.Entries {
+			if e.Late && e.Kind == "call" && h.Calls[e.Call].Event == world.EvStepCreated {
+				late[e.Group]++
+			}
+		}
+		for g, n := range late {
+			if n >= 2 {
+				t.Logf("seed %d: race group %d has %d late step_created", seed, g, n)
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// firstViolatingPlan walks seeds 1..maxSeed of sc and returns the first
+// whose History violates prop and whose plan satisfies found (which may
+// log what it found), or fails the test.
+func firstViolatingPlan(t *testing.T, sc model.Scenario, prop string, maxSeed uint64, found func(seed uint64, h *model.History, plan *Plan) bool) {
+	t.Helper()
+	p, ok := properties.ByName(prop)
+	if !ok {
+		t.Fatalf("no property %s", prop)
+	}
+	for seed := uint64(1); seed <= maxSeed; seed++ {
 		c := sc
 		res, _, err := properties.Record(&c, sim.NewPCG(seed), seed)
 		if err != nil {
@@ -1143,22 +1153,9 @@ func TestPlanLetsASuspensionsCreatesJoinLate(t *testing.T) {
 		if len(p.Check(res.History)) == 0 {
 			continue
 		}
-		plan, err := PlanFrom(res.History)
-		if err != nil {
-			continue
-		}
-		late := map[int]int{}
-		for _, e := range plan.Entries {
-			if e.Late && e.Kind == "call" && res.History.Calls[e.Call].Event == world.EvStepCreated {
-				late[e.Group]++
-			}
-		}
-		for g, n := range late {
-			if n >= 2 {
-				t.Logf("seed %d: race group %d has %d late step_created", seed, g, n)
-				return
-			}
+		if plan, err := PlanFrom(res.History); err == nil && found(seed, res.History, plan) {
+			return
 		}
 	}
-	t.Fatal("no seed of 1..300 has a race group that two creates of one suspension join late")
+	t.Fatalf("no seed of 1..%d violating %s has the plan the test looks for", maxSeed, prop)
 }
