@@ -139,7 +139,7 @@ func (e *engine) advance(p int32) {
 	}
 	d := &e.h.Deliveries[p]
 	pr := &e.procs[p]
-	// Past the runtime's delivery cap (only a RuntimeCapsDeliveries World
+	// Past the runtime's delivery cap (only on a RuntimeCapsDeliveries World
 	// delivers a message that far), the handler's first line writes
 	// run_failed and acks, whatever the answer. No crash is drawn in it:
 	// the check is the handler's first line and returns after the one

@@ -462,6 +462,7 @@ func (e *engine) initQueue() {
 	q := &e.q
 	q.host, q.k, q.c, q.prof, q.faults = e, e.k, e.c, &e.prof, e.faults
 	q.h, q.counts, q.record = e.h, &e.counts, e.opts.Record
+	q.runtimeCaps = RuntimeCapsDeliveries(e.sc.World)
 	q.setDeployments(e.deployments)
 	steps := 0
 	for _, n := range e.sc.Workflow.Fanouts {

@@ -54,7 +54,7 @@ type Profile struct {
 	ThrowBackoff time.Duration `json:"throw_backoff" yaml:"throw_backoff"`
 	// MaxDeliveries caps a message's deliveries; 0 means no cap. When a
 	// message is exhausted its run is failed (MAX_DELIVERIES): by the World
-	// itself, or, where the cap is the runtime's (RuntimeCapsDeliveries:
+	// itself, or, where the cap is the runtime's (RuntimeCapsDeliveries: on
 	// world-local), by the delivery past it.
 	MaxDeliveries int `json:"max_deliveries" yaml:"max_deliveries"`
 	// FreshCopyOnThrow is the chance that a thrown message is re-enqueued as
@@ -272,13 +272,16 @@ func StoreRules(profile string) world.Rules {
 	return world.RulesDomain
 }
 
-// RuntimeCapsDeliveries reports whether the message cap is the runtime's,
-// not the queue's: on world-local the delivery past max_deliveries is made,
-// and the runtime's handler writes run_failed as its first call and acks
-// (core runtime.js, "Workflow handler exceeded max deliveries", before any
-// other call), so the write is that delivery's. On the other profiles the
-// model keeps the World failing the run itself.
-func (p *Profile) RuntimeCapsDeliveries() bool { return p.Name == "world-local" }
+// RuntimeCapsDeliveries reports whether a run on world's adapter has its
+// message cap from the runtime, not from the queue: world-local's queue has
+// none, so the delivery past max_deliveries is made and the runtime's
+// handler writes run_failed as its first call and acks (core runtime.js,
+// "Workflow handler exceeded max deliveries", before any other call); the
+// write is that delivery's. On the other Worlds the model keeps the World
+// failing the run itself. It follows the World the run is on, not the name
+// of the latency profile it was given (a Go-built scenario may run
+// world-local with another World's latencies).
+func RuntimeCapsDeliveries(world string) bool { return world == "world-local" }
 
 // TakeLatencies gives p the call and queue latency distributions of from
 // (runs.get, events.create, events.list, publish, delivery), keeping p's

@@ -70,7 +70,10 @@ type queue struct {
 	h          *History
 	counts     *Counts
 	record     bool
-	deps       []Deployment // read only: a fresh copy's producer version
+	// runtimeCaps: the cap is the runtime's (RuntimeCapsDeliveries of the
+	// run's World), so the delivery past it is made.
+	runtimeCaps bool
+	deps        []Deployment // read only: a fresh copy's producer version
 
 	msgs []msgRT
 	// keyHeld is when each step's idempotency key stops being claimed (0:
@@ -274,7 +277,7 @@ func (q *queue) claim(m int32, dep int32) {
 		if q.record {
 			q.h.Retired = append(q.h.Retired, m)
 		}
-		if !q.prof.RuntimeCapsDeliveries() {
+		if !q.runtimeCaps {
 			q.finish(m)
 			q.host.exhausted(&q.h.Messages[m])
 			return

@@ -813,7 +813,18 @@ func TestEveryKeyIsItsStepsKey(t *testing.T) {
 // run_failed as that delivery's first and only call and acks. The write is
 // the delivery's, not the World's own (simlab reproduce can hold it).
 func TestTheRuntimeCapsWorldLocalDeliveries(t *testing.T) {
-	e, run, _ := crashingUntilTheCap(t, 2, V2, nil)
+	// The run's World decides, not the name of the latency profile it was
+	// given: world-local with another World's latencies (durabench's on
+	// world-local, as reproduce's saved schedules run) has the runtime's cap.
+	for _, name := range []string{"world-local", "world-vercel"} {
+		t.Run("latencies of "+name, func(t *testing.T) {
+			checkTheRuntimeCapsDeliveries(t, func(p *Profile) { p.Name = name })
+		})
+	}
+}
+
+func checkTheRuntimeCapsDeliveries(t *testing.T, tweak func(*Profile)) {
+	e, run, _ := crashingUntilTheCap(t, 2, V2, tweak)
 	ds := e.h.Deliveries
 	if len(ds) != 3 || ds[0].Disposition != DispCrash || ds[1].Disposition != DispCrash || ds[2].Disposition != DispAck || ds[2].Attempt != 3 {
 		t.Fatalf("deliveries %+v; want two crashed, then the third acked", ds)
