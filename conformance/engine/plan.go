@@ -319,19 +319,19 @@ func planFrom(h *model.History, everyWrite bool) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("body of delivery %d: %w", di, err)
 		}
-		claim := -1
+		// The body comes after every call of its invocation answered before
+		// it began (any call: an inline step's parent may itself be an
+		// inline step, a continuation's next fan-out, whose suspension's
+		// creates the body began after): tie after the last issued, order
+		// after the last applied (creates issued together answer in
+		// another order than they were issued).
+		claim, order := -1, int64(-1)
 		for ci := range h.Calls {
-			// Any call of the body's invocation: an inline step's parent
-			// may itself be an inline step (a continuation's next fan-out),
-			// whose suspension's creates the body began after.
 			if c := &h.Calls[ci]; c.Caller.Delivery >= 0 && (c.Caller.Delivery == int32(di) || h.Invocation(c.Caller.Delivery) == inv) && c.End <= dv.BodyStart {
-				claim = ci
+				claim, order = ci, max(order, 2*int64(c.Effect)+1)
 			}
 		}
-		p := pending{run: dv.Run, at: dv.BodyStart, tie: 2*claim + 1, order: -1}
-		if claim >= 0 {
-			p.order = 2*int64(h.Calls[claim].Effect) + 1
-		}
+		p := pending{run: dv.Run, at: dv.BodyStart, tie: 2*claim + 1, order: order}
 		p.e = PlanEntry{Kind: "body", Call: -1, Delivery: di, Run: t.runIdx[dv.Run], Model: fmt.Sprintf("body of step %d (%s) by %s begins %v", dv.Step, step, deliveryName(h, int32(di)), dv.BodyStart),
 			Key: planKey(t.runIdx[dv.Run], by, byStep, nth, "body", "", step, 0)}
 		ps = append(ps, p)
