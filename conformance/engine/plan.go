@@ -473,85 +473,45 @@ func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 	for _, run := range runs {
 		idx := byRun[run]
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ps[a].served, ps[b].served) })
-		taken := map[int]bool{}
-		for s := 0; s < len(idx); {
-			if taken[idx[s]] {
-				s++
-				continue
-			}
-			minEnd := ps[idx[s]].at
-			maxEnd := ps[idx[s]].at
-			seeded := ps[idx[s]].runLevel
-			e := s + 1
-			for e < len(idx) && !taken[idx[e]] && ps[idx[e]].served < minEnd {
-				minEnd = min(minEnd, ps[idx[e]].at)
-				maxEnd = max(maxEnd, ps[idx[e]].at)
-				seeded = seeded || ps[idx[e]].runLevel
-				e++
-			}
-			if e-s > 1 && (seeded || everyWrite) {
-				group++
-				members := map[int]bool{}
-				for _, i := range idx[s:e] {
-					members[ps[i].e.Call] = true
-				}
-				// Late members (a chained race): a write served after the
-				// group's first answer, while another member was still in
-				// flight, whose invocation's previous World call is a
-				// member, so that it can only arrive once that member has
-				// answered (the orchestrator's step_created after its
-				// run_started, in flight with a cancel). plan.mjs releases
-				// it into the group's race as it arrives.
-				var late []int
-				for k := e; k < len(idx) && !everyWrite; k++ {
-					c := idx[k]
-					if ps[c].served >= maxEnd {
-						break
-					}
-					if taken[c] || !members[prev[ps[c].e.Call]] {
-						continue
-					}
-					if pc, ok := byCall[prev[ps[c].e.Call]]; !ok || ps[pc].at > ps[c].served {
-						continue
-					}
-					late = append(late, c)
-					members[ps[c].e.Call] = true
-					maxEnd = max(maxEnd, ps[c].at)
-					taken[c] = true
-				}
-				for _, i := range idx[s:e] {
-					ps[i].e.Group = group
-					ps[i].at = minEnd
-				}
-				for _, i := range late {
-					ps[i].e.Group, ps[i].e.Late = group, true
-					ps[i].at = minEnd
-				}
-			}
-			s = e
-		}
 		if everyWrite {
+			// --what-if: every run of writes in flight at once, seeded or
+			// not, released together; nothing is forced inside them.
+			for s := 0; s < len(idx); {
+				minEnd := ps[idx[s]].at
+				e := s + 1
+				for e < len(idx) && ps[idx[e]].served < minEnd {
+					minEnd = min(minEnd, ps[idx[e]].at)
+					e++
+				}
+				if e-s > 1 {
+					group++
+					for _, i := range idx[s:e] {
+						ps[i].e.Group, ps[i].at = group, minEnd
+					}
+				}
+				s = e
+			}
 			continue
 		}
-		// A run event the pass above left out of every group, because a
-		// write between it and an earlier one broke the run of overlaps
-		// (a claim served before a queued step's short write, the cancel
-		// after that write answered, the claim still in flight): its group
-		// is the writes in flight with it at one instant, the instant
-		// (its start, or a later write's while it is in flight) that holds
-		// the most of them, the earliest of equals.
+		// Each run event, in the order they were served, seeds a group:
+		// the writes in flight with it at one instant (its start, or a
+		// later write's while it is in flight), the instant that holds the
+		// most of them, the earliest of equals. A write between it and an
+		// earlier one that answered first (a claim served before a queued
+		// step's short write, the cancel after that write answered) does
+		// not keep them apart.
+		inFlightAt := func(t sim.Time) []int {
+			var m []int
+			for _, w := range idx {
+				if ps[w].e.Group == 0 && ps[w].served <= t && t < ps[w].at {
+					m = append(m, w)
+				}
+			}
+			return m
+		}
 		for _, r := range idx {
 			if !ps[r].runLevel || ps[r].e.Group != 0 {
 				continue
-			}
-			inFlightAt := func(t sim.Time) []int {
-				var m []int
-				for _, w := range idx {
-					if ps[w].e.Group == 0 && ps[w].served <= t && t < ps[w].at {
-						m = append(m, w)
-					}
-				}
-				return m
 			}
 			best := inFlightAt(ps[r].served)
 			for _, w := range idx {
@@ -565,13 +525,34 @@ func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 				continue
 			}
 			group++
-			minEnd := ps[best[0]].at
+			minEnd, maxEnd := ps[best[0]].at, ps[best[0]].at
+			members := map[int]bool{}
 			for _, i := range best {
-				minEnd = min(minEnd, ps[i].at)
-			}
-			for _, i := range best {
+				minEnd, maxEnd = min(minEnd, ps[i].at), max(maxEnd, ps[i].at)
+				members[ps[i].e.Call] = true
 				ps[i].e.Group = group
-				ps[i].at = minEnd
+			}
+			// Late members (a chained race): a write served while a member
+			// was still in flight whose invocation waited for a member's
+			// answer, so that it can only arrive once that member has
+			// answered (the orchestrator's creates after its run_started,
+			// in flight with a cancel). plan.mjs releases it into the
+			// group's race as it arrives.
+			for _, c := range idx {
+				if ps[c].e.Group != 0 || ps[c].served >= maxEnd || !members[prev[ps[c].e.Call]] {
+					continue
+				}
+				if pc, ok := byCall[prev[ps[c].e.Call]]; !ok || ps[pc].at > ps[c].served {
+					continue
+				}
+				ps[c].e.Group, ps[c].e.Late = group, true
+				members[ps[c].e.Call] = true
+				maxEnd = max(maxEnd, ps[c].at)
+			}
+			for _, i := range idx {
+				if ps[i].e.Group == group {
+					ps[i].at = minEnd
+				}
 			}
 		}
 	}
