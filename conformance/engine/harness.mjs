@@ -27,7 +27,7 @@ import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
 import { createGate } from './gate.mjs';
 import { createStartCancelRace } from './race.mjs';
-import { instrumentLocal, instrumentPostgres } from '../worlds/gate.mjs';
+import { instrumentLocal } from '../worlds/gate.mjs';
 import { createServer } from 'node:http';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -150,10 +150,9 @@ async function run(cfg) {
   const gate = cfg.gate || cfg.race ? createGate({ ...(cfg.gate ?? {}), turbo_bodies: !cfg.await_inline_claims, bodies: !!cfg.record_bodies }, now) : undefined;
   // A plan that forces races inside World calls holds world-local's own
   // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
-  if (gate?.plan?.fs) {
-    if (pg) instrumentPostgres(import.meta.resolve(worldPkg));
-    else instrumentLocal((ctx) => ctx.runId);
-  }
+  // (No SQL gate: reproduce refuses world-postgres, which no pinned core
+  // runs on; TestNoPinnedCoreRunsOnWorldPostgres.)
+  if (gate?.plan?.fs) instrumentLocal((ctx) => ctx.runId);
   // race (race.mjs): each run's first run_started meets the run's cancel, in
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
