@@ -288,6 +288,7 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 	*e = engine{sc: sc, prof: sc.Store, vs: vs, opts: opts, c: c, handler: e.handler,
 		service: service{calls: sv.calls[:0], flights: sv.flights[:0], freeFlights: sv.freeFlights[:0],
 			parked: sv.parked[:0], free: sv.free[:0],
+			writesIn: sv.writesIn[:0], drawable: sv.drawable[:0], earlier: sv.earlier,
 			reads:  pool{waiting: sv.reads.waiting[:0]},
 			writes: pool{waiting: sv.writes.waiting[:0]},
 			shared: sharedWrites{marks: sv.shared.marks[:0], writes: sv.shared.writes[:0]},

@@ -40,6 +40,17 @@ type Profile struct {
 	// progress together but answer a slice apart, in arrival order, as an
 	// event loop running each write's next continuation in turn.
 	WriteSlices int `json:"write_slices,omitempty" yaml:"write_slices"`
+	// WriteOrder is the order writes waiting for one of
+	// max_concurrent_writes slots are served in: "fifo" (or empty), arrival
+	// order; "random", a waiting write drawn at random whenever a slot
+	// frees (random order of service). world-local's writes of one run
+	// contend for the log's next slot (events-storage.js storeEvent: each
+	// draws the next position and publishes it with an exclusive create, and
+	// a loser bumps and tries again), so which of a burst's waiting writes
+	// lands next is whichever wins the race, not the oldest: simlab
+	// calibrate measures the share of overlapping writes that answered out
+	// of arrival order. Left out of JSON when empty, as shared_writes.
+	WriteOrder string `json:"write_order,omitempty" yaml:"write_order"`
 	// StaleLag bounds how far behind a runs.get may be: the read returns the
 	// run as it was up to StaleLag ago (a chooser draw; 0 is fresh).
 	StaleLag time.Duration `json:"stale_lag" yaml:"stale_lag"`
@@ -76,6 +87,21 @@ type Profile struct {
 	// says (simlab calibrate measures both; 0 for the built-in profiles).
 	ListPerEvent  time.Duration `json:"list_per_event" yaml:"list_per_event"`
 	WritePerEvent time.Duration `json:"write_per_event" yaml:"write_per_event"`
+	// WritePerContender adds to an events.create's service time per write
+	// of its run in the World when it is served (waiting or in service, it
+	// included): world-local's writes of one run contend for the log's
+	// next slot, every loser trying again after each publish, so a write
+	// costs more the more writes it contends with, whatever the log's
+	// length (simlab calibrate: the time per write served grows with the
+	// writes in the World, R² 0.73, and not with the log, R² 0.01;
+	// docs/VALIDATION.md). Left out of JSON when 0, as shared_writes.
+	WritePerContender time.Duration `json:"write_per_contender,omitempty" yaml:"write_per_contender"`
+	// ListPerContender adds to an events.list's service time per write of
+	// its run in the World when it is served: the list reads the run's
+	// files through the same few I/O threads the contending writes keep
+	// busy (simlab calibrate: a list took 1.3 ms with no write of its run in
+	// the World and 12 ms beside 73 at 128 branches). Left out of JSON when 0.
+	ListPerContender time.Duration `json:"list_per_contender,omitempty" yaml:"list_per_contender"`
 	// RedeliverInFlight: a delivery still running after VisibilityTimeout is
 	// delivered again while the first goes on (at-least-once). world-local
 	// has no bound on how long an invocation may run, so it does not.
@@ -239,6 +265,8 @@ func (p Profile) Validate() error {
 		{"idempotency_ttl", int64(p.IdempotencyTTL)},
 		{"list_per_event", int64(p.ListPerEvent)},
 		{"write_per_event", int64(p.WritePerEvent)},
+		{"write_per_contender", int64(p.WritePerContender)},
+		{"list_per_contender", int64(p.ListPerContender)},
 		{"write_slices", int64(p.WriteSlices)},
 	}
 	for _, f := range nonNeg {
@@ -249,6 +277,15 @@ func (p Profile) Validate() error {
 	if p.WriteSlices > 0 && !p.SharedWrites {
 		return fmt.Errorf("profile %s: write_slices = %d needs shared_writes: true (it says how a shared write capacity is served)", p.Name, p.WriteSlices)
 	}
+	switch p.WriteOrder {
+	case "", WriteOrderFIFO:
+	case WriteOrderRandom:
+		if p.SharedWrites || p.MaxConcurrentWrites == 0 {
+			return fmt.Errorf("profile %s: write_order = random needs writes that wait for a slot (max_concurrent_writes > 0, shared_writes false): it says which waiting write a freed slot serves", p.Name)
+		}
+	default:
+		return fmt.Errorf("profile %s: write_order = %q: want %q or %q", p.Name, p.WriteOrder, WriteOrderFIFO, WriteOrderRandom)
+	}
 	if p.VisibilityTimeout <= 0 {
 		return fmt.Errorf("profile %s: visibility_timeout = %v: must be positive", p.Name, p.VisibilityTimeout)
 	}
@@ -257,6 +294,12 @@ func (p Profile) Validate() error {
 	}
 	return nil
 }
+
+// The orders a write pool serves its waiting writes in (Profile.WriteOrder).
+const (
+	WriteOrderFIFO   = "fifo"
+	WriteOrderRandom = "random"
+)
 
 // StoreRules is the events.create rule set of a built-in World: world-local
 // and world-postgres follow their real adapters (checked by the differential

@@ -32,6 +32,21 @@ type service struct {
 	free        []int32 // recycled call slots when not recording
 	serial      uint64  // calls issued so far
 	effects     uint32  // calls that took effect so far (Call.Effect)
+	// drawable and earlier are random order of service's scratch
+	// (drawWrite): the waiting writes it may draw, and the steps a
+	// waiting write already locks.
+	drawable []int
+	earlier  map[stepKey]struct{}
+	// writesIn is each run's writes in the World, from their arrival to
+	// their answer, when the profile charges for them (WritePerContender).
+	writesIn []int32
+}
+
+// stepKey names one step of one run: what world-local's per-step lock is
+// taken on.
+type stepKey struct {
+	run  world.RunID
+	step world.StepID
 }
 
 // pool is the store's bounded set of concurrent calls of one kind.
@@ -94,6 +109,12 @@ func (e *engine) issue(p int32, idx int32) {
 		e.recycleIfUnused(p, old)
 	}
 	e.counts.StoreCalls++
+	if c := &e.calls[idx]; c.Op == OpEventsCreate && e.countsContenders() {
+		for int(c.Run) >= len(e.writesIn) {
+			e.writesIn = append(grow(e.writesIn), 0)
+		}
+		e.writesIn[c.Run]++
+	}
 	pl := &e.writes
 	if e.calls[idx].Op != OpEventsCreate {
 		pl = &e.reads
@@ -125,6 +146,7 @@ func (e *engine) serve(idx int32) {
 		e.answerRunsGet(c)
 	case OpEventsCreate:
 		perWrite := e.perEvent(e.prof.WritePerEvent, c.Run)
+		perWrite += e.perContender(e.prof.WritePerContender, c.Run)
 		if e.prof.SharedWrites {
 			// A shared write's work is fixed when it arrives, but it does
 			// that work as the log grows under it: charge it for the
@@ -142,7 +164,7 @@ func (e *engine) serve(idx int32) {
 		extra = perWrite
 	default:
 		d = e.prof.EventsList
-		extra = e.perEvent(e.prof.ListPerEvent, c.Run)
+		extra = e.perEvent(e.prof.ListPerEvent, c.Run) + e.perContender(e.prof.ListPerContender, c.Run)
 		if c.Fanout >= 0 {
 			c.PendingEmpty = e.completer.pendingEmpty(c.Fanout)
 		}
@@ -163,6 +185,21 @@ func (e *engine) serve(idx int32) {
 	e.k.AfterRef(d.Draw(e.c)+extra, evCallDone, uint32(c.Caller.Delivery), c.serial, uint32(idx))
 }
 
+// countsContenders: the profile charges calls for the writes of their run
+// in the World, which are then counted from their arrival to their answer.
+func (e *engine) countsContenders() bool {
+	return e.prof.WritePerContender > 0 || e.prof.ListPerContender > 0
+}
+
+// perContender is a call's cost that grows with the writes of its run in
+// the World: per times their number (0 unless the profile says so).
+func (e *engine) perContender(per time.Duration, run world.RunID) time.Duration {
+	if per <= 0 || int(run) >= len(e.writesIn) {
+		return 0
+	}
+	return per * time.Duration(e.writesIn[run])
+}
+
 // perEvent is a call's cost that grows with the run's log: per times the
 // events logged so far (0 unless the profile says so).
 func (e *engine) perEvent(per time.Duration, run world.RunID) time.Duration {
@@ -181,10 +218,50 @@ func (e *engine) release(op Op) {
 		return // it held no slot
 	}
 	if pl.head < len(pl.waiting) {
+		if op == OpEventsCreate && e.prof.WriteOrder == WriteOrderRandom {
+			e.drawWrite(pl)
+		}
 		e.serve(popFront(&pl.waiting, &pl.head))
 		return
 	}
 	pl.busy--
+}
+
+// drawWrite puts a waiting write drawn at random at the pool's front
+// (random order of service). Only a write no earlier waiting write of its
+// step precedes can be drawn: world-local takes a step's lock when the call
+// arrives (events-storage.js withInProcessLock, before any of its work), so
+// a step's writes land in the order they reached the World, and only
+// writes of different steps race each other for the log's next slot.
+func (e *engine) drawWrite(pl *pool) {
+	waiting := pl.waiting[pl.head:]
+	if len(waiting) < 2 {
+		return
+	}
+	if e.earlier == nil {
+		e.earlier = map[stepKey]struct{}{}
+	}
+	clear(e.earlier)
+	e.drawable = e.drawable[:0]
+	for i, idx := range waiting {
+		c := &e.calls[idx]
+		if !c.Event.IsStepEvent() {
+			e.drawable = append(e.drawable, i)
+			continue
+		}
+		k := stepKey{c.Run, c.Step}
+		if _, locked := e.earlier[k]; locked {
+			continue
+		}
+		e.earlier[k] = struct{}{}
+		e.drawable = append(e.drawable, i)
+	}
+	// The drawn write moves to the front and the others keep their arrival
+	// order, which the next draw's locks are read from.
+	i := e.drawable[e.c.Choose(len(e.drawable))]
+	drawn := waiting[i]
+	copy(waiting[1:i+1], waiting[:i])
+	waiting[0] = drawn
 }
 
 // callDone answers a call: the store applies writes and takes reads at this
@@ -220,6 +297,9 @@ func (e *engine) callDone(idx int32) {
 func (e *engine) answer(idx int32) {
 	c := &e.calls[idx]
 	c.End = e.k.Now()
+	if c.Op == OpEventsCreate && e.countsContenders() {
+		e.writesIn[c.Run]--
+	}
 	e.endFlight(c)
 	e.release(c.Op)
 	c.done = true

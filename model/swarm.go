@@ -108,6 +108,9 @@ func DrawSwarm(sc Scenario, c sim.Chooser) (Scenario, SwarmDraw) {
 	out.World, out.Store = d.World, Profiles()[d.World]
 	// Choices of the user's, not the swarm's.
 	out.Store.AtomicCalls, out.Store.SharedWrites = sc.Store.AtomicCalls, sc.Store.SharedWrites
+	if out.Store.MaxConcurrentWrites > 0 {
+		out.Store.WriteOrder = sc.Store.WriteOrder // random needs a pool to wait in
+	}
 
 	// The fault sites come first: each fully on or off, about half each.
 	// The fault window, in visibility timeouts of the drawn World: a crash
