@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simlab/simlab/conformance/engine"
+	"github.com/simlab/simlab/model"
 )
 
 func newCalibrateCommand() *cobra.Command {
@@ -112,15 +113,23 @@ func printCalibration(w io.Writer, cal *engine.Calibration, took time.Duration) 
 			row.DeliverMS.Min, row.DeliverMS.P50, row.DeliverMS.P90, row.DeliverMS.P99, row.DeliverMS.Max)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nwrites answered out of arrival order (of a run's writes in the World together, arrived >= 1 ms apart):\n")
+	for _, row := range cal.Rows {
+		o := row.WritesOutOfOrder
+		fmt.Fprintf(w, "  %d branches: %.2f (%d of %d pairs)\n", row.Branches, o.Share(), o.Reversed, o.Pairs)
+	}
 	p := cal.Profile()
-	fmt.Fprintf(w, "\nstore model (uncontended calls, fitted): runs.get p50 %.2f ms; events.list p50 %.2f ms + %.4f ms per logged event; events.create p50 %.2f ms + %.4f ms per logged event; pools: %d reads, %d writes at once%s\n",
-		p.RunsGet.P50, p.EventsList.P50, p.ListPerEventMS, p.EventsWrite.P50, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, sharedNote(p.SharedWrites))
+	fmt.Fprintf(w, "\nstore model (uncontended calls, fitted): runs.get p50 %.2f ms; events.list p50 %.2f ms + %.4f ms per logged event + %.4f ms per write of its run in the World; events.create p50 %.2f ms + %.4f ms per write of its run in the World (R² %.2f; on the log's length instead %.2f); pools: %d reads, %d writes at once%s\n",
+		p.RunsGet.P50, p.EventsList.P50, p.ListPerEventMS, p.ListPerContenderMS, p.EventsWrite.P50, p.WritePerContenderMS, p.R2, p.R2Log, p.MaxConcurrentReads, p.MaxConcurrentWrites, orderNote(p.WriteOrder, p.OutOfOrder))
 }
 
-// sharedNote says the writes' capacity is shared among those in flight.
-func sharedNote(shared bool) string {
-	if shared {
-		return ", shared among the writes in flight"
+// orderNote says in which order the one write at a time is given out.
+func orderNote(order string, share float64) string {
+	switch order {
+	case "":
+		return ""
+	case model.WriteOrderRandom:
+		return fmt.Sprintf(", served in random order (%.2f of the overlapping writes answered out of arrival order)", share)
 	}
-	return ""
+	return fmt.Sprintf(", served in arrival order (%.2f answered out of it)", share)
 }

@@ -25,6 +25,10 @@ func TestCalibrateAndSimStoreRefuseBadInput(t *testing.T) {
 		{[]string{"validate", "--sim-store", filepath.Join(t.TempDir(), "missing.yaml"), "--cores=", "--engine-dir", engineDir}, "--sim-store"},
 		{[]string{"validate", "--sim-store", bad, "--cores=", "--engine-dir", engineDir}, "events_write"},
 		{[]string{"validate", "--set", "store.write_per_event=1ms", "--cores=", "--engine-dir", engineDir}, "--sim-store"},
+		{[]string{"validate", "--set", "store.write_per_contender=1ms", "--cores=", "--engine-dir", engineDir}, "--sim-store"},
+		{[]string{"validate", "--set", "store.list_per_contender=1ms", "--cores=", "--engine-dir", engineDir}, "--sim-store"},
+		{[]string{"validate", "--set", "store.write_order=random", "--cores=", "--engine-dir", engineDir}, "store.write_order"},
+		{[]string{"validate", "--set", "store.write_order=lifo", "--cores=", "--engine-dir", engineDir}, `write_order = "lifo"`},
 	} {
 		_, _, err := runCLI(t, c.args...)
 		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
@@ -50,6 +54,11 @@ func TestValidateSimStoreSaysWhatItRan(t *testing.T) {
 	out, _, err := runCLI(t, "validate", "--sim-store", good, "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
 	if err != nil || !strings.Contains(out, "the calibrated store model of --sim-store") {
 		t.Fatalf("exit %d (%v), want 0 and the header naming the calibrated store:\n%s", exitCode(err), err, out)
+	}
+	// On the World's own costs it says in which order the simlab side's
+	// World answered its writes, as it does for the real side.
+	if !strings.Contains(out, "writes answered out of arrival order") || !strings.Contains(out, "simlab run_context") {
+		t.Errorf("no write order for the simlab rows:\n%s", out)
 	}
 	// The per-event cost is the simlab side's: the same run without it is faster.
 	plain, _, _ := runCLI(t, "validate", "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))

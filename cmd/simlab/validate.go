@@ -206,10 +206,51 @@ func printValidate(w io.Writer, res *engine.Result) {
 	if len(own) > 0 {
 		fmt.Fprintf(w, "\nthe real World's own time per events.create, on top of the scenario's latency:\n%s\n", strings.Join(own, "\n"))
 	}
+	printWriteOrder(w, res)
+	printAgreement(w, res)
 	if len(spans) > 0 {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))
 	}
 	printCorruption(w, res)
+}
+
+// printAgreement judges each simlab row against the real row of its width
+// and prologue (engine.Agreements).
+func printAgreement(w io.Writer, res *engine.Result) {
+	if len(res.Agreement) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nsimlab against the real runs: LAZY simlab's mean inside the real runs' range; CONC simlab's share inside\nthe real share's 95%% interval (Clopper-Pearson, from the real fan-outs):\n")
+	verdict := func(ok bool) string {
+		if ok {
+			return "agrees"
+		}
+		return "DISAGREES"
+	}
+	for _, a := range res.Agreement {
+		fmt.Fprintf(w, "  %d branches  %s %s  lazy %s in %s..%s: %s  concurrent %.0f%% in %.0f-%.0f%% (%d of %d): %s\n",
+			a.Branches, shortVersion(a.Core), a.Prologue, trim(a.Lazy), trim(a.LazyMin), trim(a.LazyMax), verdict(a.LazyAgrees),
+			100*a.Concurrent, 100*a.ConcurrentLow, 100*a.ConcurrentHigh, a.RealConcurrent, a.RealFanouts, verdict(a.ConcurrentAgrees))
+	}
+}
+
+// printWriteOrder says, on the World's own costs, how many of a run's
+// overlapping writes each side's World answered out of arrival order: the
+// store model's write_order, checked against the real World.
+func printWriteOrder(w io.Writer, res *engine.Result) {
+	var lines []string
+	for _, r := range res.Rows {
+		if o := r.WritesOutOfOrder; o != nil {
+			who := "real " + shortVersion(r.Core)
+			if r.Engine != "real" {
+				who = "simlab " + r.Prologue
+			}
+			lines = append(lines, fmt.Sprintf("  %d branches  %-24s %.2f (%d of %d pairs)", r.Branches, who, o.Share(), o.Reversed, o.Pairs))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\nwrites answered out of arrival order (of a run's writes in the World together, arrived >= 1 ms apart):\n%s\n", strings.Join(lines, "\n"))
+	}
 }
 
 // printCorruption sets each width's corruption counts side by side, real

@@ -107,8 +107,13 @@ func TestValidateTableIsReadable(t *testing.T) {
 		DispatchPrologue: map[string]int{"run_context": 381, "runs_get": 3}, RealStoreP50MS: 43.3, RealStoreP90MS: 80.8}
 	sim := row
 	sim.Engine, sim.Core, sim.WorldLocal, sim.DispatchPrologue = "simlab", "simlab", "", nil
+	row.Fanouts, row.ConcurrentFanouts = 3, 3
+	sim.LazyPerFanout = 99
+	order := engine.WriteOrder{Pairs: 200, Reversed: 86}
+	row.WritesOutOfOrder, sim.WritesOutOfOrder = &order, &order
+	rows := []engine.Row{row, sim}
 	var b strings.Builder
-	printValidate(&b, &engine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: []engine.Row{row, sim}})
+	printValidate(&b, &engine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: rows, Agreement: engine.Agreements(rows)})
 	out := b.String()
 	for _, l := range strings.Split(out, "\n") {
 		if n := len([]rune(l)); n > 132 {
@@ -118,7 +123,8 @@ func TestValidateTableIsReadable(t *testing.T) {
 	if strings.Contains(out, "map[") || !strings.Contains(out, "run_context 381, runs_get 3") {
 		t.Errorf("the dispatch prologues are not listed as words:\n%s", out)
 	}
-	for _, want := range []string{"71.33 (59..92)", "128.0/12.3", "131.7 (3.7)", "1234/2345", "10234/12345", "beta.52/beta.46", "core 5.0.0-beta.52 on world-local beta.46"} {
+	for _, want := range []string{"71.33 (59..92)", "128.0/12.3", "0.43 (86 of 200 pairs)",
+		"lazy 99 in 59..92: DISAGREES  concurrent 100% in 29-100% (3 of 3): agrees", "131.7 (3.7)", "1234/2345", "10234/12345", "beta.52/beta.46", "core 5.0.0-beta.52 on world-local beta.46"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)
 		}

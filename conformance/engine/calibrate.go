@@ -74,6 +74,14 @@ type CalibrationRow struct {
 	// message's first delivery.
 	DeliverMS dist `json:"deliver_ms"`
 	deliver   []float64
+	// WritesOutOfOrder is the order the World answered each run's
+	// overlapping writes in (order.go).
+	WritesOutOfOrder WriteOrder `json:"writes_out_of_order"`
+	// Served is what each write answered while the World was busy with
+	// its run's writes cost it (order.go, servedWrites): the time from the
+	// answer before it, and how many of the run's writes were in the World.
+	served []servedWrite
+	lists  []listCost
 }
 
 // Calibration is a calibration's result.
@@ -171,6 +179,9 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 	byKind := map[CallKind][][]span{} // per run: the kind's calls' World intervals
 	var deliver []float64
 	for ri, run := range runs {
+		row.WritesOutOfOrder = row.WritesOutOfOrder.Add(realWriteOrder(run))
+		row.served = append(row.served, realServedWrites(run)...)
+		row.lists = append(row.lists, realListCosts(run)...)
 		published := map[string]float64{}
 		// The run's log length at a call: 1 (run_created) plus the writes
 		// accepted before it began.
@@ -338,27 +349,48 @@ type StoreProfile struct {
 	// all at once, so they are latencies, not a pool).
 	Publish, Deliver                dist
 	ListPerEventMS, WritePerEventMS float64
-	MaxConcurrentReads              int
-	MaxConcurrentWrites             int
-	// SharedWrites: the one write's worth of capacity is shared among the
-	// writes in flight, as world-local's Node process interleaves every
-	// write it has begun (the calibration's PEAK IN WORLD), rather than
-	// given to each in turn: the same throughput, the writes of a burst
-	// answering late together instead of one by one in arrival order.
-	SharedWrites bool
+	// WritePerContenderMS: a write's cost per write of its run in the World
+	// (model.Profile.WritePerContender), and R2 how much of the variance of
+	// the time per write served the fit explains (against R2Log, the same
+	// fit on the run's log length instead).
+	WritePerContenderMS float64
+	R2, R2Log           float64
+	// ListPerContenderMS: a list's cost per write of its run in the World
+	// (model.Profile.ListPerContender).
+	ListPerContenderMS  float64
+	MaxConcurrentReads  int
+	MaxConcurrentWrites int
+	// WriteOrder is the order the one write at a time is given to the
+	// writes waiting for it (model.Profile.WriteOrder): random when the
+	// World answered at least a quarter of its overlapping writes out of
+	// arrival order over the calibration (WritesOutOfOrder; random order of
+	// service reverses about half of the pairs that wait together, first
+	// come first served none), else fifo. OutOfOrder is that share.
+	WriteOrder string
+	OutOfOrder float64
 }
+
+// randomOrderAt is the share of overlapping writes answered out of arrival
+// order from which the calibration serves writes in random order: halfway
+// between first come first served (none) and random order (about half).
+const randomOrderAt = 0.25
 
 // Profile derives the store model from the calibration.
 func (c *Calibration) Profile() StoreProfile {
 	var get, list, write []float64
 	var listAt []int
 	var reads []float64
-	// The writes' pool: the World's throughput under each width's burst,
-	// as one write at a time whose service grows with the log.
-	var serial, serialAt []float64
+	// The writes' pool: the time per write served while the World was busy
+	// with the run's writes, against the writes in the World.
+	var served []servedWrite
+	var lists []listCost
 	var publish, deliver []float64
+	var order WriteOrder
 	for _, row := range c.Rows {
 		deliver = append(deliver, row.deliver...)
+		order = order.Add(row.WritesOutOfOrder)
+		served = append(served, row.served...)
+		lists = append(lists, row.lists...)
 		for _, k := range row.Kinds {
 			switch k.Kind {
 			case CallKind{Op: "queue"}:
@@ -369,19 +401,41 @@ func (c *Calibration) Profile() StoreProfile {
 				list, listAt = append(list, k.alone...), append(listAt, k.aloneAt...)
 			case writesPool:
 				write = append(write, k.alone...)
-				if k.Throughput > 0 {
-					serial, serialAt = append(serial, 1000/k.Throughput), append(serialAt, k.MeanLog)
-				}
 			case readsPool:
 				reads = append(reads, k.Served)
 			}
 		}
 	}
+	// A list's cost: base plus a cost per logged event, from the lists no
+	// write of their run was in the World beside (the alone ones when
+	// there are too few), and a cost per write in the World fitted on
+	// every list's time less its per-event part.
+	var clean []float64
+	var cleanAt []int
+	for _, l := range lists {
+		if l.inWorld == 0 {
+			clean, cleanAt = append(clean, l.own), append(cleanAt, l.logged)
+		}
+	}
+	if len(clean) >= 2 {
+		list, listAt = clean, cleanAt
+	}
 	listBase, listPer := fitPerEvent(list, listAt)
-	// A write's service: the serial time per write the bursts show
-	// (1/throughput) against the mean log, fitted as base + per × events;
-	// its spread is the uncontended writes' shape around their median.
-	base, writePer := fitLine(serial, serialAt)
+	var listRest, listIn []float64
+	for _, l := range lists {
+		listRest, listIn = append(listRest, l.own-listPer*float64(l.logged)), append(listIn, float64(l.inWorld))
+	}
+	_, listPerContender := fitLine(listRest, listIn)
+	// A write's service: the time per write served fitted as base + per ×
+	// the run's writes in the World (the slot contention); the log's
+	// length, which the fit used before, explains none of it (R2Log). Its
+	// spread is the uncontended writes' shape around their median.
+	gap, inWorld, logged := make([]float64, len(served)), make([]float64, len(served)), make([]float64, len(served))
+	for i, w := range served {
+		gap[i], inWorld[i], logged[i] = w.gap, float64(w.inWorld), float64(w.logged)
+	}
+	base, perContender := fitLine(gap, inWorld)
+	baseLog, perLog := fitLine(gap, logged)
 	var writeBase []float64
 	if med := distOfMS(write).P50; med > 0 {
 		for _, w := range write {
@@ -394,14 +448,18 @@ func (c *Calibration) Profile() StoreProfile {
 		}
 		return max(1, int(math.Round(distOfMS(xs).P50)))
 	}
-	writes := 0
-	if len(serial) > 0 {
-		writes = 1
+	writes, discipline := 0, ""
+	if len(served) > 0 {
+		writes, discipline = 1, model.WriteOrderFIFO
+		if order.Share() >= randomOrderAt {
+			discipline = model.WriteOrderRandom
+		}
 	}
 	return StoreProfile{RunsGet: distOfMS(get), EventsList: distOfMS(listBase), EventsWrite: distOfMS(writeBase),
 		Publish: distOfMS(publish), Deliver: distOfMS(deliver),
-		ListPerEventMS: listPer, WritePerEventMS: writePer,
-		MaxConcurrentReads: limit(reads), MaxConcurrentWrites: writes, SharedWrites: writes > 0}
+		ListPerEventMS: listPer, ListPerContenderMS: listPerContender, WritePerContenderMS: perContender,
+		R2: rSquared(gap, inWorld, base, perContender), R2Log: rSquared(gap, logged, baseLog, perLog),
+		MaxConcurrentReads: limit(reads), MaxConcurrentWrites: writes, WriteOrder: discipline, OutOfOrder: order.Share()}
 }
 
 // fitLine fits y = a + b × x by least squares (b ≥ 0, a ≥ 0).
@@ -418,6 +476,27 @@ func fitLine(y, x []float64) (a, b float64) {
 		b = max(0, (k*sxy-sx*sy)/den)
 	}
 	return max(0, (sy-b*sx)/k), b
+}
+
+// rSquared is the share of y's variance that a + b × x explains.
+func rSquared(y, x []float64, a, b float64) float64 {
+	if len(y) == 0 {
+		return 0
+	}
+	var mean float64
+	for _, v := range y {
+		mean += v
+	}
+	mean /= float64(len(y))
+	var res, tot float64
+	for i, v := range y {
+		d := v - (a + b*x[i])
+		res, tot = res+d*d, tot+(v-mean)*(v-mean)
+	}
+	if tot == 0 {
+		return 0
+	}
+	return 1 - res/tot
 }
 
 // fitPerEvent fits own = base + per × n (fitLine) and returns each
@@ -449,11 +528,15 @@ func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 	return fmt.Sprintf(`# The real world-local %s's own costs under core %s, measured by
 #   %s
 # Reads: the uncontended calls' own times, a list's plus a cost per event in
-# the run's log, and the concurrency the World served bursts of them with.
-# Writes: the World's one write at a time, shared among the writes in
-# flight; each write is what the bursts' throughput says at their mean log
-# length, base plus a cost per logged event (docs/VALIDATION.md). The
-# queue: its publishes' own times and its delivery times, all widths pooled.
+# the run's log and per write of the run in the World, and the concurrency
+# the World served bursts of them with.
+# Writes: the World's one write at a time, given to the waiting writes in
+# the order the World answered them in (write_order: random if at least a
+# quarter of its overlapping writes answered out of arrival order; %.2f did);
+# each write costs base plus a cost per write of its run in the World, fitted
+# on the time per write served (R² %.2f; on the log's length instead, R²
+# %.2f; docs/VALIDATION.md). The queue: its publishes' own times and its
+# delivery times, all widths pooled.
 name: calibrated-world-local
 description: fanout on world-local's measured service times and concurrency
 world: world-local
@@ -465,8 +548,10 @@ store:
   deliver: %s
   list_per_event: %.4fms
   write_per_event: %.4fms
+  write_per_contender: %.4fms
+  list_per_contender: %.4fms
   max_concurrent_reads: %d
   max_concurrent_writes: %d
-  shared_writes: %t
-`, c.WorldLocal, c.Core, command, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerEventMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.SharedWrites)
+  write_order: %s
+`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder)
 }

@@ -319,13 +319,17 @@ func Honourable(sc model.Scenario) error {
 	if p.RedeliverInFlight && p.VisibilityTimeout < 30*time.Second {
 		return refuse("store.redeliver_in_flight", p.RedeliverInFlight, "world-local never redelivers a delivery that is still running; with a visibility timeout under 30s simlab would")
 	}
-	if p.ListPerEvent > 0 || p.WritePerEvent > 0 {
-		return refuse("store.list_per_event/write_per_event", fmt.Sprintf("%v/%v", p.ListPerEvent, p.WritePerEvent),
-			"a cost per logged event is the model's account of the real World's own cost, which the harness cannot inject; give it to the simlab side with --sim-store")
+	if p.ListPerEvent > 0 || p.WritePerEvent > 0 || p.WritePerContender > 0 || p.ListPerContender > 0 {
+		return refuse("store.list_per_event/write_per_event/write_per_contender", fmt.Sprintf("%v/%v/%v", p.ListPerEvent, p.WritePerEvent, p.WritePerContender),
+			"a cost per logged event or per contending write is the model's account of the real World's own cost, which the harness cannot inject; give it to the simlab side with --sim-store")
 	}
 	if p.SharedWrites {
 		return refuse("store.shared_writes", p.SharedWrites,
 			"how the real World shares its own time among its writes is the model's account of its cost, which the harness cannot inject; give it to the simlab side with --sim-store")
+	}
+	if p.WriteOrder == model.WriteOrderRandom {
+		return refuse("store.write_order", p.WriteOrder,
+			"the order the real World answers its own writes in is the model's account of its cost, which the harness cannot inject (its pools serve in arrival order); give it to the simlab side with --sim-store")
 	}
 	if f.StaleRead > 0 && p.StaleLag <= 0 {
 		return refuse("store.stale_lag", p.StaleLag, "stale reads need a positive lag")

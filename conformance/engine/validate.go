@@ -118,9 +118,17 @@ type Row struct {
 	DispatchPrologue        map[string]int `json:"dispatch_prologue,omitempty"`
 	// RealStoreP50MS/P90MS: the real World's own time per events.create, on
 	// top of the drawn latency (the harness's one-process artifact).
-	RealStoreP50MS float64  `json:"real_store_ms_p50,omitempty"`
-	RealStoreP90MS float64  `json:"real_store_ms_p90,omitempty"`
-	SpanNames      []string `json:"span_names,omitempty"`
+	// Fanouts is how many fan-outs the row counted, ConcurrentFanouts how
+	// many of them had concurrent last completers.
+	Fanouts           int `json:"fanouts,omitempty"`
+	ConcurrentFanouts int `json:"concurrent_fanouts,omitempty"`
+	// WritesOutOfOrder, on the World's own costs (--sim-store): how many
+	// of a run's overlapping writes the World answered out of arrival
+	// order (order.go), measured alike on both sides.
+	WritesOutOfOrder *WriteOrder `json:"writes_out_of_order,omitempty"`
+	RealStoreP50MS   float64     `json:"real_store_ms_p50,omitempty"`
+	RealStoreP90MS   float64     `json:"real_store_ms_p90,omitempty"`
+	SpanNames        []string    `json:"span_names,omitempty"`
 	// World is the World whose rules the row ran on: the real World, or the
 	// one the simlab side applied (SimScenario); Atomicity how the simlab
 	// side split its calls (world.Atomicity: world-local, world-postgres, or
@@ -160,6 +168,9 @@ type Result struct {
 	// Calibrated: the simlab side ran on --sim-store's store model and the
 	// real side with no injected latency.
 	Calibrated bool `json:"calibrated,omitempty"`
+	// Agreement judges each simlab row against the real row of its width
+	// and prologue (Agreements).
+	Agreement []Agreement `json:"agreement,omitempty"`
 }
 
 // Check refuses a grid before anything runs.
@@ -277,6 +288,9 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 			}
 			cfg.StripRunContext = cfg.StripRunContext || rc.strip
 			cfg.WorldLocal = rc.wl.Package()
+			// On the World's own costs the real call record is kept, for
+			// the order the World answered its writes in (order.go).
+			cfg.DumpCalls = cfg.DumpCalls || res.Calibrated
 			var runs []*RealRun
 			for rep := 1; rep <= o.Repetitions; rep++ {
 				cfg.Seed = uint64(rep)
@@ -291,10 +305,18 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 				runs = append(runs, run)
 				tick()
 			}
-			res.Rows = append(res.Rows, realRow(b, rc.core, rc.wl, cfg.StripRunContext, runs))
+			row := realRow(b, rc.core, rc.wl, cfg.StripRunContext, runs)
+			if res.Calibrated {
+				var order WriteOrder
+				for _, run := range runs {
+					order = order.Add(realWriteOrder(run))
+				}
+				row.WritesOutOfOrder = &order
+			}
+			res.Rows = append(res.Rows, row)
 		}
 		for _, p := range prologues {
-			row, err := simRow(ssc, b, p, o.Seeds)
+			row, err := simRow(ssc, b, p, o.Seeds, res.Calibrated)
 			if err != nil {
 				return res, err
 			}
@@ -302,6 +324,7 @@ func Validate(ctx context.Context, r *Runner, sc model.Scenario, o Options) (*Re
 			tick()
 		}
 	}
+	res.Agreement = Agreements(res.Rows)
 	return res, nil
 }
 
@@ -384,6 +407,7 @@ func (a *rowSums) finish() Row {
 	row.TerminalEvents = ratio(a.terminal, row.RunsCounted)
 	row.LastCompletersPerFanout = ratio(a.lastc, a.fans)
 	row.ConcurrentLastCompleters = ratio(a.conc, a.fans)
+	row.Fanouts, row.ConcurrentFanouts = a.fans, a.conc
 	row.TTFSP50MS, row.TTFSP90MS = msOfNS(sweep.Percentile(a.ttfs, 50)), msOfNS(sweep.Percentile(a.ttfs, 90))
 	row.TTLSP50MS, row.TTLSP90MS = msOfNS(sweep.Percentile(a.ttls, 50)), msOfNS(sweep.Percentile(a.ttls, 90))
 	return row
@@ -438,13 +462,14 @@ func realRow(b int, c Core, wl WorldLocal, stripped bool, runs []*RealRun) Row {
 }
 
 // simRow runs simlab on seeds 1..n at one width and prologue.
-func simRow(sc model.Scenario, b int, prologue string, seeds int) (Row, error) {
+func simRow(sc model.Scenario, b int, prologue string, seeds int, withOrder bool) (Row, error) {
 	csc := sweep.CellScenario(sc, b, prologue)
 	p := RunContext
 	if prologue == sweep.Legacy {
 		p = RunsGet
 	}
 	a := rowSums{row: Row{Branches: b, Engine: "simlab", Core: "simlab", Prologue: p, Repetitions: seeds, World: sc.World, Atomicity: simAtomicity(sc)}}
+	var order WriteOrder
 	for seed := 1; seed <= seeds; seed++ {
 		res, err := model.Run(&csc, sim.NewPCG(uint64(seed)), model.Options{Record: true, Seed: uint64(seed)})
 		if err != nil {
@@ -461,8 +486,15 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int) (Row, error) {
 		s.ttfs, s.ttls = sweep.StepTimes(h)
 		s.terminal, s.unreadable = simCorruption(h)
 		a.add(s)
+		if withOrder {
+			order = order.Add(simWriteOrder(h))
+		}
 	}
-	return a.finish(), nil
+	row := a.finish()
+	if withOrder {
+		row.WritesOutOfOrder = &order
+	}
+	return row, nil
 }
 
 // simAtomicity is how the simlab side's World splits its calls.

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+)
+
+// This file measures the order a World answers concurrent writes in, the
+// same way on the real World's call record and on simlab's History, so that
+// the store model's write discipline (model.Profile.WriteOrder) is a claim a
+// real run can contradict: first come first served answers none out of
+// order, random order of service about half of the pairs that wait
+// together, processor sharing few (writes of like work that arrived in turn
+// answer in turn).
+
+// togetherMS: writes that reached the World less than this apart have no
+// arrival order of their own. The runtime issues a fan-out's creates, and
+// its consumers their claims, from one synchronous loop, which the real
+// World sees spread over a millisecond or two and simlab at one instant;
+// the measured share moved by at most 0.02 for cut-offs from 0.5 to 10 ms
+// on the calibration's runs.
+const togetherMS = 1.0
+
+// interval is one write's time in the World, in ms: when it reached the
+// World and when it answered.
+type interval struct{ from, to float64 }
+
+// WriteOrder counts, over each run's writes, the pairs whose times in the
+// World overlap and that arrived at least togetherMS apart (Pairs), and of
+// those the pairs the World answered in the reverse of their arrival order
+// (Reversed).
+type WriteOrder struct {
+	Pairs    int `json:"pairs"`
+	Reversed int `json:"reversed"`
+}
+
+// Share is the part of the pairs answered out of arrival order (0 with no
+// pairs).
+func (o WriteOrder) Share() float64 { return ratio(o.Reversed, o.Pairs) }
+
+// Add is o and p's pairs together.
+func (o WriteOrder) Add(p WriteOrder) WriteOrder {
+	return WriteOrder{Pairs: o.Pairs + p.Pairs, Reversed: o.Reversed + p.Reversed}
+}
+
+// writeOrderOf counts one run's writes.
+func writeOrderOf(ws []interval) WriteOrder {
+	slices.SortFunc(ws, func(a, b interval) int {
+		if a.from != b.from {
+			return cmp.Compare(a.from, b.from)
+		}
+		return cmp.Compare(a.to, b.to)
+	})
+	var o WriteOrder
+	for i, a := range ws {
+		for _, b := range ws[i+1:] {
+			if b.from >= a.to {
+				break // b, and every later arrival, came after a answered
+			}
+			if b.from-a.from < togetherMS {
+				continue
+			}
+			o.Pairs++
+			if b.to < a.to {
+				o.Reversed++
+			}
+		}
+	}
+	return o
+}
+
+// realWriteOrder is the write order of a real run's runtime writes.
+func realWriteOrder(run *RealRun) WriteOrder {
+	order, byRun := realWrites(run)
+	return writeOrderOfRuns(order, byRun)
+}
+
+// realWrites is a real run's runtime writes by workflow run (the client's
+// are not the runtime's), each from when it left the wrapper to the end of
+// the real World's own time, and the runs in the order they first wrote.
+func realWrites(run *RealRun) ([]string, map[string][]interval) {
+	byRun := map[string][]interval{}
+	var order []string
+	for _, c := range run.Calls {
+		if c.Op == "events.create" && c.Delivery >= 0 && c.End >= 0 {
+			if _, seen := byRun[c.Run]; !seen {
+				order = append(order, c.Run)
+			}
+			byRun[c.Run] = append(byRun[c.Run], interval{c.Served, c.Served + c.Real})
+		}
+	}
+	return order, byRun
+}
+
+// simWriteOrder is the same count on a recorded History: the writes of the
+// runtime's actors, from their arrival at the store to their answer.
+func simWriteOrder(h *model.History) WriteOrder {
+	byRun := map[world.RunID][]interval{}
+	var order []world.RunID
+	for i := range h.Calls {
+		c := &h.Calls[i]
+		if c.Op != model.OpEventsCreate || c.Caller.Kind == model.CallerClient || c.Caller.Kind == model.CallerWorld || c.End < c.Start {
+			continue
+		}
+		if _, seen := byRun[c.Run]; !seen {
+			order = append(order, c.Run)
+		}
+		byRun[c.Run] = append(byRun[c.Run], interval{msOf(c.Start.Duration()), msOf(c.End.Duration())})
+	}
+	return writeOrderOfRuns(order, byRun)
+}
+
+// writeOrderOfRuns adds up the runs' counts, in order.
+func writeOrderOfRuns[K comparable](order []K, byRun map[K][]interval) WriteOrder {
+	var o WriteOrder
+	for _, id := range order {
+		o = o.Add(writeOrderOf(byRun[id]))
+	}
+	return o
+}
+
+// servedWrite is one write the World answered while busy with its run's
+// writes (it arrived before the answer before it): gap is the time from
+// that answer to its own, inWorld the run's writes in the World then (it
+// included), logged the writes answered before it.
+type servedWrite struct {
+	gap     float64
+	inWorld int
+	logged  int
+}
+
+// realServedWrites is each run's writes answered back to back: with one
+// write served at a time, gap is the service time of a write, and how it
+// grows with inWorld or logged says what a write costs.
+func realServedWrites(run *RealRun) []servedWrite {
+	order, byRun := realWrites(run)
+	var out []servedWrite
+	for _, id := range order {
+		ws := byRun[id]
+		slices.SortFunc(ws, func(a, b interval) int { return cmp.Compare(a.to, b.to) })
+		for i := 1; i < len(ws); i++ {
+			prev := ws[i-1].to
+			if ws[i].from >= prev {
+				continue // the World was idle for this run when it came
+			}
+			in := 0
+			for _, w := range ws[i:] {
+				if w.from <= prev {
+					in++
+				}
+			}
+			out = append(out, servedWrite{gap: ws[i].to - prev, inWorld: in, logged: i})
+		}
+	}
+	return out
+}
+
+// listCost is one events.list: the real World's own time for it, the
+// writes of its run in the World when it was served and those answered
+// before.
+type listCost struct {
+	own     float64
+	inWorld int
+	logged  int
+}
+
+// realListCosts is every runtime events.list of a real run.
+func realListCosts(run *RealRun) []listCost {
+	_, byRun := realWrites(run)
+	var out []listCost
+	for _, c := range run.Calls {
+		if c.Op != "events.list" || c.Delivery < 0 || c.End < 0 {
+			continue
+		}
+		l := listCost{own: c.Real}
+		for _, w := range byRun[c.Run] {
+			switch {
+			case w.to <= c.Served:
+				l.logged++
+			case w.from <= c.Served:
+				l.inWorld++
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
