@@ -144,8 +144,16 @@ export function wrapWorld(world, store, calls, opts = {}) {
     if (pool) await pool.acquire();
     gate?.phase(rec, 'run');
     rec.served = now();
+    // A read takes effect when the store serves it and its drawn latency
+    // delays only its answer, as in simlab (model/service.go, serve: "A
+    // read executes when the store serves it"); a write applies at the end
+    // of its latency, as simlab's applies at its answer. Reading after the
+    // latency instead let a real list see writes that landed up to a
+    // read's whole latency later than simlab's list could.
+    const latency = draw(latencyOf(op), rand);
+    const readFirst = READS.has(op);
     try {
-      await sleep(draw(latencyOf(op), rand));
+      if (!readFirst) await sleep(latency);
       const held = gate?.hold(rec);
       if (held) {
         gate.phase(rec, 'gate');
@@ -215,6 +223,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
       rec.error = String(err?.message ?? err).slice(0, 200);
       throw err;
     } finally {
+      if (readFirst) await sleep(latency);
       rec.end = now();
       if (pool) pool.release();
       gate?.phase(rec, 'done');
