@@ -8,6 +8,22 @@ import (
 	"github.com/simlab/simlab/sim"
 )
 
+// costPer is the cost a runtime call of the store pays per unit: list for
+// an answered events.list, write for an answered events.create other than
+// run_created (the client's), and 0 for any other call.
+func costPer(c Call, list, write time.Duration) time.Duration {
+	if c.Caller.Kind == CallerClient || c.Caller.Kind == CallerWorld || c.End <= 0 {
+		return 0
+	}
+	switch {
+	case c.Op == OpEventsList:
+		return list
+	case c.Op == OpEventsCreate && c.Event != world.EvRunCreated:
+		return write
+	}
+	return 0
+}
+
 // A store model's cost per logged event makes a run's later lists and
 // writes slower than its first: with fixed draws, each events.list and
 // events.create takes its draw plus per times the events the run's log held
@@ -25,16 +41,8 @@ func TestPerEventCostGrowsWithTheLog(t *testing.T) {
 	}
 	checked := map[Op]int{}
 	for _, c := range r.History.Calls {
-		if c.Caller.Kind == CallerClient || c.Caller.Kind == CallerWorld || c.End <= 0 {
-			continue
-		}
-		var per time.Duration
-		switch {
-		case c.Op == OpEventsList:
-			per = p.ListPerEvent
-		case c.Op == OpEventsCreate && c.Event != world.EvRunCreated:
-			per = p.WritePerEvent
-		default:
+		per := costPer(c, p.ListPerEvent, p.WritePerEvent)
+		if per == 0 {
 			continue
 		}
 		took := time.Duration(c.End - c.Served)
@@ -86,16 +94,8 @@ func TestPerContenderCostGrowsWithTheWritesInTheWorld(t *testing.T) {
 	}
 	checked, most := map[Op]int{}, time.Duration(0)
 	for _, c := range calls {
-		if c.Caller.Kind == CallerClient || c.Caller.Kind == CallerWorld || c.End <= 0 {
-			continue
-		}
-		var per time.Duration
-		switch {
-		case c.Op == OpEventsList:
-			per = p.ListPerContender
-		case c.Op == OpEventsCreate && c.Event != world.EvRunCreated:
-			per = p.WritePerContender
-		default:
+		per := costPer(c, p.ListPerContender, p.WritePerContender)
+		if per == 0 {
 			continue
 		}
 		lo, hi := inWorld(c.Run, c.Served)

@@ -77,11 +77,10 @@ type CalibrationRow struct {
 	// WritesOutOfOrder is the order the World answered each run's
 	// overlapping writes in (order.go).
 	WritesOutOfOrder WriteOrder `json:"writes_out_of_order"`
-	// Served is what each write answered while the World was busy with
-	// its run's writes cost it (order.go, servedWrites): the time from the
-	// answer before it, and how many of the run's writes were in the World.
-	served []servedWrite
-	lists  []listCost
+	// served is what each write answered while the World was busy with its
+	// run's writes cost, and lists what each list cost (order.go, callCost).
+	served []callCost
+	lists  []callCost
 }
 
 // Calibration is a calibration's result.
@@ -382,8 +381,7 @@ func (c *Calibration) Profile() StoreProfile {
 	var reads []float64
 	// The writes' pool: the time per write served while the World was busy
 	// with the run's writes, against the writes in the World.
-	var served []servedWrite
-	var lists []listCost
+	var served, lists []callCost
 	var publish, deliver []float64
 	var order WriteOrder
 	for _, row := range c.Rows {
@@ -414,7 +412,7 @@ func (c *Calibration) Profile() StoreProfile {
 	var cleanAt []int
 	for _, l := range lists {
 		if l.inWorld == 0 {
-			clean, cleanAt = append(clean, l.own), append(cleanAt, l.logged)
+			clean, cleanAt = append(clean, l.took), append(cleanAt, l.logged)
 		}
 	}
 	if len(clean) >= 2 {
@@ -423,7 +421,7 @@ func (c *Calibration) Profile() StoreProfile {
 	listBase, listPer := fitPerEvent(list, listAt)
 	var listRest, listIn []float64
 	for _, l := range lists {
-		listRest, listIn = append(listRest, l.own-listPer*float64(l.logged)), append(listIn, float64(l.inWorld))
+		listRest, listIn = append(listRest, l.took-listPer*float64(l.logged)), append(listIn, float64(l.inWorld))
 	}
 	_, listPerContender := fitLine(listRest, listIn)
 	// A write's service: the time per write served fitted as base + per ×
@@ -432,7 +430,7 @@ func (c *Calibration) Profile() StoreProfile {
 	// spread is the uncontended writes' shape around their median.
 	gap, inWorld, logged := make([]float64, len(served)), make([]float64, len(served)), make([]float64, len(served))
 	for i, w := range served {
-		gap[i], inWorld[i], logged[i] = w.gap, float64(w.inWorld), float64(w.logged)
+		gap[i], inWorld[i], logged[i] = w.took, float64(w.inWorld), float64(w.logged)
 	}
 	base, perContender := fitLine(gap, inWorld)
 	baseLog, perLog := fitLine(gap, logged)

@@ -122,12 +122,14 @@ func writeOrderOfRuns[K comparable](order []K, byRun map[K][]interval) WriteOrde
 	return o
 }
 
-// servedWrite is one write the World answered while busy with its run's
-// writes (it arrived before the answer before it): gap is the time from
-// that answer to its own, inWorld the run's writes in the World then (it
-// included), logged the writes answered before it.
-type servedWrite struct {
-	gap     float64
+// callCost is one call's cost and what it met: took is a write's time
+// from the answer before it to its own (it arrived before that answer, so
+// the World was busy with its run's writes: with one write served at a
+// time, its service time) or a list's own time; inWorld the run's writes in
+// the World then (a write counts itself), logged the writes answered
+// before it.
+type callCost struct {
+	took    float64
 	inWorld int
 	logged  int
 }
@@ -135,9 +137,9 @@ type servedWrite struct {
 // realServedWrites is each run's writes answered back to back: with one
 // write served at a time, gap is the service time of a write, and how it
 // grows with inWorld or logged says what a write costs.
-func realServedWrites(run *RealRun) []servedWrite {
+func realServedWrites(run *RealRun) []callCost {
 	order, byRun := realWrites(run)
-	var out []servedWrite
+	var out []callCost
 	for _, id := range order {
 		ws := byRun[id]
 		slices.SortFunc(ws, func(a, b interval) int { return cmp.Compare(a.to, b.to) })
@@ -152,30 +154,21 @@ func realServedWrites(run *RealRun) []servedWrite {
 					in++
 				}
 			}
-			out = append(out, servedWrite{gap: ws[i].to - prev, inWorld: in, logged: i})
+			out = append(out, callCost{took: ws[i].to - prev, inWorld: in, logged: i})
 		}
 	}
 	return out
 }
 
-// listCost is one events.list: the real World's own time for it, the
-// writes of its run in the World when it was served and those answered
-// before.
-type listCost struct {
-	own     float64
-	inWorld int
-	logged  int
-}
-
 // realListCosts is every runtime events.list of a real run.
-func realListCosts(run *RealRun) []listCost {
+func realListCosts(run *RealRun) []callCost {
 	_, byRun := realWrites(run)
-	var out []listCost
+	var out []callCost
 	for _, c := range run.Calls {
 		if c.Op != "events.list" || c.Delivery < 0 || c.End < 0 {
 			continue
 		}
-		l := listCost{own: c.Real}
+		l := callCost{took: c.Real}
 		for _, w := range byRun[c.Run] {
 			switch {
 			case w.to <= c.Served:
