@@ -38,7 +38,7 @@ type service struct {
 	drawable []int
 	earlier  map[stepKey]struct{}
 	// writesIn is each run's writes in the World, from their arrival to
-	// their answer, when the profile charges for them (WritePerContender).
+	// their answer, when the profile charges for them (countsContenders).
 	writesIn []int32
 }
 
