@@ -4,73 +4,25 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/simlab/simlab/conformance"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
 )
 
 // This file measures the order a World answers concurrent writes in, the
-// same way on the real World's call record and on simlab's History, so that
-// the store model's write discipline (model.Profile.WriteOrder) is a claim a
-// real run can contradict: first come first served answers none out of
-// order, random order of service about half of the pairs that wait
-// together, processor sharing few (writes of like work that arrived in turn
-// answer in turn).
+// same way on the real World's call record and on simlab's History
+// (conformance.CountWriteOrder), so that the store model's write discipline
+// (model.Profile.WriteOrder) is a claim a real run can contradict.
 
-// togetherMS: writes that reached the World less than this apart have no
-// arrival order of their own. The runtime issues a fan-out's creates, and
-// its consumers their claims, from one synchronous loop, which the real
-// World sees spread over a millisecond or two and simlab at one instant;
-// the measured share moved by at most 0.02 for cut-offs from 0.5 to 10 ms
-// on the calibration's runs.
-const togetherMS = 1.0
+// WriteOrder is conformance.WriteOrder: the pairs of a run's writes in the
+// World together, and those answered out of arrival order.
+type WriteOrder = conformance.WriteOrder
 
-// interval is one write's time in the World, in ms: when it reached the
-// World and when it answered.
-type interval struct{ from, to float64 }
-
-// WriteOrder counts, over each run's writes, the pairs whose times in the
-// World overlap and that arrived at least togetherMS apart (Pairs), and of
-// those the pairs the World answered in the reverse of their arrival order
-// (Reversed).
-type WriteOrder struct {
-	Pairs    int `json:"pairs"`
-	Reversed int `json:"reversed"`
-}
-
-// Share is the part of the pairs answered out of arrival order (0 with no
-// pairs).
-func (o WriteOrder) Share() float64 { return ratio(o.Reversed, o.Pairs) }
-
-// Add is o and p's pairs together.
-func (o WriteOrder) Add(p WriteOrder) WriteOrder {
-	return WriteOrder{Pairs: o.Pairs + p.Pairs, Reversed: o.Reversed + p.Reversed}
-}
+// interval is one write's time in the World, in ms.
+type interval = conformance.Interval
 
 // writeOrderOf counts one run's writes.
-func writeOrderOf(ws []interval) WriteOrder {
-	slices.SortFunc(ws, func(a, b interval) int {
-		if a.from != b.from {
-			return cmp.Compare(a.from, b.from)
-		}
-		return cmp.Compare(a.to, b.to)
-	})
-	var o WriteOrder
-	for i, a := range ws {
-		for _, b := range ws[i+1:] {
-			if b.from >= a.to {
-				break // b, and every later arrival, came after a answered
-			}
-			if b.from-a.from < togetherMS {
-				continue
-			}
-			o.Pairs++
-			if b.to < a.to {
-				o.Reversed++
-			}
-		}
-	}
-	return o
-}
+func writeOrderOf(ws []interval) WriteOrder { return conformance.CountWriteOrder(ws) }
 
 // realWriteOrder is the write order of a real run's runtime writes.
 func realWriteOrder(run *RealRun) WriteOrder {
@@ -89,7 +41,7 @@ func realWrites(run *RealRun) ([]string, map[string][]interval) {
 			if _, seen := byRun[c.Run]; !seen {
 				order = append(order, c.Run)
 			}
-			byRun[c.Run] = append(byRun[c.Run], interval{c.Served, c.Served + c.Real})
+			byRun[c.Run] = append(byRun[c.Run], interval{From: c.Served, To: c.Served + c.Real})
 		}
 	}
 	return order, byRun
@@ -108,7 +60,7 @@ func simWriteOrder(h *model.History) WriteOrder {
 		if _, seen := byRun[c.Run]; !seen {
 			order = append(order, c.Run)
 		}
-		byRun[c.Run] = append(byRun[c.Run], interval{msOf(c.Start.Duration()), msOf(c.End.Duration())})
+		byRun[c.Run] = append(byRun[c.Run], interval{From: msOf(c.Start.Duration()), To: msOf(c.End.Duration())})
 	}
 	return writeOrderOfRuns(order, byRun)
 }
@@ -142,19 +94,19 @@ func realServedWrites(run *RealRun) []callCost {
 	var out []callCost
 	for _, id := range order {
 		ws := byRun[id]
-		slices.SortFunc(ws, func(a, b interval) int { return cmp.Compare(a.to, b.to) })
+		slices.SortFunc(ws, func(a, b interval) int { return cmp.Compare(a.To, b.To) })
 		for i := 1; i < len(ws); i++ {
-			prev := ws[i-1].to
-			if ws[i].from >= prev {
+			prev := ws[i-1].To
+			if ws[i].From >= prev {
 				continue // the World was idle for this run when it came
 			}
 			in := 0
 			for _, w := range ws[i:] {
-				if w.from <= prev {
+				if w.From <= prev {
 					in++
 				}
 			}
-			out = append(out, callCost{took: ws[i].to - prev, inWorld: in, logged: i})
+			out = append(out, callCost{took: ws[i].To - prev, inWorld: in, logged: i})
 		}
 	}
 	return out
@@ -171,9 +123,9 @@ func realListCosts(run *RealRun) []callCost {
 		l := callCost{took: c.Real}
 		for _, w := range byRun[c.Run] {
 			switch {
-			case w.to <= c.Served:
+			case w.To <= c.Served:
 				l.logged++
-			case w.from <= c.Served:
+			case w.From <= c.Served:
 				l.inWorld++
 			}
 		}

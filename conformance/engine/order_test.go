@@ -11,11 +11,11 @@ func TestWriteOrderCountsOverlappingWritesAnsweredInReverse(t *testing.T) {
 		ws             []interval
 		pairs, reverse int
 	}{
-		{"served in arrival order", []interval{{0, 10}, {2, 20}, {4, 30}}, 3, 0},
-		{"the last arrival answered first", []interval{{0, 30}, {2, 20}, {4, 10}}, 3, 3},
-		{"one after another: no pair", []interval{{0, 5}, {5, 9}, {10, 12}}, 0, 0},
-		{"arrived together: no order of their own", []interval{{0, 30}, {0.5, 10}}, 0, 0},
-		{"unsorted input", []interval{{4, 10}, {0, 30}, {2, 20}}, 3, 3},
+		{"served in arrival order", []interval{{From: 0, To: 10}, {From: 2, To: 20}, {From: 4, To: 30}}, 3, 0},
+		{"the last arrival answered first", []interval{{From: 0, To: 30}, {From: 2, To: 20}, {From: 4, To: 10}}, 3, 3},
+		{"one after another: no pair", []interval{{From: 0, To: 5}, {From: 5, To: 9}, {From: 10, To: 12}}, 0, 0},
+		{"arrived together: no order of their own", []interval{{From: 0, To: 30}, {From: 0.5, To: 10}}, 0, 0},
+		{"unsorted input", []interval{{From: 4, To: 10}, {From: 0, To: 30}, {From: 2, To: 20}}, 3, 3},
 	} {
 		got := writeOrderOf(tc.ws)
 		if got.Pairs != tc.pairs || got.Reversed != tc.reverse {
