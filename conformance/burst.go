@@ -107,3 +107,108 @@ func Median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[(len(s)-1)/2]
 }
+
+// BurstCalibration is one World's bursts at each width, and its uncontended
+// writes: bursts of one, repeated.
+type BurstCalibration struct {
+	World string     `json:"world"`
+	Alone BurstRow   `json:"alone"`
+	Rows  []BurstRow `json:"rows"`
+}
+
+// CalibrateBursts bursts d's World at each width reps times, after
+// alone bursts of one write of each kind.
+func CalibrateBursts(d *Driver, widths []int, reps, alone int) (*BurstCalibration, error) {
+	c := &BurstCalibration{World: d.World}
+	var err error
+	if c.Alone, err = Burst(d, 1, alone); err != nil {
+		return c, err
+	}
+	for _, w := range widths {
+		row, err := Burst(d, w, reps)
+		if err != nil {
+			return c, err
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	return c, nil
+}
+
+// Served is the concurrency the World served a burst of kind ki with: the
+// burst's throughput (its calls over its span) times a lone call's time
+// (Little's law): 1 for a World that serves them one at a time, the burst's
+// width for one that serves them all at once.
+func (c *BurstCalibration) Served(row BurstRow, ki int) float64 {
+	k := row.Kinds[ki]
+	if k.Span <= 0 {
+		return 0
+	}
+	return float64(k.Calls) / k.Span * Median(c.Alone.Kinds[ki].Own)
+}
+
+// WriteLimit is the store model's write pool: the median over widths and
+// kinds of the concurrency served, at least 1.
+func (c *BurstCalibration) WriteLimit() int {
+	var xs []float64
+	for _, row := range c.Rows {
+		for ki := range row.Kinds {
+			xs = append(xs, c.Served(row, ki))
+		}
+	}
+	return max(1, int(math.Round(Median(xs))))
+}
+
+// Order is every width's write order together.
+func (c *BurstCalibration) Order() WriteOrder {
+	var o WriteOrder
+	for _, row := range c.Rows {
+		for _, k := range row.Kinds {
+			o = o.Add(k.Order)
+		}
+	}
+	return o
+}
+
+// ScenarioYAML is the calibrated store model as a scenario file on the
+// World's own rules: each write the lone writes' time, WriteLimit of them at
+// once, in arrival order unless at least a quarter of the overlapping
+// writes answered out of it (then random order, as world-local's).
+func (c *BurstCalibration) ScenarioYAML(world, command string) string {
+	var alone []float64
+	for _, k := range c.Alone.Kinds {
+		alone = append(alone, k.Own...)
+	}
+	order := "fifo"
+	if c.Order().Share() >= 0.25 {
+		order = "random"
+	}
+	return fmt.Sprintf(`# The real %s's own costs under a burst of one run's writes, driven alone
+# (no runtime: none published runs on it), measured by
+#   %s
+# Writes: a lone write's own times, %d served at once (a burst's throughput
+# times a lone write's time, the median over widths and kinds), in %s order
+# (%.2f of the overlapping writes answered out of arrival order;
+# docs/VALIDATION.md).
+name: calibrated-%s
+description: fanout on %s's measured write costs
+world: %s
+store:
+  events_create: %s
+  max_concurrent_writes: %d
+  write_order: %s
+`, world, command, c.WriteLimit(), order, c.Order().Share(), world, world, world, distYAML(alone), c.WriteLimit(), order)
+}
+
+// distYAML is xs (ms) as a scenario distribution: nearest-rank min, p50,
+// p90, p99 and max.
+func distYAML(xs []float64) string {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(p float64) float64 {
+		if len(s) == 0 {
+			return 0
+		}
+		return s[min(len(s)-1, max(0, int(math.Ceil(p*float64(len(s))))-1))]
+	}
+	return fmt.Sprintf("{min: %.3fms, p50: %.3fms, p90: %.3fms, p99: %.3fms, max: %.3fms}", at(0), at(0.5), at(0.9), at(0.99), at(1))
+}

@@ -1,6 +1,9 @@
 package conformance
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The two real Worlds, driven alone, serve a burst of one run's writes in
 // different orders: world-local answers them one at a time as each wins the
@@ -47,5 +50,33 @@ func TestBurstRefusesAnEmptyBurst(t *testing.T) {
 	}
 	if m := Median([]float64{3, 1, 2}); m != 2 {
 		t.Errorf("median of 3 1 2: %v", m)
+	}
+}
+
+// A calibration's write pool is a burst's throughput times a lone write's
+// time: a World that answered 48 writes of 10 ms in 480 ms served one at a
+// time, one that answered them in 10 ms all 48; its file says so and loads.
+func TestBurstCalibrationServedConcurrency(t *testing.T) {
+	lone := BurstKind{Calls: 1, Own: []float64{10}}
+	alone := BurstRow{Width: 1, Kinds: []BurstKind{lone, lone, lone}}
+	serial := BurstKind{Calls: 48, Span: 480, Order: WriteOrder{Pairs: 100, Reversed: 1}}
+	c := &BurstCalibration{Alone: alone, Rows: []BurstRow{{Width: 48, Kinds: []BurstKind{serial, serial, serial}}}}
+	if got := c.Served(c.Rows[0], 0); got != 1 {
+		t.Errorf("48 writes of 10 ms over 480 ms: served %v at once, want 1", got)
+	}
+	if c.WriteLimit() != 1 {
+		t.Errorf("write limit %d, want 1", c.WriteLimit())
+	}
+	all := serial
+	all.Span = 10
+	c.Rows = []BurstRow{{Width: 48, Kinds: []BurstKind{all, all, all}}}
+	if c.WriteLimit() != 48 {
+		t.Errorf("48 writes of 10 ms in 10 ms: write limit %d, want 48", c.WriteLimit())
+	}
+	yaml := c.ScenarioYAML("world-postgres", "simlab calibrate --world world-postgres")
+	for _, want := range []string{"world: world-postgres", "max_concurrent_writes: 48", "write_order: fifo", "events_create: {min: 10.000ms, p50: 10.000ms"} {
+		if !strings.Contains(yaml, want) {
+			t.Errorf("the scenario lacks %q:\n%s", want, yaml)
+		}
 	}
 }

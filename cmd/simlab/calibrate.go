@@ -4,19 +4,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/conformance"
 	"github.com/simlab/simlab/conformance/engine"
 	"github.com/simlab/simlab/model"
 )
 
 func newCalibrateCommand() *cobra.Command {
 	var o engine.CalibrateOptions
-	var dir, write string
+	var dir, write, worldName string
 	var noInstall, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "calibrate",
@@ -32,7 +35,14 @@ a kind one at a time).
 
 --write FILE saves the store model that follows (service times from the
 uncontended calls, the read and write pools from the served concurrency) as
-a scenario file for simlab validate --sim-store FILE.`,
+a scenario file for simlab validate --sim-store FILE.
+
+--world world-postgres measures world-postgres instead, which no published
+core runs on: a real PostgreSQL on 127.0.0.1 (started in a temp directory and
+stopped by its pid), and the World driven alone (conformance/worlds), each
+width's writes of one run issued at once, a kind at a time: each kind's own
+time, the gaps between answers, the order they were answered in and the
+concurrency served. --write then saves its write pool and order.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(o.Branches) == 0 {
@@ -45,6 +55,13 @@ a scenario file for simlab validate --sim-store FILE.`,
 			}
 			if o.Repetitions < 1 {
 				return badInput(fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions))
+			}
+			switch worldName {
+			case "world-local":
+			case "world-postgres":
+				return calibrateBursts(cmd, o, write, asJSON)
+			default:
+				return badInput(fmt.Errorf("--world %q: want world-local (under the real runtime) or world-postgres (driven alone)", worldName))
 			}
 			if o.Core != "" {
 				if _, err := engine.CoreByVersion(o.Core); err != nil {
@@ -96,7 +113,104 @@ a scenario file for simlab validate --sim-store FILE.`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration as JSON")
+	cmd.Flags().StringVar(&worldName, "world", "world-local", "the World to measure: world-local (under the real runtime) or world-postgres (driven alone, on a real PostgreSQL)")
 	return cmd
+}
+
+// burstWorld is the world-postgres release calibrate --world world-postgres
+// drives (conformance/worlds pins it).
+const burstWorld = "wpg-b29"
+
+// calibrateBursts measures world-postgres driven alone (conformance.Burst):
+// PostgreSQL and the driver are started here and stopped, by pid, on every
+// way out.
+func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string, asJSON bool) (err error) {
+	w, err := conformance.WorldByName(burstWorld)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "simlab-calibrate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := conformance.EnsurePackages(conformance.WorldsDir(), filepath.Join(tmp, "npm")); err != nil {
+		return err
+	}
+	pg, err := conformance.StartPostgres()
+	if err != nil {
+		return fmt.Errorf("world-postgres needs a PostgreSQL: %w", err)
+	}
+	defer pg.Stop()
+	if err := conformance.Migrate(pg, w.Name, tmp); err != nil {
+		return err
+	}
+	d, err := conformance.StartDriver(w.Name, tmp, "WORKFLOW_POSTGRES_URL="+pg.URL())
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// A signal stops the bursts: the driver and PostgreSQL are stopped by
+	// the deferred calls above, never left behind.
+	ctx, interrupted, release := onInterrupt(cmd.Context())
+	defer release()
+	start := time.Now()
+	type result struct {
+		cal *conformance.BurstCalibration
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		cal, err := conformance.CalibrateBursts(d, o.Branches, o.Repetitions, 8)
+		got <- result{cal, err}
+	}()
+	var cal *conformance.BurstCalibration
+	select {
+	case <-ctx.Done():
+		_ = d.Close()
+		<-got
+		return interruptError(interrupted(), "stopped while bursting "+w.Package)
+	case r := <-got:
+		if r.err != nil {
+			return fmt.Errorf("bursting %s: %w", w.Package, r.err)
+		}
+		cal = r.cal
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if err := writeJSON(out, cal); err != nil {
+			return err
+		}
+	} else {
+		printBursts(out, w.Package, cal, time.Since(start))
+	}
+	if write != "" {
+		command := "simlab calibrate " + strings.Join(os.Args[2:], " ")
+		if err := os.WriteFile(write, []byte(cal.ScenarioYAML("world-postgres", command)), 0o644); err != nil {
+			return badInput(fmt.Errorf("--write: %w", userPathError(write, err)))
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "simlab: wrote the calibrated store model to %s\n", write)
+	}
+	return nil
+}
+
+func printBursts(w io.Writer, pkg string, cal *conformance.BurstCalibration, took time.Duration) {
+	fmt.Fprintf(w, "the real %s driven alone on PostgreSQL, a burst of one run's writes at a time, own time per call (ms) (%s)\n\n", pkg, took.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "WRITES\tKIND\tCALLS\tOK\tP50\tP90\tMAX\tANSWER GAP P50\tBURST SPAN\tOUT OF ORDER\tSERVED AT ONCE\t")
+	for _, row := range append([]conformance.BurstRow{cal.Alone}, cal.Rows...) {
+		for ki, k := range row.Kinds {
+			own := slices.Clone(k.Own)
+			slices.Sort(own)
+			p90 := own[min(len(own)-1, len(own)*9/10)]
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.2f\t%.1f\t\n", row.Width, k.Kind, k.Calls, k.OK,
+				conformance.Median(own), p90, own[len(own)-1], conformance.Median(k.Gaps), k.Span, k.Order.Share(), cal.Served(row, ki))
+		}
+	}
+	tw.Flush()
+	o := cal.Order()
+	fmt.Fprintf(w, "\nstore model: events.create a lone write's time, %d at once; %.2f of the overlapping writes (%d of %d pairs) answered out of arrival order\n",
+		cal.WriteLimit(), o.Share(), o.Reversed, o.Pairs)
 }
 
 func printCalibration(w io.Writer, cal *engine.Calibration, took time.Duration) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/model"
 )
 
 // simlab calibrate and validate --sim-store refuse bad input before
@@ -22,6 +24,7 @@ func TestCalibrateAndSimStoreRefuseBadInput(t *testing.T) {
 		{[]string{"calibrate", "--branches", "0", "--engine-dir", engineDir}, "--branches 0"},
 		{[]string{"calibrate", "--repetitions", "0", "--engine-dir", engineDir}, "--repetitions 0"},
 		{[]string{"calibrate", "--core", "4.0.0", "--engine-dir", engineDir}, "--core"},
+		{[]string{"calibrate", "--world", "world-vercel", "--engine-dir", engineDir}, "--world"},
 		{[]string{"validate", "--sim-store", filepath.Join(t.TempDir(), "missing.yaml"), "--cores=", "--engine-dir", engineDir}, "--sim-store"},
 		{[]string{"validate", "--sim-store", bad, "--cores=", "--engine-dir", engineDir}, "events_write"},
 		{[]string{"validate", "--set", "store.write_per_event=1ms", "--cores=", "--engine-dir", engineDir}, "--sim-store"},
@@ -64,5 +67,32 @@ func TestValidateSimStoreSaysWhatItRan(t *testing.T) {
 	plain, _, _ := runCLI(t, "validate", "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
 	if out == plain {
 		t.Error("--sim-store changed nothing in the simlab rows")
+	}
+}
+
+// calibrate --world world-postgres bursts the real world-postgres on a real
+// PostgreSQL (started on 127.0.0.1 and stopped by the command) and saves a
+// store model simlab runs: one write at a time is not what it measured,
+// and it keeps arrival order, where world-local does not.
+func TestCalibrateWorldPostgresDrivesTheWorldAlone(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pg.yaml")
+	out, stderr, err := runCLI(t, "calibrate", "--world", "world-postgres", "--branches", "32", "--repetitions", "1", "--write", file)
+	if err != nil {
+		t.Fatalf("exit %d (%v):\n%s\n%s", exitCode(err), err, out, stderr)
+	}
+	for _, want := range []string{"world-postgres@5.0.0-beta.29 driven alone on PostgreSQL", "step_completed", "OUT OF ORDER", "store model: events.create"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	sc, err := model.Spec{Scenario: file}.Load()
+	if err != nil {
+		t.Fatalf("the written scenario does not load: %v", err)
+	}
+	if sc.World != "world-postgres" || sc.Store.WriteOrder != model.WriteOrderFIFO || sc.Store.MaxConcurrentWrites < 1 || sc.Store.EventsWrite.P50 <= 0 {
+		t.Errorf("world %s, write_order %q, max_concurrent_writes %d, events_create p50 %v: want world-postgres's writes in arrival order, measured", sc.World, sc.Store.WriteOrder, sc.Store.MaxConcurrentWrites, sc.Store.EventsWrite.P50)
+	}
+	if _, _, err := runCLI(t, "run", "--scenario", file); err != nil {
+		t.Errorf("simlab run on the written scenario: %v", err)
 	}
 }
