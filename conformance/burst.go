@@ -21,18 +21,20 @@ const BurstStaggerUS = 300
 // BurstKinds are the writes a burst issues, one batch each, in order.
 var BurstKinds = []string{"step_created", "step_started", "step_completed"}
 
-// BurstKind is what the World did with one batch of width concurrent writes
-// of one kind: each call's own time (ms), the gaps between consecutive
-// answers (ms), the whole batch's span from its first call to its last
-// answer (ms), and the order it answered them in.
+// BurstKind is what the World did with its bursts of width concurrent
+// writes of one kind: each call's own time (ms), the gaps between
+// consecutive answers of a burst (ms), the bursts' spans from their first
+// call to their last answer added up (ms), and the order it answered them
+// in.
 type BurstKind struct {
-	Kind  string     `json:"kind"`
-	Calls int        `json:"calls"`
-	OK    int        `json:"ok"`
-	Own   []float64  `json:"own_ms"`
-	Gaps  []float64  `json:"answer_gaps_ms"`
-	Span  float64    `json:"span_ms"`
-	Order WriteOrder `json:"order"`
+	Kind   string     `json:"kind"`
+	Bursts int        `json:"bursts"`
+	Calls  int        `json:"calls"`
+	OK     int        `json:"ok"`
+	Own    []float64  `json:"own_ms"`
+	Gaps   []float64  `json:"answer_gaps_ms"`
+	Span   float64    `json:"span_ms"`
+	Order  WriteOrder `json:"order"`
 }
 
 // BurstRow is one width's bursts.
@@ -83,6 +85,7 @@ func (k *BurstKind) add(reps []Reply) {
 			k.OK++
 		}
 	}
+	k.Bursts++
 	k.Calls += len(reps)
 	slices.Sort(ends)
 	for i := 1; i < len(ends); i++ {
@@ -96,6 +99,14 @@ func (k *BurstKind) add(reps []Reply) {
 		k.Span += ends[len(ends)-1] - first
 	}
 	k.Order = k.Order.Add(CountWriteOrder(ws))
+}
+
+// MeanSpan is one burst's span, on average (ms).
+func (k BurstKind) MeanSpan() float64 {
+	if k.Bursts == 0 {
+		return 0
+	}
+	return k.Span / float64(k.Bursts)
 }
 
 // Median is the nearest-rank median of xs (0 when empty).

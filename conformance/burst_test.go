@@ -26,7 +26,7 @@ func TestBurstOrderOfTheRealWorlds(t *testing.T) {
 		}
 		var all WriteOrder
 		for _, k := range row.Kinds {
-			if k.Calls != 48 || k.OK != 48 || len(k.Own) != 48 || len(k.Gaps) != 47 || k.Span <= 0 {
+			if k.Bursts != 1 || k.Calls != 48 || k.OK != 48 || len(k.Own) != 48 || len(k.Gaps) != 47 || k.MeanSpan() <= 0 {
 				t.Errorf("%s %s: %d calls, %d ok, %d times, %d gaps, span %v ms: want 48 answered ok", name, k.Kind, k.Calls, k.OK, len(k.Own), len(k.Gaps), k.Span)
 			}
 			all = all.Add(k.Order)
