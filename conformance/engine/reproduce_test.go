@@ -1035,21 +1035,9 @@ func TestPlanOrdersOneInstantAsTheModelApplied(t *testing.T) {
 	sc.Runs = 3
 	sc.Workflow.Fanouts, sc.Workflow.MaxInline = []int{3, 2}, 1
 	for seed := uint64(1); seed <= 500; seed++ {
-		c := sc
-		res, _, err := properties.Record(&c, sim.NewPCG(seed), seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := res.History
-		plan, err := PlanFrom(h)
-		if err != nil {
+		h, plan, pos := recordedPlan(t, sc, seed)
+		if plan == nil {
 			continue
-		}
-		pos := map[int]int{}
-		for i, e := range plan.Entries {
-			if e.Kind == "call" {
-				pos[e.Call] = i
-			}
 		}
 		for li := range h.Calls {
 			l := &h.Calls[li]
@@ -1135,6 +1123,27 @@ func TestPlanLetsASuspensionsCreatesJoinLate(t *testing.T) {
 	})
 }
 
+// recordedPlan records seed of sc and plans its History: the History, its
+// plan (nil when it cannot be planned) and each planned call's entry.
+func recordedPlan(t *testing.T, sc model.Scenario, seed uint64) (*model.History, *Plan, map[int]int) {
+	t.Helper()
+	res, _, err := properties.Record(&sc, sim.NewPCG(seed), seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanFrom(res.History)
+	if err != nil {
+		return res.History, nil, nil
+	}
+	pos := map[int]int{}
+	for i, e := range plan.Entries {
+		if e.Kind == "call" {
+			pos[e.Call] = i
+		}
+	}
+	return res.History, plan, pos
+}
+
 // firstViolatingPlan walks seeds 1..maxSeed of sc and returns the first
 // whose History violates prop and whose plan satisfies found (which may
 // log what it found), or fails the test.
@@ -1172,21 +1181,9 @@ func TestPlanPutsABodyAfterItsInvocationsAnswers(t *testing.T) {
 	sc.Faults.Crash, sc.Faults.LostCreate, sc.Faults.BodyFailure = 0, 0, 0
 	checked := 0
 	for seed := uint64(250); seed <= 260; seed++ {
-		c := sc
-		res, _, err := properties.Record(&c, sim.NewPCG(seed), seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := res.History
-		plan, err := PlanFrom(h)
-		if err != nil {
+		h, plan, pos := recordedPlan(t, sc, seed)
+		if plan == nil {
 			continue
-		}
-		pos := map[int]int{}
-		for i, e := range plan.Entries {
-			if e.Kind == "call" {
-				pos[e.Call] = i
-			}
 		}
 		for i, e := range plan.Entries {
 			if e.Kind != "body" {
