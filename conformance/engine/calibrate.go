@@ -178,9 +178,10 @@ func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
 	byKind := map[CallKind][][]span{} // per run: the kind's calls' World intervals
 	var deliver []float64
 	for ri, run := range runs {
-		row.WritesOutOfOrder = row.WritesOutOfOrder.Add(realWriteOrder(run))
-		row.served = append(row.served, realServedWrites(run)...)
-		row.lists = append(row.lists, realListCosts(run)...)
+		order, byRun := realWrites(run)
+		row.WritesOutOfOrder = row.WritesOutOfOrder.Add(writeOrderOfRuns(order, byRun))
+		row.served = append(row.served, servedWrites(order, byRun)...)
+		row.lists = append(row.lists, listCosts(run, byRun)...)
 		published := map[string]float64{}
 		// The run's log length at a call: 1 (run_created) plus the writes
 		// accepted before it began.
@@ -346,8 +347,8 @@ type StoreProfile struct {
 	// time from its answer to the message's first delivery, every call of
 	// every width pooled (world-local's queue serves a burst's publishes
 	// all at once, so they are latencies, not a pool).
-	Publish, Deliver                dist
-	ListPerEventMS, WritePerEventMS float64
+	Publish, Deliver dist
+	ListPerEventMS   float64
 	// WritePerContenderMS: a write's cost per write of its run in the World
 	// (model.Profile.WritePerContender), and R2 how much of the variance of
 	// the time per write served the fit explains (against R2Log, the same
@@ -545,11 +546,10 @@ store:
   publish: %s
   deliver: %s
   list_per_event: %.4fms
-  write_per_event: %.4fms
   write_per_contender: %.4fms
   list_per_contender: %.4fms
   max_concurrent_reads: %d
   max_concurrent_writes: %d
   write_order: %s
-`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder)
+`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder)
 }

@@ -86,11 +86,10 @@ type callCost struct {
 	logged  int
 }
 
-// realServedWrites is each run's writes answered back to back: with one
-// write served at a time, gap is the service time of a write, and how it
-// grows with inWorld or logged says what a write costs.
-func realServedWrites(run *RealRun) []callCost {
-	order, byRun := realWrites(run)
+// servedWrites is each run's writes (realWrites) answered back to back:
+// with one write served at a time, took is the service time of a write, and
+// how it grows with inWorld or logged says what a write costs.
+func servedWrites(order []string, byRun map[string][]interval) []callCost {
 	var out []callCost
 	for _, id := range order {
 		ws := byRun[id]
@@ -112,9 +111,9 @@ func realServedWrites(run *RealRun) []callCost {
 	return out
 }
 
-// realListCosts is every runtime events.list of a real run.
-func realListCosts(run *RealRun) []callCost {
-	_, byRun := realWrites(run)
+// listCosts is every runtime events.list of a real run, beside its writes
+// (realWrites).
+func listCosts(run *RealRun, byRun map[string][]interval) []callCost {
 	var out []callCost
 	for _, c := range run.Calls {
 		if c.Op != "events.list" || c.Delivery < 0 || c.End < 0 {
