@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/simlab/simlab/model/sweep"
 )
 
 // This file measures a real World's own costs under a burst with no runtime
@@ -109,15 +111,17 @@ func (k BurstKind) MeanSpan() float64 {
 	return k.Span / float64(k.Bursts)
 }
 
-// Median is the nearest-rank median of xs (0 when empty).
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+// PercentileMS is sweep.Percentile on samples in ms (to the nanosecond).
+func PercentileMS(xs []float64, p float64) float64 {
+	ns := make([]int64, len(xs))
+	for i, x := range xs {
+		ns[i] = int64(math.Round(x * 1e6))
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
+	return float64(sweep.Percentile(ns, p)) / 1e6
 }
+
+// Median is the nearest-rank median of xs (ms; 0 when empty).
+func Median(xs []float64) float64 { return PercentileMS(xs, 50) }
 
 // BurstCalibration is one World's bursts at each width, and its uncontended
 // writes: bursts of one, repeated.
@@ -210,16 +214,12 @@ store:
 `, world, command, c.WriteLimit(), order, c.Order().Share(), world, world, world, distYAML(alone), c.WriteLimit(), order)
 }
 
-// distYAML is xs (ms) as a scenario distribution: nearest-rank min, p50,
-// p90, p99 and max.
+// distYAML is xs (ms) as a scenario distribution: its min, nearest-rank
+// p50, p90, p99, and max.
 func distYAML(xs []float64) string {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	at := func(p float64) float64 {
-		if len(s) == 0 {
-			return 0
-		}
-		return s[min(len(s)-1, max(0, int(math.Ceil(p*float64(len(s))))-1))]
+	if len(xs) == 0 {
+		return "{min: 0ms, p50: 0ms, p90: 0ms, p99: 0ms, max: 0ms}"
 	}
-	return fmt.Sprintf("{min: %.3fms, p50: %.3fms, p90: %.3fms, p99: %.3fms, max: %.3fms}", at(0), at(0.5), at(0.9), at(0.99), at(1))
+	return fmt.Sprintf("{min: %.3fms, p50: %.3fms, p90: %.3fms, p99: %.3fms, max: %.3fms}",
+		slices.Min(xs), PercentileMS(xs, 50), PercentileMS(xs, 90), PercentileMS(xs, 99), slices.Max(xs))
 }

@@ -200,11 +200,8 @@ func printBursts(w io.Writer, pkg string, cal *conformance.BurstCalibration, too
 	fmt.Fprintln(tw, "WRITES\tKIND\tCALLS\tOK\tP50\tP90\tMAX\tANSWER GAP P50\tA BURST'S SPAN\tOUT OF ORDER\tSERVED AT ONCE\t")
 	for _, row := range append([]conformance.BurstRow{cal.Alone}, cal.Rows...) {
 		for ki, k := range row.Kinds {
-			own := slices.Clone(k.Own)
-			slices.Sort(own)
-			p90 := own[min(len(own)-1, len(own)*9/10)]
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.2f\t%.1f\t\n", row.Width, k.Kind, k.Calls, k.OK,
-				conformance.Median(own), p90, own[len(own)-1], conformance.Median(k.Gaps), k.MeanSpan(), k.Order.Share(), cal.Served(row, ki))
+				conformance.Median(k.Own), conformance.PercentileMS(k.Own, 90), slices.Max(k.Own), conformance.Median(k.Gaps), k.MeanSpan(), k.Order.Share(), cal.Served(row, ki))
 		}
 	}
 	tw.Flush()

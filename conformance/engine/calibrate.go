@@ -337,10 +337,12 @@ func distOfMS(xs []float64) dist {
 // queue with simlab's two pools. Reads: the uncontended calls' times, a
 // list's growing with the run's log (base + per event × events logged,
 // fitted over every width), and the concurrency the World served bursts of
-// them with (Little's law). Writes: one at a time, each taking what the
-// bursts' throughput says a write costs at that width's mean log length
-// (1/throughput = base + per × events, fitted over the widths), spread as
-// the uncontended writes are around their median.
+// them with (Little's law), and a list's cost per write of its run in the
+// World. Writes: one at a time, in random order when the World answered at
+// least a quarter of its overlapping writes out of arrival order, each
+// costing base + per × the run's writes in the World (fitted on the time per
+// write served, over every width), spread as the uncontended writes are
+// around their median.
 type StoreProfile struct {
 	RunsGet, EventsList, EventsWrite dist
 	// Publish and Deliver are the queue's: a publish's own time and the
