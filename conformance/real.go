@@ -78,6 +78,10 @@ func EnsurePackages(dir, cacheDir string) error {
 	return nil
 }
 
+// Installed reports whether dir's node_modules holds every pinned World
+// package at its pinned version (what EnsurePackages would install).
+func Installed(dir string) bool { return installed(dir) }
+
 func installed(dir string) bool {
 	for alias, version := range pinned {
 		b, err := os.ReadFile(filepath.Join(dir, "node_modules", alias, "package.json"))

@@ -59,7 +59,10 @@ concurrency served. --write then saves its write pool and order.`,
 			switch worldName {
 			case "world-local":
 			case "world-postgres":
-				return calibrateBursts(cmd, o, write, asJSON)
+				if o.Core != "" || o.WorldLocal != "" {
+					return badInput(fmt.Errorf("--core and --world-local choose the runtime and world-local release of a world-local calibration; --world world-postgres runs no runtime (none published runs on it)"))
+				}
+				return calibrateBursts(cmd, o, write, asJSON, noInstall)
 			default:
 				return badInput(fmt.Errorf("--world %q: want world-local (under the real runtime) or world-postgres (driven alone)", worldName))
 			}
@@ -124,7 +127,7 @@ const burstWorld = "wpg-b29"
 // calibrateBursts measures world-postgres driven alone (conformance.Burst):
 // PostgreSQL and the driver are started here and stopped, by pid, on every
 // way out.
-func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string, asJSON bool) (err error) {
+func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string, asJSON, noInstall bool) (err error) {
 	w, err := conformance.WorldByName(burstWorld)
 	if err != nil {
 		return err
@@ -134,6 +137,9 @@ func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if noInstall && !conformance.Installed(conformance.WorldsDir()) {
+		return fmt.Errorf("the pinned World packages are not installed in %s and --no-install is set: run npm install --no-save --legacy-peer-deps there, or drop --no-install", conformance.WorldsDir())
+	}
 	if err := conformance.EnsurePackages(conformance.WorldsDir(), filepath.Join(tmp, "npm")); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ func TestCalibrateAndSimStoreRefuseBadInput(t *testing.T) {
 		{[]string{"calibrate", "--repetitions", "0", "--engine-dir", engineDir}, "--repetitions 0"},
 		{[]string{"calibrate", "--core", "4.0.0", "--engine-dir", engineDir}, "--core"},
 		{[]string{"calibrate", "--world", "world-vercel", "--engine-dir", engineDir}, "--world"},
+		{[]string{"calibrate", "--world", "world-postgres", "--core", "5.0.0-beta.52", "--engine-dir", engineDir}, "--world world-postgres runs no runtime"},
 		{[]string{"validate", "--sim-store", filepath.Join(t.TempDir(), "missing.yaml"), "--cores=", "--engine-dir", engineDir}, "--sim-store"},
 		{[]string{"validate", "--sim-store", bad, "--cores=", "--engine-dir", engineDir}, "events_write"},
 		{[]string{"validate", "--set", "store.write_per_event=1ms", "--cores=", "--engine-dir", engineDir}, "--sim-store"},
