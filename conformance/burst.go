@@ -20,8 +20,30 @@ import (
 // fan-out's writes from one loop, a fraction of a millisecond apart).
 const BurstStaggerUS = 300
 
-// BurstKinds are the writes a burst issues, one batch each, in order.
-var BurstKinds = []string{"step_created", "step_started", "step_completed"}
+// BurstKinds are what a burst issues, one batch each, in order: a fan-out's
+// writes, then as many reads of the run as there were writes, up to
+// maxReadBurst (a fan-out's completers listing its log, and reading the
+// run).
+var BurstKinds = []string{"step_created", "step_started", "step_completed", "events.list", "runs.get"}
+
+// burstCall is call i of a batch of kind.
+func burstCall(kind string, i int) ConcCall {
+	c := ConcCall{Call: Call{Op: "event", Type: kind, Step: i}, DelayUS: i * BurstStaggerUS}
+	switch kind {
+	case "events.list":
+		c.Call = Call{Op: OpListEvents}
+	case "runs.get":
+		c.Call = Call{Op: OpGetRun}
+	}
+	return c
+}
+
+// maxReadBurst caps a burst's reads: an events.list answers the run's whole
+// log, and 128 of them at once overflow the driver's answer line (1 MiB).
+const maxReadBurst = 32
+
+// isWrite says a burst kind is an events.create.
+func isWrite(kind string) bool { return kind != "events.list" && kind != "runs.get" }
 
 // BurstKind is what the World did with its bursts of width concurrent
 // writes of one kind: each call's own time (ms), the gaps between
@@ -58,9 +80,13 @@ func Burst(d *Driver, width, reps int) (BurstRow, error) {
 	for range reps {
 		h := History{Runs: 1, Batches: []Batch{{Calls: []ConcCall{{Call: Call{Op: "event", Type: "run_started"}}}}}}
 		for _, k := range BurstKinds {
+			n := width
+			if !isWrite(k) {
+				n = min(width, maxReadBurst)
+			}
 			var b Batch
-			for i := range width {
-				b.Calls = append(b.Calls, ConcCall{Call: Call{Op: "event", Type: k, Step: i}, DelayUS: i * BurstStaggerUS})
+			for i := range n {
+				b.Calls = append(b.Calls, burstCall(k, i))
 			}
 			h.Batches = append(h.Batches, b)
 		}
@@ -161,13 +187,18 @@ func (c *BurstCalibration) Served(row BurstRow, ki int) float64 {
 	return float64(k.Calls) / k.Span * Median(c.Alone.Kinds[ki].Own)
 }
 
-// WriteLimit is the store model's write pool: the median over widths and
-// kinds of the concurrency served, at least 1.
-func (c *BurstCalibration) WriteLimit() int {
+// WriteLimit and ReadLimit are the store model's pools: the median over
+// widths and kinds of the concurrency served, at least 1.
+func (c *BurstCalibration) WriteLimit() int { return c.limit(true) }
+func (c *BurstCalibration) ReadLimit() int  { return c.limit(false) }
+
+func (c *BurstCalibration) limit(writes bool) int {
 	var xs []float64
 	for _, row := range c.Rows {
-		for ki := range row.Kinds {
-			xs = append(xs, c.Served(row, ki))
+		for ki, k := range row.Kinds {
+			if isWrite(k.Kind) == writes {
+				xs = append(xs, c.Served(row, ki))
+			}
 		}
 	}
 	return max(1, int(math.Round(Median(xs))))
@@ -178,10 +209,23 @@ func (c *BurstCalibration) Order() WriteOrder {
 	var o WriteOrder
 	for _, row := range c.Rows {
 		for _, k := range row.Kinds {
-			o = o.Add(k.Order)
+			if isWrite(k.Kind) {
+				o = o.Add(k.Order)
+			}
 		}
 	}
 	return o
+}
+
+// alone is the lone calls' own times of the kinds kind accepts.
+func (c *BurstCalibration) alone(accept func(string) bool) []float64 {
+	var xs []float64
+	for _, k := range c.Alone.Kinds {
+		if accept(k.Kind) {
+			xs = append(xs, k.Own...)
+		}
+	}
+	return xs
 }
 
 // ScenarioYAML is the calibrated store model as a scenario file on the
@@ -189,29 +233,31 @@ func (c *BurstCalibration) Order() WriteOrder {
 // once, in arrival order unless at least a quarter of the overlapping
 // writes answered out of it (then random order, as world-local's).
 func (c *BurstCalibration) ScenarioYAML(world, command string) string {
-	var alone []float64
-	for _, k := range c.Alone.Kinds {
-		alone = append(alone, k.Own...)
-	}
 	order := "fifo"
 	if c.Order().Share() >= 0.25 {
 		order = "random"
 	}
-	return fmt.Sprintf(`# The real %s's own costs under a burst of one run's writes, driven alone
+	kind := func(name string) func(string) bool { return func(k string) bool { return k == name } }
+	return fmt.Sprintf(`# The real %s's own costs under a burst of one run's calls, driven alone
 # (no runtime: none published runs on it), measured by
 #   %s
-# Writes: a lone write's own times, %d served at once (a burst's throughput
-# times a lone write's time, the median over widths and kinds), in %s order
-# (%.2f of the overlapping writes answered out of arrival order;
-# docs/VALIDATION.md).
+# Each call kind: a lone call's own times. Writes: %d served at once (a
+# burst's throughput times a lone write's time, the median over widths and
+# kinds), in %s order (%.2f of the overlapping writes answered out of
+# arrival order); reads: %d at once, the same way (docs/VALIDATION.md).
 name: calibrated-%s
-description: fanout on %s's measured write costs
+description: fanout on %s's measured call costs
 world: %s
 store:
+  runs_get: %s
+  events_list: %s
   events_create: %s
+  max_concurrent_reads: %d
   max_concurrent_writes: %d
   write_order: %s
-`, world, command, c.WriteLimit(), order, c.Order().Share(), world, world, world, distYAML(alone), c.WriteLimit(), order)
+`, world, command, c.WriteLimit(), order, c.Order().Share(), c.ReadLimit(), world, world, world,
+		distYAML(c.alone(kind("runs.get"))), distYAML(c.alone(kind("events.list"))), distYAML(c.alone(isWrite)),
+		c.ReadLimit(), c.WriteLimit(), order)
 }
 
 // distYAML is xs (ms) as a scenario distribution: its min, nearest-rank

@@ -26,6 +26,12 @@ func TestBurstOrderOfTheRealWorlds(t *testing.T) {
 		}
 		var all WriteOrder
 		for _, k := range row.Kinds {
+			if !isWrite(k.Kind) {
+				if k.Calls != maxReadBurst || k.OK != maxReadBurst {
+					t.Errorf("%s %s: %d calls, %d ok: want %d answered ok", name, k.Kind, k.Calls, k.OK, maxReadBurst)
+				}
+				continue
+			}
 			if k.Bursts != 1 || k.Calls != 48 || k.OK != 48 || len(k.Own) != 48 || len(k.Gaps) != 47 || k.MeanSpan() <= 0 {
 				t.Errorf("%s %s: %d calls, %d ok, %d times, %d gaps, span %v ms: want 48 answered ok", name, k.Kind, k.Calls, k.OK, len(k.Own), len(k.Gaps), k.Span)
 			}
@@ -57,10 +63,17 @@ func TestBurstRefusesAnEmptyBurst(t *testing.T) {
 // time: a World that answered 48 writes of 10 ms in 480 ms served one at a
 // time, one that answered them in 10 ms all 48; its file says so and loads.
 func TestBurstCalibrationServedConcurrency(t *testing.T) {
-	lone := BurstKind{Calls: 1, Own: []float64{10}}
-	alone := BurstRow{Width: 1, Kinds: []BurstKind{lone, lone, lone}}
+	kinds := func(k BurstKind) []BurstKind {
+		var out []BurstKind
+		for _, name := range BurstKinds {
+			k.Kind = name
+			out = append(out, k)
+		}
+		return out
+	}
+	alone := BurstRow{Width: 1, Kinds: kinds(BurstKind{Calls: 1, Own: []float64{10}})}
 	serial := BurstKind{Calls: 48, Span: 480, Order: WriteOrder{Pairs: 100, Reversed: 1}}
-	c := &BurstCalibration{Alone: alone, Rows: []BurstRow{{Width: 48, Kinds: []BurstKind{serial, serial, serial}}}}
+	c := &BurstCalibration{Alone: alone, Rows: []BurstRow{{Width: 48, Kinds: kinds(serial)}}}
 	if got := c.Served(c.Rows[0], 0); got != 1 {
 		t.Errorf("48 writes of 10 ms over 480 ms: served %v at once, want 1", got)
 	}
@@ -69,12 +82,12 @@ func TestBurstCalibrationServedConcurrency(t *testing.T) {
 	}
 	all := serial
 	all.Span = 10
-	c.Rows = []BurstRow{{Width: 48, Kinds: []BurstKind{all, all, all}}}
+	c.Rows = []BurstRow{{Width: 48, Kinds: kinds(all)}}
 	if c.WriteLimit() != 48 {
 		t.Errorf("48 writes of 10 ms in 10 ms: write limit %d, want 48", c.WriteLimit())
 	}
 	yaml := c.ScenarioYAML("world-postgres", "simlab calibrate --world world-postgres")
-	for _, want := range []string{"world: world-postgres", "max_concurrent_writes: 48", "write_order: fifo", "events_create: {min: 10.000ms, p50: 10.000ms"} {
+	for _, want := range []string{"world: world-postgres", "max_concurrent_writes: 48", "max_concurrent_reads: 48", "write_order: fifo", "events_create: {min: 10.000ms, p50: 10.000ms", "events_list: {min: 10.000ms", "runs_get: {min: 10.000ms"} {
 		if !strings.Contains(yaml, want) {
 			t.Errorf("the scenario lacks %q:\n%s", want, yaml)
 		}

@@ -40,9 +40,10 @@ a scenario file for simlab validate --sim-store FILE.
 --world world-postgres measures world-postgres instead, which no published
 core runs on: a real PostgreSQL on 127.0.0.1 (started in a temp directory and
 stopped by its pid), and the World driven alone (conformance/worlds), each
-width's writes of one run issued at once, a kind at a time: each kind's own
-time, the gaps between answers, the order they were answered in and the
-concurrency served. --write then saves its write pool and order.`,
+width's writes of one run issued at once, a kind at a time, then as many
+events.list and runs.get: each kind's own time, the gaps between answers,
+the order the writes were answered in and the concurrency served. --write
+then saves each kind's time, the two pools and the write order.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(o.Branches) == 0 {
@@ -201,7 +202,7 @@ func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string
 }
 
 func printBursts(w io.Writer, pkg string, cal *conformance.BurstCalibration, took time.Duration) {
-	fmt.Fprintf(w, "the real %s driven alone on PostgreSQL, a burst of one run's writes at a time, own time per call (ms) (%s)\n\n", pkg, took.Round(time.Second))
+	fmt.Fprintf(w, "the real %s driven alone on PostgreSQL, a burst of one run's calls at a time, own time per call (ms) (%s)\n\n", pkg, took.Round(time.Second))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "WRITES\tKIND\tCALLS\tOK\tP50\tP90\tMAX\tANSWER GAP P50\tA BURST'S SPAN\tOUT OF ORDER\tSERVED AT ONCE\t")
 	for _, row := range append([]conformance.BurstRow{cal.Alone}, cal.Rows...) {
@@ -212,8 +213,8 @@ func printBursts(w io.Writer, pkg string, cal *conformance.BurstCalibration, too
 	}
 	tw.Flush()
 	o := cal.Order()
-	fmt.Fprintf(w, "\nstore model: events.create a lone write's time, %d at once; %.2f of the overlapping writes (%d of %d pairs) answered out of arrival order\n",
-		cal.WriteLimit(), o.Share(), o.Reversed, o.Pairs)
+	fmt.Fprintf(w, "\nstore model: each kind a lone call's time; writes %d at once, reads %d at once; %.2f of the overlapping writes (%d of %d pairs) answered out of arrival order\n",
+		cal.WriteLimit(), cal.ReadLimit(), o.Share(), o.Reversed, o.Pairs)
 }
 
 func printCalibration(w io.Writer, cal *engine.Calibration, took time.Duration) {

@@ -81,7 +81,7 @@ func TestCalibrateWorldPostgresDrivesTheWorldAlone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exit %d (%v):\n%s\n%s", exitCode(err), err, out, stderr)
 	}
-	for _, want := range []string{"world-postgres@5.0.0-beta.29 driven alone on PostgreSQL", "step_completed", "OUT OF ORDER", "store model: events.create"} {
+	for _, want := range []string{"world-postgres@5.0.0-beta.29 driven alone on PostgreSQL", "step_completed", "OUT OF ORDER", "events.list", "runs.get", "store model: each kind a lone call's time"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
@@ -90,7 +90,7 @@ func TestCalibrateWorldPostgresDrivesTheWorldAlone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the written scenario does not load: %v", err)
 	}
-	if sc.World != "world-postgres" || sc.Store.WriteOrder != model.WriteOrderFIFO || sc.Store.MaxConcurrentWrites < 1 || sc.Store.EventsWrite.P50 <= 0 {
+	if sc.World != "world-postgres" || sc.Store.WriteOrder != model.WriteOrderFIFO || sc.Store.MaxConcurrentWrites < 1 || sc.Store.EventsWrite.P50 <= 0 || sc.Store.EventsList.P50 <= 0 || sc.Store.MaxConcurrentReads < 1 {
 		t.Errorf("world %s, write_order %q, max_concurrent_writes %d, events_create p50 %v: want world-postgres's writes in arrival order, measured", sc.World, sc.Store.WriteOrder, sc.Store.MaxConcurrentWrites, sc.Store.EventsWrite.P50)
 	}
 	if _, _, err := runCLI(t, "run", "--scenario", file); err != nil {
