@@ -48,10 +48,25 @@ var scaleDims = []struct {
 		sc.Workflow.Fanouts = []int{64 * x}
 		return sc, 64 * x
 	}},
-	{"time", "virtual-s", func(x int) (Scenario, int) {
+	{"time", "virtual-min", func(x int) (Scenario, int) {
+		// faults with a run arriving every second for x virtual minutes
+		// and its faults on all along. A run lives 14 s on average (31 s
+		// at the 90th percentile, a redelivery after the visibility
+		// timeout), so a minute of arrivals already holds as many runs at
+		// once as any longer window: only virtual time grows.
+		sc, _ := Builtin("faults")
+		sc.Runs = 60 * x
+		sc.RunInterval = time.Second
+		sc.Faults.Until = time.Duration(sc.Runs) * sc.RunInterval
+		sc.Limits.MaxTime = 0
+		return sc, x
+	}},
+	{"overlap", "virtual-s", func(x int) (Scenario, int) {
 		// faults with its runs arriving 10 a second for 2·x virtual
-		// seconds and its faults on all along: the unit is a second of
-		// arrivals (the run's end adds a tail of visibility timeouts).
+		// seconds, faults on all along: at 1× the window is shorter than
+		// a run's life, so a longer window also holds more runs at once
+		// (20 at 1×, about 150 at 100×) and more of their timers pending:
+		// virtual time and concurrency grow together.
 		sc, _ := Builtin("faults")
 		sc.Runs = 20 * x
 		sc.RunInterval = 100 * time.Millisecond
@@ -65,55 +80,87 @@ var scaleFactors = [...]int{1, 10, 100}
 
 // BenchmarkScale grows one dimension of the work at a time (runs per
 // scenario, fan-outs per workflow, 16 branches wide or one branch run
-// inline, branches per fan-out, virtual time with faults on) and reports the wall time per unit of work at 1×, 10× and 100×
-// its base, recording on (what run and check pay): flat when the cost is
-// linear in the work. One op runs each scale for the same amount of work
-// (100 runs of 1×, 10 of 10×, one of 100×), in turn, the order reversed
-// every other op, so that the three see the same load on a shared machine
-// and their ratio (spread: the largest time per unit over the smallest) is
-// fair, as BenchmarkCheckJobs/alternating does for --jobs.
+// inline, branches per fan-out, virtual time with faults on, and virtual
+// time with concurrency) and reports the wall time per unit of work at 1×,
+// 10× and 100× its base, recording on (what run and check pay): flat when
+// the cost is linear in the work. One op runs each scale for the same
+// amount of work (100 runs of 1×, 10 of 10×, one of 100×), in turn, the
+// order reversed every other op, so that the three see the same load on a
+// shared machine and their ratio (spread: the largest time per unit over
+// the smallest) is fair, as BenchmarkCheckJobs/alternating does for --jobs.
+//
+// via=runner runs each scale on a Runner of its own, grown once before the
+// timer starts: the simulation's cost, what a check's or a sweep's worker
+// pays seed after seed. via=run calls Run, which also copies the Result
+// out for the caller to keep: linear in the Result's bytes, but a large
+// run's copy lands in memory fresh from the system, and past
+// maxPooledRoom its Runner is a new one that grows every table again.
 func BenchmarkScale(b *testing.B) {
 	for _, d := range scaleDims {
-		b.Run("dim="+d.name, func(b *testing.B) {
-			var scs [len(scaleFactors)]Scenario
-			var units [len(scaleFactors)]int
-			for i, x := range scaleFactors {
-				scs[i], units[i] = d.build(x)
-			}
-			var spent [len(scaleFactors)]time.Duration
-			b.ReportAllocs()
-			seed, op := uint64(0), 0
-			for b.Loop() {
-				for j := range scaleFactors {
-					i := j
-					if op%2 == 1 {
-						i = len(scaleFactors) - 1 - j
-					}
-					start := time.Now()
-					for range 100 / scaleFactors[i] {
-						r, err := Run(&scs[i], sim.NewPCG(seed), Options{Record: true})
-						if err != nil {
-							b.Fatal(err)
-						}
-						if !r.History.Drained {
-							b.Fatalf("%s×%d seed %d did not drain", d.name, scaleFactors[i], seed)
-						}
-						seed++
-					}
-					spent[i] += time.Since(start)
-				}
-				op++
-			}
-			lo, hi := 0.0, 0.0
-			for i, x := range scaleFactors {
-				per := float64(spent[i].Nanoseconds()) / float64(b.N) / float64(units[i]*100/x)
-				b.ReportMetric(per, fmt.Sprintf("ns/%s@%dx", d.unit, x))
-				if i == 0 || per < lo {
-					lo = per
-				}
-				hi = max(hi, per)
-			}
-			b.ReportMetric(hi/lo, "spread")
-		})
+		for _, via := range []string{"runner", "run"} {
+			b.Run("dim="+d.name+"/via="+via, func(b *testing.B) { benchScale(b, d.name, d.unit, d.build, via == "runner") })
+		}
 	}
+}
+
+func benchScale(b *testing.B, name, unit string, build func(int) (Scenario, int), onRunner bool) {
+	var scs [len(scaleFactors)]Scenario
+	var units [len(scaleFactors)]int
+	for i, x := range scaleFactors {
+		scs[i], units[i] = build(x)
+	}
+	var runners [len(scaleFactors)]*Runner
+	run := func(i int, seed uint64) (*Result, error) {
+		if runners[i] == nil {
+			return Run(&scs[i], sim.NewPCG(seed), Options{Record: true})
+		}
+		return runners[i].Run(&scs[i], sim.NewPCG(seed), Options{Record: true})
+	}
+	if onRunner {
+		for i := range runners {
+			// Grown once, untimed: the ops then measure the simulation,
+			// not a worker's first growth.
+			runners[i] = NewRunner()
+			if _, err := run(i, 1<<40); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var spent [len(scaleFactors)]time.Duration
+	var pending [len(scaleFactors)]int // the kernel's high-water mark
+	b.ReportAllocs()
+	seed, op := uint64(0), 0
+	for b.Loop() {
+		for j := range scaleFactors {
+			i := j
+			if op%2 == 1 {
+				i = len(scaleFactors) - 1 - j
+			}
+			start := time.Now()
+			for range 100 / scaleFactors[i] {
+				r, err := run(i, seed)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !r.History.Drained {
+					b.Fatalf("%s×%d seed %d did not drain", name, scaleFactors[i], seed)
+				}
+				pending[i] = max(pending[i], r.Stats.MaxPending)
+				seed++
+			}
+			spent[i] += time.Since(start)
+		}
+		op++
+	}
+	lo, hi := 0.0, 0.0
+	for i, x := range scaleFactors {
+		per := float64(spent[i].Nanoseconds()) / float64(b.N) / float64(units[i]*100/x)
+		b.ReportMetric(per, fmt.Sprintf("ns/%s@%dx", unit, x))
+		b.ReportMetric(float64(pending[i]), fmt.Sprintf("pending@%dx", x))
+		if i == 0 || per < lo {
+			lo = per
+		}
+		hi = max(hi, per)
+	}
+	b.ReportMetric(hi/lo, "spread")
 }
