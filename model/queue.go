@@ -80,7 +80,7 @@ type queue struct {
 	// not claimed): a message carries either no key or its step's one key
 	// (msgKey), so the claims are a table by run and step rather than a
 	// map by key, whose entries, one per step of every run, left the
-	// caches as a long run grew (BenchmarkScale, dim=overlap, then named time). keyRow[run] is
+	// caches as a long run grew (BenchmarkScale dim=overlap, then called time). keyRow[run] is
 	// 1 + the offset of the run's row of stepsPerRun claims, 0 until the
 	// run's first keyed publish.
 	keyHeld     []sim.Time
