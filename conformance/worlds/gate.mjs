@@ -251,7 +251,7 @@ export function instrumentLocal(runOf) {
 // world-postgres (dist/storage.js, events.create): a step begins before
 // every statement but the ones that carry one on (deleting hooks and waits
 // but the first, a transaction's statements after its BEGIN but its guarded
-// UPDATE and the SELECT after it, its COMMIT); and, where the event's id is
+// UPDATE, the SELECT after it and step_started's INSERT, its COMMIT); and, where the event's id is
 // minted in the JavaScript that goes on after a statement answered (not in a
 // transaction), right after that statement: run_started's UPDATE,
 // step_created's INSERT of the row, a step write's guarded UPDATE that
@@ -285,6 +285,10 @@ function classifyPostgres(ctx, op) {
   if (ctx.inTx && ctx.type === 'step_started') {
     if (k === 'update_steps') return 'before';
     if (k === 'select_steps' && prev === 'update_steps') return 'before';
+    // step_started's own INSERT, after its id was minted behind the
+    // UPDATE (or the SELECT after one): it and the COMMIT are one step,
+    // so another call can be minted and seen in between.
+    if (k === 'insert_events' && (prev === 'update_steps' || prev === 'select_steps')) return 'before';
     return false;
   }
   if (k === 'begin') {

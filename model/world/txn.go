@@ -108,6 +108,10 @@ func (t *Txn) Pending() []PendingEntry {
 		return []PendingEntry{{Pos: t.minted, Type: ev.Type, Step: ev.Step, Optional: ev.Type == EvStepCreated}}
 	case ev.Lazy && t.pc == pgTxUpdate:
 		return []PendingEntry{{Pos: t.created, Type: EvStepCreated, Step: ev.Step}}
+	case ev.Lazy && t.pc == pgTxCommit:
+		return []PendingEntry{{Pos: t.created, Type: EvStepCreated, Step: ev.Step}, {Pos: t.minted, Type: ev.Type, Step: ev.Step}}
+	case t.pc == pgTxCommit:
+		return []PendingEntry{{Pos: t.minted, Type: ev.Type, Step: ev.Step}}
 	}
 	return nil
 }
@@ -233,6 +237,10 @@ type stepLock struct {
 	run   RunID
 	step  StepID
 	owner int32
+	// row: world-postgres's lock on an existing step row, held by
+	// step_started's transaction from its guarded UPDATE to its COMMIT;
+	// otherwise the lock of a key being inserted (or world-local's).
+	row bool
 }
 
 func (s *Store) holdsLock(t *Txn) bool {
@@ -244,9 +252,20 @@ func (s *Store) holdsLock(t *Txn) bool {
 	return false
 }
 
-func (s *Store) claimedByOther(t *Txn) bool {
+// holdsRowLock reports whether t holds world-postgres's lock on its step's
+// row (stepLock.row).
+func (s *Store) holdsRowLock(t *Txn) bool {
 	for _, l := range s.locks {
-		if l.run == t.Ev.Run && l.step == t.Ev.Step && l.owner != t.Owner {
+		if l.run == t.Ev.Run && l.step == t.Ev.Step && l.owner == t.Owner && l.row {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) claimedByOther(t *Txn, row bool) bool {
+	for _, l := range s.locks {
+		if l.run == t.Ev.Run && l.step == t.Ev.Step && l.owner != t.Owner && l.row == row {
 			return true
 		}
 	}
@@ -276,9 +295,11 @@ func (s *Store) Ready(t *Txn) bool {
 		return t.pc > 0 || s.holdsLock(t)
 	case AtomicPostgres:
 		// An INSERT of a step row waits while a transaction that inserted
-		// the same key has not committed.
+		// the same key has not committed, and a guarded UPDATE of the row
+		// while a step_started's transaction that updated it has not.
 		inserts := (t.Ev.Type == EvStepCreated && t.pc == pgInsertRow) || (t.Ev.Lazy && t.pc == pgTxBegin)
-		return !inserts || !s.claimedByOther(t)
+		updates := (t.pc == pgUpdate && t.Ev.Type != EvStepCreated) || (!t.Ev.Lazy && t.pc == pgTxUpdate)
+		return !(inserts && s.claimedByOther(t, false) || updates && s.claimedByOther(t, true))
 	}
 	return true
 }
@@ -427,8 +448,9 @@ const (
 	pgInsert            // the event's INSERT
 	pgMint              // the event's id minted: the JS that goes on after the statement before the INSERT
 	pgTxBegin           // step_started's transaction: the lazy row and step_created
-	pgTxUpdate          // ... its guarded UPDATE (matched: step_started, the commit)
-	pgTxReselect        // ... the SELECT after an UPDATE that matched nothing
+	pgTxUpdate          // ... its guarded UPDATE (matched: step_started's id minted)
+	pgTxReselect        // ... the SELECT after an UPDATE that matched nothing (the id minted when it goes on)
+	pgTxCommit          // ... step_started's INSERT and the COMMIT: its events seen
 )
 
 // stepPostgresStep: world-postgres step events, statement by statement.
@@ -543,34 +565,54 @@ func (s *Store) stepPostgresStep(t *Txn, now sim.Time) bool {
 		t.pc = pgTxUpdate
 		return true
 	case pgTxUpdate:
+		// step_started's id is minted once the guarded UPDATE has passed
+		// (dist/storage.js: "Allocate the step_started ULID only after the
+		// guarded step UPDATE"), and its INSERT commits after that: another
+		// call's event can be minted and seen in between, so a step_started
+		// can sort before a run_completed that was seen first.
 		if ev.Lazy {
-			// The row is the transaction's own: the UPDATE passes.
-			pos := r.reserve()
-			created := ev
-			created.Type, created.Lazy = EvStepCreated, false
-			r.commitAt(now, t.created, created)
-			r.growSteps(int(ev.Step) + 1)
-			r.steps[ev.Step] = Step{Exists: true, Status: StepRunning, Attempt: 1}
-			ev.Lazy = false
-			r.commitAt(now, pos, ev)
-			s.unlock(t)
-			return t.finish(OK, 0, pos)
+			// The row is the transaction's own: the UPDATE passes. Nobody
+			// sees the row before the COMMIT (a bare step_started's read
+			// in between finds no step).
+			t.minted, t.pc = r.reserve(), pgTxCommit
+			return true
 		}
 		st, ok := r.stepRow(ev.Step)
 		if !ok || st.Status.Terminal() {
 			t.pc = pgTxReselect
 			return true
 		}
-		row := &r.steps[ev.Step]
-		row.Status, row.Attempt, row.RetryAfter = StepRunning, row.Attempt+1, 0
-		return t.finish(OK, 0, r.append(now, ev))
-	default: // pgTxReselect
+		// The UPDATE takes the row's lock; the row others read changes at
+		// the COMMIT.
+		s.locks = append(s.locks, stepLock{run: ev.Run, step: ev.Step, owner: t.Owner, row: true})
+		t.minted, t.pc = r.reserve(), pgTxCommit
+		return true
+	case pgTxReselect:
 		// A row created since the UPDATE matched nothing lets the
 		// step_started in without the UPDATE: the attempt stays.
 		if res, refused := refuseStepWrite(r, ev.Step); refused {
 			return t.finish(res, 0, -1)
 		}
-		return t.finish(OK, 0, r.append(now, ev))
+		t.minted, t.pc = r.reserve(), pgTxCommit
+		return true
+	default: // pgTxCommit
+		switch {
+		case ev.Lazy:
+			created := ev
+			created.Type, created.Lazy = EvStepCreated, false
+			r.commitAt(now, t.created, created)
+			r.growSteps(int(ev.Step) + 1)
+			r.steps[ev.Step] = Step{Exists: true, Status: StepRunning, Attempt: 1}
+			ev.Lazy = false
+			s.unlock(t)
+		case s.holdsRowLock(t):
+			// The UPDATE matched (not the SELECT after one that did not).
+			row := &r.steps[ev.Step]
+			row.Status, row.Attempt, row.RetryAfter = StepRunning, row.Attempt+1, 0
+			s.unlock(t)
+		}
+		r.commitAt(now, t.minted, ev)
+		return t.finish(OK, 0, t.minted)
 	}
 }
 
@@ -706,9 +748,9 @@ func (t *Txn) MaxSteps() int {
 			return 5
 		case EvStepStarted:
 			if ev.Lazy {
-				return 4
+				return 5
 			}
-			return 5
+			return 6
 		case EvStepRetrying:
 			return 6
 		}
@@ -752,7 +794,7 @@ func (t *Txn) Possible() Results {
 		return allResults
 	case AtomicPostgres:
 		switch {
-		case ev.Type == EvRunStarted, (t.pc == pgInsert || t.pc == pgMint) && ev.Type != EvStepCreated:
+		case ev.Type == EvRunStarted, (t.pc == pgInsert || t.pc == pgMint || t.pc == pgTxCommit) && ev.Type != EvStepCreated:
 			return resultsOf(OK)
 		case !ev.Type.IsStepEvent(), ev.Type == EvStepCreated:
 			return resultsOf(OK, EntityConflict)

@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/simlab/simlab/sim"
@@ -168,4 +169,64 @@ func TestTxnLocalStepLockIsFIFO(t *testing.T) {
 	if rb, _, _ := b.Result(); rb != OK || s.Step(id, 0).Status != StepCompleted {
 		t.Fatalf("b answered %v, step %v", rb, s.Step(id, 0).Status)
 	}
+}
+
+// world-postgres's step_started mints its event's id once its guarded
+// UPDATE has passed and commits afterwards (dist/storage.js): a run_completed
+// minted and committed in between is seen first yet sorts after it, the row
+// others read changes only at the COMMIT, and a step write's UPDATE of the
+// row waits for it. Found by TestConcurrent on world-postgres beta.29, where
+// an events.list saw run_completed without the step_started logged before it.
+func TestTxnPostgresStartCommitsAfterItsMint(t *testing.T) {
+	s := NewFor(RulesPostgres, FencePreFix)
+	id := s.CreateRun(0, 0, 7, -1)
+	s.Apply(1, Event{Type: EvRunStarted, Run: id})
+	s.Apply(2, Event{Type: EvStepCreated, Run: id, Step: 0})
+	start := s.Begin(Event{Type: EvStepStarted, Run: id, Step: 0}, 1)
+	for range 4 { // the run read, the step read, BEGIN, the guarded UPDATE
+		s.Advance(&start, 3)
+	}
+	if start.Done() {
+		t.Fatalf("step_started committed with its guarded UPDATE")
+	}
+	if st := s.Step(id, 0); st.Status != StepPending || st.Attempt != 0 {
+		t.Errorf("before the commit the row reads %v#%d; want pending#0", st.Status, st.Attempt)
+	}
+	complete := s.Begin(Event{Type: EvStepCompleted, Run: id, Step: 0}, 2)
+	s.Advance(&complete, 4) // the skipped run read
+	if s.Ready(&complete) {
+		t.Errorf("step_completed's UPDATE is ready while step_started holds the row")
+	}
+	end := s.Begin(Event{Type: EvRunCompleted, Run: id}, 3)
+	for !end.Done() {
+		s.Advance(&end, 5)
+	}
+	if res, _, _ := end.Result(); res != OK || logTypes(s, id) != "run_created run_started step_created run_completed" {
+		t.Fatalf("run_completed answered %v, log %s; want ok and the completion seen", res, logTypes(s, id))
+	}
+	for !start.Done() {
+		s.Advance(&start, 6)
+	}
+	if res, _, _ := start.Result(); res != OK || logTypes(s, id) != "run_created run_started step_created step_started run_completed" {
+		t.Errorf("step_started answered %v, log %s; want ok, logged before the completion", res, logTypes(s, id))
+	}
+	if st := s.Step(id, 0); st.Status != StepRunning || st.Attempt != 1 {
+		t.Errorf("after the commit the row reads %v#%d; want running#1", st.Status, st.Attempt)
+	}
+	for !complete.Done() {
+		if !s.Advance(&complete, 7) {
+			t.Fatal("step_completed still waits after the commit")
+		}
+	}
+	if res, _, _ := complete.Result(); res != OK || s.Step(id, 0).Status != StepCompleted {
+		t.Errorf("step_completed answered %v, row %v; want ok, completed", res, s.Step(id, 0).Status)
+	}
+}
+
+func logTypes(s *Store, id RunID) string {
+	var out []string
+	for _, e := range s.Log(id) {
+		out = append(out, e.Type.String())
+	}
+	return strings.Join(out, " ")
 }
