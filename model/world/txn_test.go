@@ -148,10 +148,7 @@ func TestTxnPostgresRunStartedOverACancel(t *testing.T) {
 // world-local's step events on one step wait for each other in arrival
 // order: the second cannot take a step while the first holds the lock.
 func TestTxnLocalStepLockIsFIFO(t *testing.T) {
-	s := NewFor(RulesLocal, FenceFixed)
-	id := s.CreateRun(0, 0, 7, -1)
-	s.Apply(1, Event{Type: EvRunStarted, Run: id})
-	s.Apply(1, Event{Type: EvStepCreated, Run: id, Step: 0})
+	s, id := runWithPendingStep(RulesLocal, FenceFixed)
 	a := s.Begin(Event{Type: EvStepStarted, Run: id, Step: 0}, 1)
 	b := s.Begin(Event{Type: EvStepCompleted, Run: id, Step: 0}, 2)
 	if s.Ready(&b) || !s.Ready(&a) {
@@ -178,10 +175,7 @@ func TestTxnLocalStepLockIsFIFO(t *testing.T) {
 // row waits for it. Found by TestConcurrent on world-postgres beta.29, where
 // an events.list saw run_completed without the step_started logged before it.
 func TestTxnPostgresStartCommitsAfterItsMint(t *testing.T) {
-	s := NewFor(RulesPostgres, FencePreFix)
-	id := s.CreateRun(0, 0, 7, -1)
-	s.Apply(1, Event{Type: EvRunStarted, Run: id})
-	s.Apply(2, Event{Type: EvStepCreated, Run: id, Step: 0})
+	s, id := runWithPendingStep(RulesPostgres, FencePreFix)
 	start := s.Begin(Event{Type: EvStepStarted, Run: id, Step: 0}, 1)
 	for range 4 { // the run read, the step read, BEGIN, the guarded UPDATE
 		s.Advance(&start, 3)
@@ -229,4 +223,14 @@ func logTypes(s *Store, id RunID) string {
 		out = append(out, e.Type.String())
 	}
 	return strings.Join(out, " ")
+}
+
+// runWithPendingStep is a store with one running run whose step 0 is
+// created and pending.
+func runWithPendingStep(rules Rules, fence Fence) (*Store, RunID) {
+	s := NewFor(rules, fence)
+	id := s.CreateRun(0, 0, 7, -1)
+	s.Apply(1, Event{Type: EvRunStarted, Run: id})
+	s.Apply(1, Event{Type: EvStepCreated, Run: id, Step: 0})
+	return s, id
 }
