@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/simlab/simlab/realworld"
 )
 
 // TestRaceCensus (SIMLAB_RACE_TRIALS=N) runs every known race's batch N
@@ -22,7 +23,7 @@ func TestRaceCensus(t *testing.T) {
 		t.Skip("SIMLAB_RACE_TRIALS=N: a census of the known races, N unforced trials each")
 	}
 	worlds, st := realWorlds(t)
-	races, err := ReadRaces("testdata/races.json")
+	races, err := realworld.ReadRaces(realworld.RacesFile())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/simlab/simlab/realworld"
 	"pgregory.net/rapid"
 )
 
@@ -42,18 +43,18 @@ const linTimeout = 20 * time.Second
 // -sequences FILE replays a concurrent sequence file instead (direction 1
 // on each history; a batch with a schedule is forced).
 func TestConcurrent(t *testing.T) {
-	if *sequencesFlag != "" && FileKind(*sequencesFlag) == "sequences" {
+	if *sequencesFlag != "" && realworld.FileKind(*sequencesFlag) == "sequences" {
 		t.Skip("-sequences names a sequential sequence file: TestConformance replays it")
 	}
 	worlds, st := realWorlds(t)
-	var file *ConcurrentFile
+	var file *realworld.ConcurrentFile
 	if *sequencesFlag != "" {
 		var err error
-		if file, err = ReadConcurrentFile(*sequencesFlag); err != nil {
+		if file, err = realworld.ReadConcurrentFile(*sequencesFlag); err != nil {
 			t.Fatalf("-sequences: %v", err)
 		}
 	}
-	races, err := ReadRaces("testdata/races.json")
+	races, err := realworld.ReadRaces(realworld.RacesFile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestConcurrent(t *testing.T) {
 						}
 					}
 					if testing.Verbose() {
-						t.Logf("%s on %s:\n%s", what, w.Package, HistoryTable(fh.History, res, nil))
+						t.Logf("%s on %s:\n%s", what, w.Package, realworld.HistoryTable(fh.History, res, nil))
 					}
 				}
 				t.Logf("%s: %d histories from %s, every real outcome explained, in %v", w.Package, len(file.Histories), *sequencesFlag, time.Since(began).Round(time.Millisecond))
@@ -109,14 +110,14 @@ func artifacts(t *testing.T) string {
 }
 
 // checkRaces forces every known race of w and returns how many it forced.
-func checkRaces(t *testing.T, w World, h *host, races []Race) int {
+func checkRaces(t *testing.T, w realworld.World, h *host, races []realworld.Race) int {
 	t.Helper()
 	n := 0
 	for _, r := range races {
 		if !r.On(w) {
 			continue
 		}
-		hist, err := r.Forced(w)
+		hist, err := forced(r, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,12 +127,12 @@ func checkRaces(t *testing.T, w World, h *host, races []Race) int {
 		}
 		last := res[len(res)-1]
 		if got := OutcomeKey(r.Batch, last.Replies, last.Readbacks); got != r.Outcome || len(last.Broken) > 0 {
-			t.Errorf("race %s forced on %s: ended %s (schedule broken at %v), the model says %s\n%s", r.Name, w.Package, got, last.Broken, r.Outcome, HistoryTable(hist, res, nil))
+			t.Errorf("race %s forced on %s: ended %s (schedule broken at %v), the model says %s\n%s", r.Name, w.Package, got, last.Broken, r.Outcome, realworld.HistoryTable(hist, res, nil))
 			continue
 		}
 		lin := CheckLinearizable(w, hist, res, linTimeout)
 		if lin.Result != porcupine.Illegal {
-			t.Errorf("race %s forced on %s: porcupine says %s, want not linearizable (a race)\n%s", r.Name, w.Package, lin.Result, HistoryTable(hist, res, nil))
+			t.Errorf("race %s forced on %s: porcupine says %s, want not linearizable (a race)\n%s", r.Name, w.Package, lin.Result, realworld.HistoryTable(hist, res, nil))
 			continue
 		}
 		if v, _, _ := Explains(w, hist, res); v != Explained {
@@ -150,25 +151,25 @@ func checkRaces(t *testing.T, w World, h *host, races []Race) int {
 // setups are the set-ups direction 2 starts pairs of writes from.
 var setups = []struct {
 	name  string
-	calls []ConcCall
+	calls []realworld.ConcCall
 }{
 	{"run pending", nil},
-	{"run running", []ConcCall{ev("run_started", 0, false)}},
-	{"step pending", []ConcCall{ev("run_started", 0, false), ev("step_created", 0, false)}},
-	{"step running", []ConcCall{ev("run_started", 0, false), ev("step_created", 0, false), ev("step_started", 0, false)}},
+	{"run running", []realworld.ConcCall{ev("run_started", 0, false)}},
+	{"step pending", []realworld.ConcCall{ev("run_started", 0, false), ev("step_created", 0, false)}},
+	{"step running", []realworld.ConcCall{ev("run_started", 0, false), ev("step_created", 0, false), ev("step_started", 0, false)}},
 }
 
 // pairKinds are the writes direction 2 pairs: every event type, a lazy
 // start, a retry two hours ahead.
-var pairKinds = []ConcCall{
+var pairKinds = []realworld.ConcCall{
 	ev("run_started", 0, false), ev("run_completed", 0, false), ev("run_cancelled", 0, false), ev("run_failed", 0, false),
 	ev("step_created", 0, false), ev("step_started", 0, false), ev("step_started", 0, true), ev("step_completed", 0, false),
 	ev("step_failed", 0, false), ev("step_retrying", 0, false),
 }
 
-func ev(typ string, step int, lazy bool) ConcCall {
-	c := ConcCall{Call: Call{Op: "event", Run: 0, Type: typ, Lazy: lazy}}
-	if stepEvent(typ) {
+func ev(typ string, step int, lazy bool) realworld.ConcCall {
+	c := realworld.ConcCall{Call: realworld.Call{Op: "event", Run: 0, Type: typ, Lazy: lazy}}
+	if realworld.StepEvent(typ) {
 		c.Step = step
 	}
 	if typ == "step_retrying" {
@@ -180,26 +181,26 @@ func ev(typ string, step int, lazy bool) ConcCall {
 // checkForcedPairs is direction 2 on pairs: every model outcome of every
 // pair of writes, from every set-up, forced on the real World. It returns
 // how many outcomes it forced.
-func checkForcedPairs(t *testing.T, w World, h *host) int {
+func checkForcedPairs(t *testing.T, w realworld.World, h *host) int {
 	t.Helper()
 	n := 0
 	for _, su := range setups {
 		for i := range pairKinds {
 			for j := i; j < len(pairKinds); j++ {
-				pair := []ConcCall{pairKinds[i], pairKinds[j]}
-				base := History{Runs: 1}
+				pair := []realworld.ConcCall{pairKinds[i], pairKinds[j]}
+				base := realworld.History{Runs: 1}
 				for _, c := range su.calls {
-					base.Batches = append(base.Batches, Batch{Calls: []ConcCall{c}})
+					base.Batches = append(base.Batches, realworld.Batch{Calls: []realworld.ConcCall{c}})
 				}
 				full := base
-				full.Batches = append(slices.Clone(base.Batches), Batch{Calls: pair})
+				full.Batches = append(slices.Clone(base.Batches), realworld.Batch{Calls: pair})
 				s := newModelStore(w, 1)
 				for _, c := range su.calls {
 					s.Apply(modelNow, eventOn(c.Call, 0))
 				}
 				for _, wit := range Witnesses(w, s, pair, full.Steps(), 0) {
 					forced := base
-					forced.Batches = append(slices.Clone(base.Batches), Batch{Calls: pair, Schedule: Schedule(w, pair, wit.Steps)})
+					forced.Batches = append(slices.Clone(base.Batches), realworld.Batch{Calls: pair, Schedule: Schedule(w, pair, wit.Steps)})
 					res, err := h.driver().RunHistory(forced)
 					if err != nil {
 						t.Fatal(err)
@@ -220,7 +221,7 @@ func checkForcedPairs(t *testing.T, w World, h *host) int {
 // genDelays draws, for some calls of a batch, a hold-back of 50µs–6.4ms, so
 // that generated batches also meet interleavings a start at once rarely
 // gives.
-func genDelays(t *rapid.T, h *History) {
+func genDelays(t *rapid.T, h *realworld.History) {
 	for bi := range h.Batches {
 		for ci := range h.Batches[bi].Calls {
 			if rapid.IntRange(0, 3).Draw(t, "held back") == 3 {
@@ -232,10 +233,10 @@ func genDelays(t *rapid.T, h *History) {
 
 // checkGenerated is direction 1: n generated histories, each run free on the
 // real World and explained by the model. It returns porcupine's verdicts.
-func checkGenerated(t *testing.T, w World, h *host, seed uint64, n int) map[porcupine.CheckResult]int {
+func checkGenerated(t *testing.T, w realworld.World, h *host, seed uint64, n int) map[porcupine.CheckResult]int {
 	t.Helper()
 	counts := map[porcupine.CheckResult]int{}
-	gen := rapid.Custom(func(rt *rapid.T) History {
+	gen := rapid.Custom(func(rt *rapid.T) realworld.History {
 		hist := genHistory(rt)
 		genDelays(rt, &hist)
 		return hist
@@ -253,7 +254,7 @@ func checkGenerated(t *testing.T, w World, h *host, seed uint64, n int) map[porc
 // history shrunk, printed as a table, saved as a concurrent sequence file
 // and visualized by porcupine, unless the model can produce every batch's
 // outcome.
-func explained(t *testing.T, w World, d *Driver, hist History, what string) []BatchResult {
+func explained(t *testing.T, w realworld.World, d *realworld.Driver, hist realworld.History, what string) []realworld.BatchResult {
 	t.Helper()
 	res, err := d.RunHistory(hist)
 	if err != nil {
@@ -266,7 +267,7 @@ func explained(t *testing.T, w World, d *Driver, hist History, what string) []Ba
 	small, smallRes, rate := shrinkUnexplained(w, d, hist, res)
 	dir := artifacts(t)
 	name := fmt.Sprintf("unexplained-%s-%d", w.Name, time.Now().UnixNano())
-	js, _ := json.MarshalIndent(ConcurrentFile{Histories: []FileHistory{{History: small, Seen: smallRes}}}, "", " ")
+	js, _ := json.MarshalIndent(realworld.ConcurrentFile{Histories: []realworld.FileHistory{{History: small, Seen: smallRes}}}, "", " ")
 	file := filepath.Join(dir, name+".json")
 	if err := os.WriteFile(file, js, 0o644); err != nil {
 		t.Error(err)
@@ -280,7 +281,7 @@ func explained(t *testing.T, w World, d *Driver, hist History, what string) []Ba
 		kept = ""
 	}
 	t.Fatalf("%s on %s: %v at batch %d, run %d; shrunk from %d to %d calls (the shrunk history did so in %s of its trials):\n%s\nreplay: go test ./conformance/ -run Concurrent -args -world %s -sequences %s\nporcupine's timeline: %s\n%s",
-		what, w.Package, v, bi, run, hist.Calls(), small.Calls(), rate, HistoryTable(small, smallRes, nil), w.Name, file, html, keptFile(kept, js))
+		what, w.Package, v, bi, run, hist.Calls(), small.Calls(), rate, realworld.HistoryTable(small, smallRes, nil), w.Name, file, html, keptFile(kept, js))
 	return nil
 }
 
@@ -292,8 +293,8 @@ const shrinkTrials = 4
 // as some trial of the smaller history still ends in an outcome the model
 // cannot produce; it returns the smallest, a real result of it that shows the
 // difference, and how often of 20 fresh trials it did.
-func shrinkUnexplained(w World, d *Driver, hist History, res []BatchResult) (History, []BatchResult, string) {
-	fails := func(h History) ([]BatchResult, bool) {
+func shrinkUnexplained(w realworld.World, d *realworld.Driver, hist realworld.History, res []realworld.BatchResult) (realworld.History, []realworld.BatchResult, string) {
+	fails := func(h realworld.History) ([]realworld.BatchResult, bool) {
 		if h.Validate() != nil {
 			return nil, false
 		}
@@ -312,10 +313,10 @@ func shrinkUnexplained(w World, d *Driver, hist History, res []BatchResult) (His
 	for changed := true; changed; {
 		changed = false
 		for bi := len(best.Batches) - 1; bi >= 0; bi-- {
-			cands := []History{withoutBatch(best, bi)}
+			cands := []realworld.History{withoutBatch(best, bi)}
 			for ci := len(best.Batches[bi].Calls) - 1; ci >= 0; ci-- {
 				cands = append(cands, withoutCall(best, bi, ci))
-				if c := best.Batches[bi].Calls[ci]; c.delayed() {
+				if c := best.Batches[bi].Calls[ci]; c.Delayed() {
 					cands = append(cands, undelayed(best, bi, ci))
 				}
 			}
@@ -341,28 +342,28 @@ func shrinkUnexplained(w World, d *Driver, hist History, res []BatchResult) (His
 	return best, bestRes, fmt.Sprintf("%d of 20", shown)
 }
 
-func withoutBatch(h History, bi int) History {
+func withoutBatch(h realworld.History, bi int) realworld.History {
 	out := h
 	out.Batches = slices.Delete(slices.Clone(h.Batches), bi, bi+1)
 	return out
 }
 
-func withoutCall(h History, bi, ci int) History {
+func withoutCall(h realworld.History, bi, ci int) realworld.History {
 	out := h
 	out.Batches = slices.Clone(h.Batches)
-	out.Batches[bi] = Batch{Calls: slices.Delete(slices.Clone(h.Batches[bi].Calls), ci, ci+1)}
+	out.Batches[bi] = realworld.Batch{Calls: slices.Delete(slices.Clone(h.Batches[bi].Calls), ci, ci+1)}
 	if len(out.Batches[bi].Calls) == 0 {
 		return withoutBatch(h, bi)
 	}
 	return out
 }
 
-func undelayed(h History, bi, ci int) History {
+func undelayed(h realworld.History, bi, ci int) realworld.History {
 	out := h
 	out.Batches = slices.Clone(h.Batches)
 	calls := slices.Clone(h.Batches[bi].Calls)
 	calls[ci].DelayTicks, calls[ci].DelayUS, calls[ci].After = 0, 0, nil
-	out.Batches[bi] = Batch{Calls: calls}
+	out.Batches[bi] = realworld.Batch{Calls: calls}
 	return out
 }
 

@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/simlab/simlab/realworld"
 )
 
 // modelResult is what the model says a batch ends as, in one interleaving,
 // dressed as a real result: every call in flight over the same interval.
-func modelResult(t *testing.T, w World, h History, steps []Step) []BatchResult {
+func modelResult(t *testing.T, w realworld.World, h realworld.History, steps []Step) []realworld.BatchResult {
 	t.Helper()
 	s := newModelStore(w, h.Runs)
-	var out []BatchResult
+	var out []realworld.BatchResult
 	for bi, b := range h.Batches {
 		n := start(s, b.Calls)
 		order := steps
@@ -38,7 +39,7 @@ func modelResult(t *testing.T, w World, h History, steps []Step) []BatchResult {
 			}
 		}
 		base := int64(bi) * 1000
-		res := BatchResult{Readbacks: readbacks(n.s, h.Steps())}
+		res := realworld.BatchResult{Readbacks: readbacks(n.s, h.Steps())}
 		for i := range b.Calls {
 			r := n.replies[i]
 			r.T0, r.T1 = base+1, base+100
@@ -57,16 +58,16 @@ func modelResult(t *testing.T, w World, h History, steps []Step) []BatchResult {
 // World it names, and none that model/world taken one call at a time
 // produces: porcupine finds it not linearizable.
 func TestRacesAreModelOutcomesNoSequentialOrderGives(t *testing.T) {
-	races, err := ReadRaces("testdata/races.json")
+	races, err := realworld.ReadRaces(realworld.RacesFile())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range races {
-		for _, w := range Worlds {
+		for _, w := range realworld.Worlds {
 			if !r.On(w) {
 				continue
 			}
-			h, err := r.Forced(w)
+			h, err := forced(r, w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,29 +119,31 @@ func TestRacesAreModelOutcomesNoSequentialOrderGives(t *testing.T) {
 // events logged, is world-local (no lock across the check and the write),
 // never world-postgres (a guarded UPDATE).
 func TestExplainsFollowsEachAdaptersAtomicity(t *testing.T) {
-	h := History{Runs: 1, Batches: []Batch{
-		{Calls: []ConcCall{ev("run_started", 0, false)}},
-		{Calls: []ConcCall{ev("run_completed", 0, false), ev("run_completed", 0, false)}},
+	h := realworld.History{Runs: 1, Batches: []realworld.Batch{
+		{Calls: []realworld.ConcCall{ev("run_started", 0, false)}},
+		{Calls: []realworld.ConcCall{ev("run_completed", 0, false), ev("run_completed", 0, false)}},
 	}}
-	mk := func(res ...string) []BatchResult {
-		rb := func(log ...string) []Readback { return []Readback{{Run: "x", Log: log, T0: 10, T1: 11}} }
-		first := BatchResult{Replies: []Reply{{Res: "ok", T0: 1, T1: 2}}, Readbacks: rb("run_created", "run_started")}
+	mk := func(res ...string) []realworld.BatchResult {
+		rb := func(log ...string) []realworld.Readback {
+			return []realworld.Readback{{Run: "x", Log: log, T0: 10, T1: 11}}
+		}
+		first := realworld.BatchResult{Replies: []realworld.Reply{{Res: "ok", T0: 1, T1: 2}}, Readbacks: rb("run_created", "run_started")}
 		first.Readbacks[0].Run = "running"
-		second := BatchResult{Replies: []Reply{{Res: res[0], T0: 20, T1: 30}, {Res: res[1], T0: 21, T1: 29}}, Readbacks: rb(res[2:]...)}
+		second := realworld.BatchResult{Replies: []realworld.Reply{{Res: res[0], T0: 20, T1: 30}, {Res: res[1], T0: 21, T1: 29}}, Readbacks: rb(res[2:]...)}
 		second.Readbacks[0].Run, second.Readbacks[0].T0, second.Readbacks[0].T1 = "completed", 40, 41
-		return []BatchResult{first, second}
+		return []realworld.BatchResult{first, second}
 	}
 	twice := mk("ok", "ok", "run_created", "run_started", "run_completed", "run_completed")
 	once := mk("ok", "entity_conflict", "run_created", "run_started", "run_completed")
 	for _, c := range []struct {
 		world string
-		res   []BatchResult
+		res   []realworld.BatchResult
 		want  Verdict
 	}{
 		{"wl-fixed", twice, Explained}, {"wl-fixed", once, Explained},
 		{"wpg-pre", twice, NotExplained}, {"wpg-pre", once, Explained},
 	} {
-		w, _ := WorldByName(c.world)
+		w, _ := realworld.WorldByName(c.world)
 		if v, _, _ := Explains(w, h, c.res); v != c.want {
 			t.Errorf("%s, %s: %v, want %v", c.world, c.res[1].Replies[1].Res, v, c.want)
 		}
@@ -149,7 +152,7 @@ func TestExplainsFollowsEachAdaptersAtomicity(t *testing.T) {
 	// then the second completion must be refused, on world-local too.
 	seq := mk("ok", "ok", "run_created", "run_started", "run_completed", "run_completed")
 	seq[1].Replies[0].T1, seq[1].Replies[1].T0 = 21, 25
-	w, _ := WorldByName("wl-fixed")
+	w, _ := realworld.WorldByName("wl-fixed")
 	if v, _, _ := Explains(w, h, seq); v != NotExplained {
 		t.Errorf("one after the other, both accepted: %v, want %v", v, NotExplained)
 	}
@@ -158,8 +161,8 @@ func TestExplainsFollowsEachAdaptersAtomicity(t *testing.T) {
 // A forced schedule counts only steps that are the adapter's own I/O: a
 // step_completed takes no run read, though its Txn passes that phase.
 func TestScheduleDropsStepsWithoutIO(t *testing.T) {
-	w, _ := WorldByName("wl-fixed")
-	calls := []ConcCall{ev("step_completed", 0, false), ev("run_completed", 0, false)}
+	w, _ := realworld.WorldByName("wl-fixed")
+	calls := []realworld.ConcCall{ev("step_completed", 0, false), ev("run_completed", 0, false)}
 	got := Schedule(w, calls, []Step{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {1, 2}})
 	want := [][2]int{{1, 0}, {0, 0}, {1, 1}, {1, 2}}
 	if len(got) != len(want) {
@@ -169,28 +172,6 @@ func TestScheduleDropsStepsWithoutIO(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("schedule %v, want %v", got, want)
 		}
-	}
-}
-
-func TestReadConcurrentFileNamesWhatIsWrong(t *testing.T) {
-	cases := []struct{ body, want string }{
-		{`{"histories": []}`, "no histories"},
-		{`{"histories": [{"runs": 0, "batches": [{"calls": [{"op": "get_run", "run": 0}]}]}]}`, "runs 0"},
-		{`{"histories": [{"runs": 1, "batches": []}]}`, "no batches"},
-		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "get_run", "run": 3}]}]}]}`, "run 3"},
-		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "event", "run": 0, "type": "step_begun"}]}]}]}`, `event type "step_begun"`},
-		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "get_run", "run": 0, "delay_us": -1}]}]}]}`, "delay_us -1"},
-		{`{"histories": [{"runs": 1, "batches": [{"calls": [{"op": "read_all", "run": 0}]}]}]}`, `op "read_all"`},
-		{`{"histories": [], "colour": 1}`, `unknown field "colour"`},
-	}
-	for _, c := range cases {
-		_, err := ReadConcurrentFile(writeFile(t, c.body))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error containing %q", c.body, err, c.want)
-		}
-	}
-	if FileKind(writeFile(t, `{"histories": []}`)) != "histories" || FileKind(writeFile(t, `{"sequences": []}`)) != "sequences" {
-		t.Error("FileKind tells the two formats apart")
 	}
 }
 
@@ -206,16 +187,16 @@ func jsonString(s string) string {
 // real outcome of that order is explained from the invocation times, not
 // from the hold-backs (a CI failure on wl-fixed and wl-b46 before).
 func TestExplainsQueuesLocksInTheOrderCallsArrived(t *testing.T) {
-	h := History{Runs: 1, Batches: []Batch{{Calls: []ConcCall{
-		{Call: Call{Op: "event", Type: "step_created"}, DelayUS: 200},
-		{Call: Call{Op: "event", Type: "step_created"}, DelayUS: 100},
+	h := realworld.History{Runs: 1, Batches: []realworld.Batch{{Calls: []realworld.ConcCall{
+		{Call: realworld.Call{Op: "event", Type: "step_created"}, DelayUS: 200},
+		{Call: realworld.Call{Op: "event", Type: "step_created"}, DelayUS: 100},
 	}}}}
-	res := []BatchResult{{
-		Replies: []Reply{{Res: "ok", T0: 2079, T1: 10586}, {Res: "entity_conflict", T0: 2169, T1: 12993}},
-		Readbacks: []Readback{{Run: "pending", Steps: []StepRow{{Step: "pending"}},
+	res := []realworld.BatchResult{{
+		Replies: []realworld.Reply{{Res: "ok", T0: 2079, T1: 10586}, {Res: "entity_conflict", T0: 2169, T1: 12993}},
+		Readbacks: []realworld.Readback{{Run: "pending", Steps: []realworld.StepRow{{Step: "pending"}},
 			Log: []string{"run_created", "step_created:s0"}, T0: 20000, T1: 21000}},
 	}}
-	wl, _ := WorldByName("wl-fixed")
+	wl, _ := realworld.WorldByName("wl-fixed")
 	if v, _, _ := Explains(wl, h, res); v != Explained {
 		t.Errorf("the call held back longer arrived first and won the create: %v", v)
 	}

@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/realworld"
 )
 
 // This file is direction 2 of the concurrent differential test: every
@@ -29,7 +31,7 @@ type Witness struct {
 // Witnesses lists every outcome the model can produce for one run's calls of
 // a batch (all on run) from the store s, each with an interleaving that
 // produces it, sorted by outcome.
-func Witnesses(w World, s *world.Store, calls []ConcCall, steps [][]int, run int) []Witness {
+func Witnesses(w realworld.World, s *world.Store, calls []realworld.ConcCall, steps [][]int, run int) []Witness {
 	seen := map[uint64]bool{}
 	found := map[string][]Step{}
 	var path []Step
@@ -80,7 +82,7 @@ func Witnesses(w World, s *world.Store, calls []ConcCall, steps [][]int, run int
 // them (gate.mjs). The model has steps the adapters take without any I/O of
 // their own (a step_completed or step_retrying takes no run read, though its
 // Txn passes that phase): those drop out.
-func Schedule(w World, calls []ConcCall, steps []Step) [][2]int {
+func Schedule(w realworld.World, calls []realworld.ConcCall, steps []Step) [][2]int {
 	next := make([]int, len(calls))
 	var out [][2]int
 	for _, st := range steps {
@@ -92,4 +94,23 @@ func Schedule(w World, calls []ConcCall, steps []Step) [][2]int {
 		next[st.Call]++
 	}
 	return out
+}
+
+// forced is the race's history with the racing batch's schedule: the model
+// interleaving that produces its outcome on w, replayed on the real World.
+func forced(r realworld.Race, w realworld.World) (realworld.History, error) {
+	h := r.History()
+	s := newModelStore(w, 1)
+	for _, c := range r.Setup {
+		if res, _, _ := s.Apply(modelNow, eventOn(c.Call, 0)); res != world.OK {
+			return h, fmt.Errorf("race %s: set-up call %s answers %v on the model, not ok", r.Name, c, res)
+		}
+	}
+	for _, wit := range Witnesses(w, s, r.Batch, h.Steps(), 0) {
+		if wit.Outcome == r.Outcome {
+			h.Batches[len(h.Batches)-1].Schedule = Schedule(w, r.Batch, wit.Steps)
+			return h, nil
+		}
+	}
+	return h, fmt.Errorf("race %s: the model of %s cannot end the batch as %q", r.Name, w.Name, r.Outcome)
 }

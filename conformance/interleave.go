@@ -10,6 +10,7 @@ import (
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/realworld"
 )
 
 // This file is the model's side of the concurrent differential test: the
@@ -21,7 +22,7 @@ import (
 
 // newModelStore is the model store for a history: its runs, created in
 // order, on the World's rules, fence and atomicity.
-func newModelStore(w World, runs int) *world.Store {
+func newModelStore(w realworld.World, runs int) *world.Store {
 	s := world.NewFor(model.StoreRules(w.Profile), w.Fence)
 	for i := 0; i < runs; i++ {
 		s.CreateRun(modelNow, 0, 7, -1)
@@ -30,7 +31,7 @@ func newModelStore(w World, runs int) *world.Store {
 }
 
 // eventOn is a conformance call as a model event on run id.
-func eventOn(c Call, id world.RunID) world.Event {
+func eventOn(c realworld.Call, id world.RunID) world.Event {
 	ev := modelEvent(c)
 	ev.Run = id
 	return ev
@@ -41,7 +42,7 @@ type node struct {
 	s       *world.Store
 	txns    []world.Txn
 	done    []bool
-	replies []Reply
+	replies []realworld.Reply
 	taken   []uint8 // steps each call has taken
 }
 
@@ -82,7 +83,7 @@ func (n *node) key(run int) uint64 {
 // start begins a batch on a store: every event call's Txn, begun in arrival
 // order (the driver issues a batch's calls in their order, delayed ones
 // later), which is the order world-local's step locks are queued in.
-func start(s *world.Store, calls []ConcCall) *node {
+func start(s *world.Store, calls []realworld.ConcCall) *node {
 	return startInOrder(s, calls, func(i int) int64 { return arrival(calls[i]) })
 }
 
@@ -90,12 +91,12 @@ func start(s *world.Store, calls []ConcCall) *node {
 // the calls (their invocation times): a hold-back only aims a call, and two
 // held back by 100µs and 200µs can still reach the World the other way
 // round (Node's timers fire in whole milliseconds).
-func startAsInvoked(s *world.Store, calls []ConcCall, replies []Reply) *node {
+func startAsInvoked(s *world.Store, calls []realworld.ConcCall, replies []realworld.Reply) *node {
 	return startInOrder(s, calls, func(i int) int64 { return replies[i].T0 })
 }
 
-func startInOrder(s *world.Store, calls []ConcCall, when func(i int) int64) *node {
-	n := &node{s: s.Clone(), txns: make([]world.Txn, len(calls)), done: make([]bool, len(calls)), replies: make([]Reply, len(calls)), taken: make([]uint8, len(calls))}
+func startInOrder(s *world.Store, calls []realworld.ConcCall, when func(i int) int64) *node {
+	n := &node{s: s.Clone(), txns: make([]world.Txn, len(calls)), done: make([]bool, len(calls)), replies: make([]realworld.Reply, len(calls)), taken: make([]uint8, len(calls))}
 	order := make([]int, len(calls))
 	for i := range order {
 		order[i] = i
@@ -112,7 +113,7 @@ func startInOrder(s *world.Store, calls []ConcCall, when func(i int) int64) *nod
 // arrival ranks when a call reaches the World: with the batch, then those
 // held back by ticks or microseconds, then those waiting for another's
 // answer.
-func arrival(c ConcCall) int64 {
+func arrival(c realworld.ConcCall) int64 {
 	switch {
 	case c.After != nil:
 		return 1 << 62
@@ -123,7 +124,7 @@ func arrival(c ConcCall) int64 {
 }
 
 // ready reports whether call i can take its next step.
-func (n *node) ready(calls []ConcCall, i int) bool {
+func (n *node) ready(calls []realworld.ConcCall, i int) bool {
 	if n.done[i] {
 		return false
 	}
@@ -137,27 +138,27 @@ func (n *node) ready(calls []ConcCall, i int) bool {
 }
 
 // advance takes call i's next step; a read is one step.
-func (n *node) advance(calls []ConcCall, i int) {
+func (n *node) advance(calls []realworld.ConcCall, i int) {
 	n.taken[i]++
 	c := calls[i]
 	id := world.RunID(c.Run)
 	switch c.Op {
-	case OpGetRun:
+	case realworld.OpGetRun:
 		// A read inside a batch says only that the row is unreadable.
 		st := modelRunStatus(n.s, id)
 		if strings.HasPrefix(st, "unreadable") {
 			st = "unreadable"
 		}
-		n.replies[i] = Reply{Res: "ok", Run: st}
-	case OpGetStep:
+		n.replies[i] = realworld.Reply{Res: "ok", Run: st}
+	case realworld.OpGetStep:
 		row := n.s.Step(id, world.StepID(c.Step))
-		r := Reply{Res: "ok"}
+		r := realworld.Reply{Res: "ok"}
 		if row.Exists {
 			r.Step, r.Attempt = row.Status.String(), int(row.Attempt)
 		}
 		n.replies[i] = r
-	case OpListEvents:
-		n.replies[i] = Reply{Res: "ok", Log: logOf(n.s, id)}
+	case realworld.OpListEvents:
+		n.replies[i] = realworld.Reply{Res: "ok", Log: logOf(n.s, id)}
 	default:
 		t := &n.txns[i]
 		n.s.Advance(t, modelNow)
@@ -165,7 +166,7 @@ func (n *node) advance(calls []ConcCall, i int) {
 			return
 		}
 		res, _, _ := t.Result()
-		n.replies[i] = Reply{Res: res.String()}
+		n.replies[i] = realworld.Reply{Res: res.String()}
 	}
 	n.done[i] = true
 }
@@ -191,16 +192,16 @@ func logOf(s *world.Store, id world.RunID) []string {
 }
 
 // readbacks reads every run back as the driver does after a batch.
-func readbacks(s *world.Store, steps [][]int) []Readback {
-	out := make([]Readback, len(steps))
+func readbacks(s *world.Store, steps [][]int) []realworld.Readback {
+	out := make([]realworld.Readback, len(steps))
 	for run := range steps {
 		id := world.RunID(run)
-		rb := Readback{Run: modelRunStatus(s, id), Log: logOf(s, id)}
+		rb := realworld.Readback{Run: modelRunStatus(s, id), Log: logOf(s, id)}
 		for _, st := range steps[run] {
 			row := s.Step(id, world.StepID(st))
-			r := StepRow{}
+			r := realworld.StepRow{}
 			if row.Exists {
-				r = StepRow{Step: row.Status.String(), Attempt: int(row.Attempt)}
+				r = realworld.StepRow{Step: row.Status.String(), Attempt: int(row.Attempt)}
 			}
 			rb.Steps = append(rb.Steps, r)
 		}
@@ -211,8 +212,8 @@ func readbacks(s *world.Store, steps [][]int) []Readback {
 
 // OutcomeKey is the canonical text of a batch's outcome, real or modelled:
 // each call's answer (a read's row or log), then each run's rows and log,
-// logs normalised (normalizeLog) and an unreadable row's reason dropped.
-func OutcomeKey(calls []ConcCall, replies []Reply, rbs []Readback) string {
+// logs normalised (realworld.NormalizeLog) and an unreadable row's reason dropped.
+func OutcomeKey(calls []realworld.ConcCall, replies []realworld.Reply, rbs []realworld.Readback) string {
 	var s strings.Builder
 	for i, r := range replies {
 		if i > 0 {
@@ -220,12 +221,12 @@ func OutcomeKey(calls []ConcCall, replies []Reply, rbs []Readback) string {
 		}
 		r.Run = unreadable(r.Run)
 		r.Step = unreadable(r.Step)
-		r.Log = normalizeLog(r.Log)
-		s.WriteString(replyString(calls[i], r))
+		r.Log = realworld.NormalizeLog(r.Log)
+		s.WriteString(realworld.ReplyString(calls[i], r))
 	}
 	for run, rb := range rbs {
 		rb.Run = unreadable(rb.Run)
-		rb.Log = normalizeLog(rb.Log)
+		rb.Log = realworld.NormalizeLog(rb.Log)
 		for i := range rb.Steps {
 			rb.Steps[i].Step = unreadable(rb.Steps[i].Step)
 		}
@@ -245,7 +246,7 @@ func unreadable(s string) string {
 // part is the calls of a batch on one run, with their indices in the batch:
 // calls on different runs never meet in a World (rows, logs and locks are a
 // run's own), so each run's calls are explained on their own.
-func part(calls []ConcCall, run int) (sub []ConcCall, idx []int) {
+func part(calls []realworld.ConcCall, run int) (sub []realworld.ConcCall, idx []int) {
 	for i, c := range calls {
 		if c.Run == run {
 			sub = append(sub, c)
@@ -278,14 +279,14 @@ var SearchBudget = 2_000_000
 // every batch of a history, in some interleaving of the calls' steps that
 // respects real time (a call answered before another was invoked takes all
 // its steps first). Unless Explained, batch and run name where it stopped.
-func Explains(w World, h History, results []BatchResult) (v Verdict, batch, run int) {
+func Explains(w realworld.World, h realworld.History, results []realworld.BatchResult) (v Verdict, batch, run int) {
 	steps := h.Steps()
 	for r := 0; r < h.Runs; r++ {
 		state := newModelStore(w, h.Runs)
 		for bi, b := range h.Batches {
 			calls, idx := part(b.Calls, r)
 			res := results[bi]
-			sub := BatchResult{Readbacks: []Readback{res.Readbacks[r]}}
+			sub := realworld.BatchResult{Readbacks: []realworld.Readback{res.Readbacks[r]}}
 			for _, i := range idx {
 				sub.Replies = append(sub.Replies, res.Replies[i])
 			}
@@ -320,9 +321,9 @@ func Explains(w World, h History, results []BatchResult) (v Verdict, batch, run 
 // real calls' own order first (search).
 type explainer struct {
 	run     int
-	calls   []ConcCall
+	calls   []realworld.ConcCall
 	steps   [][]int
-	real    BatchResult // the run's replies, and its read-back alone
+	real    realworld.BatchResult // the run's replies, and its read-back alone
 	want    string
 	log     []string // the real log after the batch, normalised
 	answers []string // the real answers, as OutcomeKey words
@@ -337,11 +338,11 @@ type explainer struct {
 
 func (e *explainer) prepare() {
 	e.want = OutcomeKey(e.calls, e.real.Replies, e.real.Readbacks)
-	e.log = normalizeLog(e.real.Readbacks[0].Log)
+	e.log = realworld.NormalizeLog(e.real.Readbacks[0].Log)
 	for i, c := range e.calls {
 		r := e.real.Replies[i]
-		r.Run, r.Step, r.Log = unreadable(r.Run), unreadable(r.Step), normalizeLog(r.Log)
-		e.answers = append(e.answers, replyString(c, r))
+		r.Run, r.Step, r.Log = unreadable(r.Run), unreadable(r.Step), realworld.NormalizeLog(r.Log)
+		e.answers = append(e.answers, realworld.ReplyString(c, r))
 		e.results = append(e.results, resultNamed(r.Res))
 	}
 	e.before = make([][]int, len(e.calls))
@@ -452,8 +453,8 @@ func (e *explainer) mayStart(n *node, j int) bool {
 
 func (e *explainer) answersAsReal(n *node, i int) bool {
 	r := n.replies[i]
-	r.Log = normalizeLog(r.Log)
-	return replyString(e.calls[i], r) == e.answers[i]
+	r.Log = realworld.NormalizeLog(r.Log)
+	return realworld.ReplyString(e.calls[i], r) == e.answers[i]
 }
 
 // logAsReal: the model's log of the run so far must be how the real one
@@ -465,7 +466,7 @@ func (e *explainer) logAsReal(n *node) bool {
 	s := n.s
 	id := world.RunID(e.run)
 	if !s.Reserving(id) {
-		got := normalizeLog(logOf(s, id))
+		got := realworld.NormalizeLog(logOf(s, id))
 		return len(got) <= len(e.log) && slices.Equal(got, e.log[:len(got)])
 	}
 	type entry struct {
@@ -492,10 +493,10 @@ func (e *explainer) logAsReal(n *node) bool {
 		for i, x := range ev {
 			eventual[i] = x.txt
 		}
-		eventual = normalizeLog(eventual)
+		eventual = realworld.NormalizeLog(eventual)
 		return len(eventual) <= len(e.log) && slices.Equal(eventual, e.log[:len(eventual)])
 	}
-	got := normalizeLog(logOf(s, id))
+	got := realworld.NormalizeLog(logOf(s, id))
 	j := 0
 	for _, g := range got {
 		for j < len(e.log) && e.log[j] != g {
@@ -512,7 +513,7 @@ func (e *explainer) logAsReal(n *node) bool {
 // Outcomes lists every outcome the model can produce for one run's calls of
 // a batch (calls all on run) from the store s (the state after the batches
 // before it), sorted, and how many distinct interleaving states it visited.
-func Outcomes(w World, s *world.Store, calls []ConcCall, steps [][]int, run int) (outcomes []string, visited int) {
+func Outcomes(w realworld.World, s *world.Store, calls []realworld.ConcCall, steps [][]int, run int) (outcomes []string, visited int) {
 	seen := map[uint64]bool{}
 	set := map[string]bool{}
 	var walk func(n *node)

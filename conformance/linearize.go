@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/realworld"
 )
 
 // This file checks a concurrent history for linearizability with porcupine:
@@ -24,15 +25,15 @@ import (
 type linInput struct {
 	Batch int
 	Index int
-	Call  ConcCall
+	Call  realworld.ConcCall
 	Run   int
 	Steps []int // read-backs: the steps read
 }
 
 // linOutput is what the real World answered: a reply or a read-back.
 type linOutput struct {
-	Reply    Reply
-	Readback Readback
+	Reply    realworld.Reply
+	Readback realworld.Readback
 }
 
 // specState is one run's state in the sequential specification: a model
@@ -43,7 +44,7 @@ type specState struct {
 	key string
 }
 
-func newSpecState(w World) *specState {
+func newSpecState(w realworld.World) *specState {
 	s := world.NewFor(model.StoreRules(w.Profile), w.Fence)
 	s.CreateRun(modelNow, 0, 7, -1)
 	return &specState{s: s}
@@ -92,9 +93,9 @@ func logEntry(t world.EventType, step int) string {
 }
 
 // modelEvent is a conformance call as a model event on run 0.
-func modelEvent(c Call) world.Event {
+func modelEvent(c realworld.Call) world.Event {
 	ev := world.Event{Type: modelTypes[c.Type], Run: 0, Step: world.NoStep, Lazy: c.Lazy}
-	if stepEvent(c.Type) {
+	if realworld.StepEvent(c.Type) {
 		ev.Step = world.StepID(c.Step)
 	}
 	if ev.Type == world.EvStepRetrying {
@@ -104,12 +105,12 @@ func modelEvent(c Call) world.Event {
 }
 
 // stepRow is a model step row in the read-back's words.
-func stepRow(s *world.Store, step int) StepRow {
+func stepRow(s *world.Store, step int) realworld.StepRow {
 	row := s.Step(0, world.StepID(step))
 	if !row.Exists {
-		return StepRow{}
+		return realworld.StepRow{}
 	}
-	return StepRow{Step: row.Status.String(), Attempt: int(row.Attempt)}
+	return realworld.StepRow{Step: row.Status.String(), Attempt: int(row.Attempt)}
 }
 
 // specStep applies one operation to a state and says whether the model
@@ -123,13 +124,13 @@ func specStep(state, input, output any) (bool, any) {
 	}
 	c := in.Call
 	switch c.Op {
-	case OpGetRun:
+	case realworld.OpGetRun:
 		return st.s.Get(0).Status.String() == out.Reply.Run, st
-	case OpGetStep:
+	case realworld.OpGetStep:
 		row := stepRow(st.s, c.Step)
 		return row.Step == out.Reply.Step && row.Attempt == out.Reply.Attempt, st
-	case OpListEvents:
-		return slices.Equal(modelLog(st.s), normalizeLog(out.Reply.Log)), st
+	case realworld.OpListEvents:
+		return slices.Equal(modelLog(st.s), realworld.NormalizeLog(out.Reply.Log)), st
 	}
 	next := st.s.Clone()
 	res, _, _ := next.Apply(modelNow, modelEvent(c.Call))
@@ -142,7 +143,7 @@ func specStep(state, input, output any) (bool, any) {
 	return true, &specState{s: next}
 }
 
-func readbackMatches(s *world.Store, steps []int, rb Readback) bool {
+func readbackMatches(s *world.Store, steps []int, rb realworld.Readback) bool {
 	if s.Get(0).Status.String() != rb.Run || len(steps) != len(rb.Steps) {
 		return false
 	}
@@ -151,11 +152,11 @@ func readbackMatches(s *world.Store, steps []int, rb Readback) bool {
 			return false
 		}
 	}
-	return slices.Equal(modelLog(s), normalizeLog(rb.Log))
+	return slices.Equal(modelLog(s), realworld.NormalizeLog(rb.Log))
 }
 
 // linModel is the porcupine model of World w.
-func linModel(w World) porcupine.Model {
+func linModel(w realworld.World) porcupine.Model {
 	return porcupine.Model{
 		Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
 			var parts [][]porcupine.Operation
@@ -195,13 +196,13 @@ func describeOperation(input, output any) string {
 	if in.Index < 0 {
 		return fmt.Sprintf("read-back after batch %d: %s", in.Batch, out.Readback)
 	}
-	return fmt.Sprintf("%s → %s", in.Call, replyString(in.Call, out.Reply))
+	return fmt.Sprintf("%s → %s", in.Call, realworld.ReplyString(in.Call, out.Reply))
 }
 
 // Operations turns a real history into porcupine operations: every call of
 // every batch on its own client (its index in the batch), and each run's
 // read-back after a batch on a client of its own after them.
-func Operations(h History, results []BatchResult) []porcupine.Operation {
+func Operations(h realworld.History, results []realworld.BatchResult) []porcupine.Operation {
 	width := 0
 	for _, b := range h.Batches {
 		width = max(width, len(b.Calls))
@@ -241,7 +242,7 @@ type Linearization struct {
 
 // CheckLinearizable checks a real history of World w against model/world as
 // its sequential specification, within timeout.
-func CheckLinearizable(w World, h History, results []BatchResult, timeout time.Duration) Linearization {
+func CheckLinearizable(w realworld.World, h realworld.History, results []realworld.BatchResult, timeout time.Duration) Linearization {
 	m := linModel(w)
 	res, info := porcupine.CheckOperationsVerbose(m, Operations(h, results), timeout)
 	return Linearization{Result: res, Info: info, Model: m}

@@ -2,51 +2,13 @@ package conformance
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/realworld"
 	"github.com/simlab/simlab/sim"
 )
-
-// World is one real World the test drives and the model configuration that
-// claims to be it.
-type World struct {
-	Name    string // driver.mjs --world
-	Package string // the real package, exactly pinned
-	Profile string // the model profile (scenario field "world")
-	Fence   world.Fence
-	Variant string // the simlab variant that selects Fence ("" = the default)
-}
-
-// Worlds are the real Worlds observable here. world-vercel is not: its store
-// runs behind Vercel's API (docs/CONFORMANCE.md).
-var Worlds = []World{
-	{Name: "wl-fixed", Package: "@workflow/world-local@5.0.0-beta.45", Profile: "world-local", Fence: world.FenceFixed},
-	{Name: "wl-pre", Package: "@workflow/world-local@5.0.0-beta.43", Profile: "world-local", Fence: world.FencePreFix, Variant: "pre-fix-fence"},
-	{Name: "wpg-pre", Package: "@workflow/world-postgres@5.0.0-beta.27", Profile: "world-postgres", Fence: world.FencePreFix, Variant: "pre-fix-fence"},
-	{Name: "wl-b46", Package: "@workflow/world-local@5.0.0-beta.46", Profile: "world-local", Fence: world.FenceFixed},
-	{Name: "wpg-b29", Package: "@workflow/world-postgres@5.0.0-beta.29", Profile: "world-postgres", Fence: world.FencePreFix, Variant: "pre-fix-fence"},
-}
-
-// Postgres reports whether the World stores in PostgreSQL (the test starts
-// a cluster and applies the package's migrations for it).
-func (w World) Postgres() bool { return w.Profile == "world-postgres" }
-
-// WorldByName finds a World by its driver name.
-func WorldByName(name string) (World, error) {
-	for _, w := range Worlds {
-		if w.Name == name {
-			return w, nil
-		}
-	}
-	names := make([]string, len(Worlds))
-	for i, w := range Worlds {
-		names[i] = w.Name
-	}
-	return World{}, fmt.Errorf("world %q: want one of %s", name, strings.Join(names, ", "))
-}
 
 // modelNow is the model's "now" for every call: far from 0 so that
 // retryAfter hours before it stays positive. The real World's now is the wall
@@ -69,13 +31,13 @@ type ModelRun struct {
 }
 
 // NewModelRun returns a fresh model store for w.
-func NewModelRun(w World) *ModelRun {
+func NewModelRun(w realworld.World) *ModelRun {
 	return &ModelRun{s: world.NewFor(model.StoreRules(w.Profile), w.Fence), runs: map[int]world.RunID{}}
 }
 
 // Apply applies one call and reads the rows back. sit names the state the
 // call met and the answer (see situation); "" for create_run.
-func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
+func (m *ModelRun) Apply(c realworld.Call) (a realworld.Answer, sit string) {
 	s := m.s
 	if c.Op == "create_run" {
 		m.runs[c.Run] = s.CreateRun(modelNow, 0, 7, -1)
@@ -83,9 +45,9 @@ func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
 	} else {
 		sit = m.situation(c)
 		ev := world.Event{Type: modelTypes[c.Type], Run: m.runs[c.Run], Step: world.NoStep, Lazy: c.Lazy}
-		if stepEvent(c.Type) {
+		if realworld.StepEvent(c.Type) {
 			ev.Step = world.StepID(c.Step)
-			ev = ev.WithStepIDOf(m.runs[c.idRun()])
+			ev = ev.WithStepIDOf(m.runs[c.IDRun()])
 		}
 		if ev.Type == world.EvStepRetrying {
 			ev.RetryAfter = modelNow.Add(time.Duration(c.RetryAfterHours) * time.Hour)
@@ -95,8 +57,8 @@ func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
 	}
 	r := m.runs[c.Run]
 	a.Run = s.Get(r).Status.String()
-	if c.Op == "event" && stepEvent(c.Type) {
-		from := m.runs[c.idRun()]
+	if c.Op == "event" && realworld.StepEvent(c.Type) {
+		from := m.runs[c.IDRun()]
 		if st := s.StepOf(r, from, world.StepID(c.Step)); st.Exists {
 			a.Step, a.Attempt = st.Status.String(), int(st.Attempt)
 		}
@@ -111,9 +73,9 @@ func (m *ModelRun) Apply(c Call) (a Answer, sit string) {
 }
 
 // RunModel applies a whole sequence to a fresh model store configured as w.
-func RunModel(w World, calls []Call) []Answer {
+func RunModel(w realworld.World, calls []realworld.Call) []realworld.Answer {
 	m := NewModelRun(w)
-	out := make([]Answer, 0, len(calls))
+	out := make([]realworld.Answer, 0, len(calls))
 	for _, c := range calls {
 		a, _ := m.Apply(c)
 		out = append(out, a)
@@ -125,7 +87,7 @@ func RunModel(w World, calls []Call) []Answer {
 // step's (the rows of docs/CONFORMANCE.md's coverage table), and for a step
 // id that another run also uses, whose it is and whether another run has a
 // row under it.
-func (m *ModelRun) situation(c Call) string {
+func (m *ModelRun) situation(c realworld.Call) string {
 	s, r := m.s, m.runs[c.Run]
 	ev := c.Type
 	if c.Lazy {
@@ -136,8 +98,8 @@ func (m *ModelRun) situation(c Call) string {
 	}
 	run := s.Get(r).Status
 	sit := fmt.Sprintf("%s | run %v", ev, run)
-	if stepEvent(c.Type) {
-		from, step := m.runs[c.idRun()], world.StepID(c.Step)
+	if realworld.StepEvent(c.Type) {
+		from, step := m.runs[c.IDRun()], world.StepID(c.Step)
 		st := s.StepOf(r, from, step)
 		switch {
 		case !st.Exists:

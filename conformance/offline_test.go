@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/realworld"
 )
 
 // TestExplainsOffline (SIMLAB_OFFLINE=FILE -args -world W) re-checks real
@@ -18,7 +20,7 @@ func TestExplainsOffline(t *testing.T) {
 	if path == "" {
 		t.Skip("SIMLAB_OFFLINE=FILE")
 	}
-	w, err := WorldByName(*worldFlag)
+	w, err := realworld.WorldByName(*worldFlag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestSavedRealHistoriesAreExplained(t *testing.T) {
 		// (model/world: TestTxnPostgresStartCommitsAfterItsMint).
 		{"wpg-b29", "testdata/real-wpg-b29.json"},
 	} {
-		w, err := WorldByName(c.world)
+		w, err := realworld.WorldByName(c.world)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,13 +50,13 @@ func TestSavedRealHistoriesAreExplained(t *testing.T) {
 
 // explainsFile checks every history of a concurrent sequence file against
 // the model of w, from the real results the file saved.
-func explainsFile(t *testing.T, w World, path string) {
+func explainsFile(t *testing.T, w realworld.World, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f ConcurrentFile
+	var f realworld.ConcurrentFile
 	if err := json.NewDecoder(strings.NewReader(string(b))).Decode(&f); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func explainsFile(t *testing.T, w World, path string) {
 			t.Fatalf("%s: %d batches, %d seen results", fh.Name, len(fh.Batches), len(fh.Seen))
 		}
 		if v, bi, br := Explains(w, fh.History, fh.Seen); v != Explained {
-			t.Errorf("%s: %v at batch %d, run %d:\n%s", fh.Name, v, bi, br, HistoryTable(fh.History, fh.Seen, nil))
+			t.Errorf("%s: %v at batch %d, run %d:\n%s", fh.Name, v, bi, br, realworld.HistoryTable(fh.History, fh.Seen, nil))
 		}
 	}
 }

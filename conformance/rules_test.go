@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/realworld"
 	"pgregory.net/rapid"
 )
 
@@ -205,13 +206,13 @@ func rulesReport(sits map[string]int) string {
 // the World (here the model's answers, which the differential test holds
 // equal to the real ones).
 func TestEverySituationHasARule(t *testing.T) {
-	known, err := ReadFile("testdata/known.json")
+	known, err := realworld.ReadFile("testdata/known.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range Worlds {
+	for _, w := range realworld.Worlds {
 		sits := map[string]int{}
-		record := func(calls []Call) {
+		record := func(calls []realworld.Call) {
 			m := NewModelRun(w)
 			for _, c := range calls {
 				if _, sit := m.Apply(c); sit != "" {
@@ -223,8 +224,8 @@ func TestEverySituationHasARule(t *testing.T) {
 			record(s.Calls)
 		}
 		rapid.Check(t, func(rt *rapid.T) {
-			var calls []Call
-			genSequence(rt, func(c Call) { calls = append(calls, c) })
+			var calls []realworld.Call
+			genSequence(rt, func(c realworld.Call) { calls = append(calls, c) })
 			record(calls)
 		})
 		rep := rulesReport(sits)

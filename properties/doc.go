@@ -1,4 +1,5 @@
 // Package properties holds the invariants simlab checks, each a plain function
-// from a model.History to the violations it proves, and the rapid-driven
-// searches that shrink a failing schedule to a small story.
+// from a model.History to the violations it proves, with the story that
+// explains each violation. Running them over many seeds, shrinking and
+// saving a counterexample is package check's.
 package properties

@@ -95,17 +95,19 @@ func ByName(name string) (Property, bool) {
 // Check runs the properties over h and returns their violations, grouped by
 // property in the order given and by virtual time within one.
 func Check(h *model.History, props []Property) []Violation {
-	var c checker
-	return c.run(h, props)
+	var c Checker
+	return c.Run(h, props)
 }
 
-// checker is Check with scratch space kept from one History to the next: a
+// Checker is Check with scratch space kept from one History to the next: a
 // sweep's worker checks seed after seed without allocating an index each.
-type checker struct {
+// Its zero value is ready to use.
+type Checker struct {
 	obs observed
 }
 
-func (ck *checker) run(h *model.History, props []Property) []Violation {
+// Run is Check, reusing the Checker's scratch space.
+func (ck *Checker) Run(h *model.History, props []Property) []Violation {
 	var out []Violation
 	indexed := false
 	for _, p := range props {

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/traces"
 )
 
@@ -40,7 +40,7 @@ type Tick struct {
 // WaterfallOf replays the schedule file and lays out the spans of run's
 // trace (every span of the run, parents before children) on virtual time.
 func WaterfallOf(scheduleFile, run string) (*Waterfall, error) {
-	s, err := properties.LoadSchedule(scheduleFile)
+	s, err := check.LoadSchedule(scheduleFile)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/properties"
 )
 
@@ -58,7 +59,7 @@ type Case struct {
 	// Known is the baseline's reason when every violation is a known one.
 	Known   string
 	Summary string // one line: the verdict
-	First   *properties.First
+	First   *check.First
 	// BaseReplay is a differential counterexample's run without the change.
 	BaseReplay string
 }
@@ -74,7 +75,7 @@ type Check struct {
 }
 
 // FromReport turns `simlab check`'s report into a Check.
-func FromReport(name string, rep *properties.Report) Check {
+func FromReport(name string, rep *check.Report) Check {
 	c := Check{Name: name, Scenario: rep.Scenario, Seeds: rep.Seeds, Missing: rep.Missing}
 	if rep.Baseline != nil {
 		c.Notes = rep.Baseline.Notes
@@ -101,7 +102,7 @@ func FromReport(name string, rep *properties.Report) Check {
 }
 
 // FromDiff turns a differential check's report into a Check.
-func FromDiff(name string, rep *properties.DiffReport) Check {
+func FromDiff(name string, rep *check.DiffReport) Check {
 	c := Check{Name: name, Scenario: rep.Scenario, Seeds: rep.Seeds, Missing: rep.Missing}
 	for _, p := range properties.Names() {
 		k := Case{Property: p, Summary: "no difference with the change"}

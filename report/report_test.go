@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
@@ -14,13 +15,13 @@ import (
 
 // checked runs a small check of spec (schedules saved in dir) the way
 // simlab check does.
-func checked(t *testing.T, spec model.Spec, n int, dir string) *properties.Report {
+func checked(t *testing.T, spec model.Spec, n int, dir string) *check.Report {
 	t.Helper()
 	sc, err := spec.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(uint64(n)), Props: properties.All(), Spec: spec, ScheduleDir: dir})
+	rep, err := check.Sweep(check.SweepConfig{Scenario: sc, Seeds: seeds.Count(uint64(n)), Props: properties.All(), Spec: spec, ScheduleDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestJUnitCarriesStoryReplayAndSchedule(t *testing.T) {
 
 	// Against a baseline that knows golden-t3's finding: skipped, with the reason.
 	known := checked(t, model.Spec{Scenario: "golden-t3"}, 2, "")
-	bl := &properties.Baseline{}
+	bl := &check.Baseline{}
 	if err := bl.Record("golden-t3", nil, nil, []uint64{1, 2}, known); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestJUnitCarriesStoryReplayAndSchedule(t *testing.T) {
 	}
 }
 
-func countViolated(rep *properties.Report) int {
+func countViolated(rep *check.Report) int {
 	n := 0
 	for _, v := range rep.Violations {
 		if v > 0 {

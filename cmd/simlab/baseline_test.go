@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
-	"github.com/simlab/simlab/properties"
 )
 
 // knownFindings is the committed baseline of the shipped protocol: every
@@ -32,15 +32,15 @@ func TestKnownFindingsBaseline(t *testing.T) {
 			}
 		}
 	}
-	b, err := properties.LoadBaseline(knownFindings)
+	b, err := check.LoadBaseline(knownFindings)
 	if err != nil {
-		t.Fatalf("%v (regenerate it with %s)", err, properties.BaselineRegenerate)
+		t.Fatalf("%v (regenerate it with %s)", err, check.BaselineRegenerate)
 	}
-	entries := map[string]properties.BaselineEntry{}
+	entries := map[string]check.BaselineEntry{}
 	for _, e := range b.Entries {
 		entries[e.Scenario] = e
 		for _, f := range e.Findings {
-			if strings.HasPrefix(f.Reason, properties.Unexplained) {
+			if strings.HasPrefix(f.Reason, check.Unexplained) {
 				t.Errorf("%s: %s is a known finding without a reason: %s", e.Scenario, f.Property, f.Reason)
 			}
 		}
@@ -48,17 +48,17 @@ func TestKnownFindingsBaseline(t *testing.T) {
 	for _, name := range model.BuiltinNames() {
 		e, ok := entries[name]
 		if !ok {
-			t.Errorf("%s has no entry in %s (regenerate it with %s)", name, knownFindings, properties.BaselineRegenerate)
+			t.Errorf("%s has no entry in %s (regenerate it with %s)", name, knownFindings, check.BaselineRegenerate)
 			continue
 		}
 		out, _, err := runCLI(t, "check", "--scenario", name, "--seed-range", e.Seeds, "--baseline", knownFindings)
 		if err != nil {
 			t.Errorf("%s is not green against its known findings (exit %d): a regression, or a model change that needs %s in its own commit:\n%s",
-				name, exitCode(err), properties.BaselineRegenerate, out)
+				name, exitCode(err), check.BaselineRegenerate, out)
 			continue
 		}
 		if !strings.Contains(out, "every violation is a known finding") || strings.Contains(out, "no longer happens") {
-			t.Errorf("%s: the baseline does not match the check exactly (regenerate with %s):\n%s", name, properties.BaselineRegenerate, out)
+			t.Errorf("%s: the baseline does not match the check exactly (regenerate with %s):\n%s", name, check.BaselineRegenerate, out)
 		}
 	}
 }

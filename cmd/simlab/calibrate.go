@@ -12,13 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simlab/simlab/conformance"
-	"github.com/simlab/simlab/conformance/engine"
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/realengine"
+	"github.com/simlab/simlab/realworld"
 )
 
 func newCalibrateCommand() *cobra.Command {
-	var o engine.CalibrateOptions
+	var o realengine.CalibrateOptions
 	var dir, write, worldName string
 	var noInstall, asJSON bool
 	cmd := &cobra.Command{
@@ -50,8 +50,8 @@ then saves each kind's time, the two pools and the write order.`,
 				return badInput(fmt.Errorf("--branches is empty: want at least one width"))
 			}
 			for _, b := range o.Branches {
-				if b < 1 || b > engine.MaxBranches {
-					return badInput(fmt.Errorf("--branches %d: want 1..%d", b, engine.MaxBranches))
+				if b < 1 || b > realengine.MaxBranches {
+					return badInput(fmt.Errorf("--branches %d: want 1..%d", b, realengine.MaxBranches))
 				}
 			}
 			if o.Repetitions < 1 {
@@ -68,12 +68,12 @@ then saves each kind's time, the two pools and the write order.`,
 				return badInput(fmt.Errorf("--world %q: want world-local (under the real runtime) or world-postgres (driven alone)", worldName))
 			}
 			if o.Core != "" {
-				if _, err := engine.CoreByVersion(o.Core); err != nil {
+				if _, err := realengine.CoreByVersion(o.Core); err != nil {
 					return badInput(fmt.Errorf("--core: %w", err))
 				}
 			}
 			if o.WorldLocal != "" {
-				if _, err := engine.Pinned.WorldLocal(o.WorldLocal); err != nil {
+				if _, err := realengine.Pinned.WorldLocal(o.WorldLocal); err != nil {
 					return badInput(fmt.Errorf("--world-local: %w", err))
 				}
 			}
@@ -83,7 +83,7 @@ then saves each kind's time, the two pools and the write order.`,
 			}
 			defer done()
 			start := time.Now()
-			cal, err := engine.Calibrate(ctx, r, o)
+			cal, err := realengine.Calibrate(ctx, r, o)
 			if err != nil {
 				if ctx.Err() != nil {
 					return interruptError(interrupted(), fmt.Sprintf("stopped while calibrating: %v", err))
@@ -125,11 +125,11 @@ then saves each kind's time, the two pools and the write order.`,
 // drives (conformance/worlds pins it).
 const burstWorld = "wpg-b29"
 
-// calibrateBursts measures world-postgres driven alone (conformance.Burst):
+// calibrateBursts measures world-postgres driven alone (realworld.Burst):
 // PostgreSQL and the driver are started here and stopped, by pid, on every
 // way out.
-func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string, asJSON, noInstall bool) (err error) {
-	w, err := conformance.WorldByName(burstWorld)
+func calibrateBursts(cmd *cobra.Command, o realengine.CalibrateOptions, write string, asJSON, noInstall bool) (err error) {
+	w, err := realworld.WorldByName(burstWorld)
 	if err != nil {
 		return err
 	}
@@ -138,21 +138,21 @@ func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if noInstall && !conformance.Installed(conformance.WorldsDir()) {
-		return fmt.Errorf("the pinned World packages are not installed in %s and --no-install is set: run npm install --no-save --legacy-peer-deps there, or drop --no-install", conformance.WorldsDir())
+	if noInstall && !realworld.Installed(realworld.NodeDir()) {
+		return fmt.Errorf("the pinned World packages are not installed in %s and --no-install is set: run npm install --no-save --legacy-peer-deps there, or drop --no-install", realworld.NodeDir())
 	}
-	if err := conformance.EnsurePackages(conformance.WorldsDir(), filepath.Join(tmp, "npm")); err != nil {
+	if err := realworld.EnsurePackages(realworld.NodeDir(), filepath.Join(tmp, "npm")); err != nil {
 		return err
 	}
-	pg, err := conformance.StartPostgres()
+	pg, err := realworld.StartPostgres()
 	if err != nil {
 		return fmt.Errorf("world-postgres needs a PostgreSQL: %w", err)
 	}
 	defer pg.Stop()
-	if err := conformance.Migrate(pg, w.Name, tmp); err != nil {
+	if err := realworld.Migrate(pg, w.Name, tmp); err != nil {
 		return err
 	}
-	d, err := conformance.StartDriver(w.Name, tmp, "WORKFLOW_POSTGRES_URL="+pg.URL())
+	d, err := realworld.StartDriver(w.Name, tmp, "WORKFLOW_POSTGRES_URL="+pg.URL())
 	if err != nil {
 		return err
 	}
@@ -163,15 +163,15 @@ func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string
 	defer release()
 	start := time.Now()
 	type result struct {
-		cal *conformance.BurstCalibration
+		cal *realworld.BurstCalibration
 		err error
 	}
 	got := make(chan result, 1)
 	go func() {
-		cal, err := conformance.CalibrateBursts(d, o.Branches, o.Repetitions, 8)
+		cal, err := realworld.CalibrateBursts(d, o.Branches, o.Repetitions, 8)
 		got <- result{cal, err}
 	}()
-	var cal *conformance.BurstCalibration
+	var cal *realworld.BurstCalibration
 	select {
 	case <-ctx.Done():
 		_ = d.Close()
@@ -201,14 +201,14 @@ func calibrateBursts(cmd *cobra.Command, o engine.CalibrateOptions, write string
 	return nil
 }
 
-func printBursts(w io.Writer, pkg string, cal *conformance.BurstCalibration, took time.Duration) {
+func printBursts(w io.Writer, pkg string, cal *realworld.BurstCalibration, took time.Duration) {
 	fmt.Fprintf(w, "the real %s driven alone on PostgreSQL, a burst of one run's calls at a time, own time per call (ms) (%s)\n\n", pkg, took.Round(time.Second))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "WRITES\tKIND\tCALLS\tOK\tP50\tP90\tMAX\tANSWER GAP P50\tA BURST'S SPAN\tOUT OF ORDER\tSERVED AT ONCE\t")
-	for _, row := range append([]conformance.BurstRow{cal.Alone}, cal.Rows...) {
+	for _, row := range append([]realworld.BurstRow{cal.Alone}, cal.Rows...) {
 		for ki, k := range row.Kinds {
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.2f\t%.1f\t\n", row.Width, k.Kind, k.Calls, k.OK,
-				conformance.Median(k.Own), conformance.PercentileMS(k.Own, 90), slices.Max(k.Own), conformance.Median(k.Gaps), k.MeanSpan(), k.Order.Share(), cal.Served(row, ki))
+				realworld.Median(k.Own), realworld.PercentileMS(k.Own, 90), slices.Max(k.Own), realworld.Median(k.Gaps), k.MeanSpan(), k.Order.Share(), cal.Served(row, ki))
 		}
 	}
 	tw.Flush()
@@ -217,7 +217,7 @@ func printBursts(w io.Writer, pkg string, cal *conformance.BurstCalibration, too
 		cal.WriteLimit(), cal.ReadLimit(), o.Share(), o.Reversed, o.Pairs)
 }
 
-func printCalibration(w io.Writer, cal *engine.Calibration, took time.Duration) {
+func printCalibration(w io.Writer, cal *realengine.Calibration, took time.Duration) {
 	fmt.Fprintf(w, "the real world-local %s under core %s, its own time per call (ms), no injected latency (%s)\n\n",
 		cal.WorldLocal, cal.Core, took.Round(time.Second))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)

@@ -12,7 +12,7 @@ import (
 // simlab calibrate and validate --sim-store refuse bad input before
 // anything runs, naming what was wrong (exit 2).
 func TestCalibrateAndSimStoreRefuseBadInput(t *testing.T) {
-	engineDir := filepath.Join("..", "..", "conformance", "engine")
+	engineDir := filepath.Join("..", "..", "realengine")
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(bad, []byte("store:\n  events_write: 1ms\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestValidateSimStoreSaysWhatItRan(t *testing.T) {
 	if err := os.WriteFile(good, []byte("world: world-local\nstore:\n  write_per_event: 1ms\n  max_concurrent_writes: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runCLI(t, "validate", "--sim-store", good, "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	out, _, err := runCLI(t, "validate", "--sim-store", good, "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "realengine"))
 	if err != nil || !strings.Contains(out, "the calibrated store model of --sim-store") {
 		t.Fatalf("exit %d (%v), want 0 and the header naming the calibrated store:\n%s", exitCode(err), err, out)
 	}
@@ -65,7 +65,7 @@ func TestValidateSimStoreSaysWhatItRan(t *testing.T) {
 		t.Errorf("no write order for the simlab rows:\n%s", out)
 	}
 	// The per-event cost is the simlab side's: the same run without it is faster.
-	plain, _, _ := runCLI(t, "validate", "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	plain, _, _ := runCLI(t, "validate", "--cores=", "--branches", "4", "--seeds", "2", "--engine-dir", filepath.Join("..", "..", "realengine"))
 	if out == plain {
 		t.Error("--sim-store changed nothing in the simlab rows")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
@@ -112,10 +113,10 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err := checkJobs(jobs); err != nil {
 				return err
 			}
-			cfg := properties.SweepConfig{Scenario: sc, Seeds: list, Shard: shardOf, Props: properties.All(),
+			cfg := check.SweepConfig{Scenario: sc, Seeds: list, Shard: shardOf, Props: properties.All(),
 				Spec: sf.spec, Each: parallel(jobs), UntilStable: untilStable}
 			if schedules == "" {
-				// Made when the first schedule is saved (properties.Sweep).
+				// Made when the first schedule is saved (check.Sweep).
 				// Without a cache directory the check runs all the same:
 				// a counterexample is reported, only not saved.
 				cfg.ScheduleDir, cfg.ScheduleDirErr = defaultScheduleDir()
@@ -140,19 +141,19 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				return checkDiff(cmd, sc, sf.spec, model.Spec{Scenario: sf.spec.Scenario, Sets: baseSets, Variants: baseVariants},
 					checked, cfg.ScheduleDir, jobs, asJSON, ciFiles{junitFile, reportFile})
 			}
-			var known *properties.Baseline
+			var known *check.Baseline
 			if baseline != "" {
 				if writeBaseline != "" {
 					return badInput(fmt.Errorf("--baseline and --write-baseline: give one (write the baseline, then check against it)"))
 				}
-				if known, err = properties.LoadBaseline(baseline); err != nil {
+				if known, err = check.LoadBaseline(baseline); err != nil {
 					return badInput(err)
 				}
 				cfg.Known = known.Knower(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants)
 			}
-			var writing *properties.Baseline
+			var writing *check.Baseline
 			if writeBaseline != "" {
-				if writing, err = properties.LoadBaselineOrEmpty(writeBaseline); err != nil {
+				if writing, err = check.LoadBaselineOrEmpty(writeBaseline); err != nil {
 					return badInput(err)
 				}
 				// Known findings need no minimized schedule.
@@ -176,7 +177,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					progressHook(ctx, done)
 				}
 			}
-			rep, err := properties.Sweep(cfg)
+			rep, err := check.Sweep(cfg)
 			if err != nil {
 				return err
 			}
@@ -193,7 +194,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				}
 			}
 			out := cmd.OutOrStdout()
-			if err := (ciFiles{junitFile, reportFile}).write(report.FromReport(properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), rep)); err != nil {
+			if err := (ciFiles{junitFile, reportFile}).write(report.FromReport(check.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), rep)); err != nil {
 				return err
 			}
 			if writing != nil && !rep.Partial {
@@ -210,7 +211,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 					}
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "simlab: wrote %d known findings of %s on seeds %s to %s\n",
-					n, properties.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), seedsText(checked()), writeBaseline)
+					n, check.EntryName(sf.spec.Scenario, sf.spec.Sets, sf.spec.Variants), seedsText(checked()), writeBaseline)
 				if asJSON {
 					return writeJSON(out, rep)
 				}
@@ -229,7 +230,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				repros, rerr := reproduceFirsts(ctx, cmd, rep, engineDir)
 				if asJSON {
 					if err := writeJSON(out, struct {
-						Report       *properties.Report  `json:"report"`
+						Report       *check.Report       `json:"report"`
 						Reproduction []firstReproduction `json:"reproductions"`
 					}{rep, repros}); err != nil {
 						return err
@@ -316,14 +317,14 @@ func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec m
 	}
 	if reflect.DeepEqual(change, base) {
 		return badInput(fmt.Errorf("--diff: the change and the base are the same configuration (%s): give the change as --variant/--set, or the base as --base-variant/--base-set",
-			properties.EntryName(changeSpec.Scenario, changeSpec.Sets, changeSpec.Variants)))
+			check.EntryName(changeSpec.Scenario, changeSpec.Sets, changeSpec.Variants)))
 	}
-	cfg := properties.DiffConfig{Change: change, Base: base, Seeds: list, Props: properties.All(),
+	cfg := check.DiffConfig{Change: change, Base: base, Seeds: list, Props: properties.All(),
 		ChangeSpec: changeSpec, BaseSpec: baseSpec, ScheduleDir: schedules, Each: parallel(jobs)}
 	if bar := progress(cmd.ErrOrStderr(), "checking seeds with and without the change"); bar != nil {
 		cfg.Progress = func(done int) { bar(done, len(list)) }
 	}
-	rep, err := properties.DiffSweep(cfg)
+	rep, err := check.DiffSweep(cfg)
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func checkDiff(cmd *cobra.Command, change model.Scenario, changeSpec, baseSpec m
 	return nil
 }
 
-func printDiffReport(w interface{ Write([]byte) (int, error) }, rep *properties.DiffReport) {
+func printDiffReport(w interface{ Write([]byte) (int, error) }, rep *check.DiffReport) {
 	fmt.Fprintf(w, "change %s · base %s · %d seeds, each with and without the change\n\n", rep.Change, rep.Base, rep.Seeds)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tWITH THE CHANGE\tFIXED\tFAILS IN BOTH")
@@ -406,7 +407,7 @@ var progressHook func(ctx context.Context, done int)
 // warnUnsavedSchedules says, on stderr, which counterexamples' schedules
 // could not be saved and why: the report already holds them, so nothing
 // is lost but the file.
-func warnUnsavedSchedules(w io.Writer, rep *properties.Report) {
+func warnUnsavedSchedules(w io.Writer, rep *check.Report) {
 	for _, name := range properties.Names() {
 		if f := rep.First[name]; f != nil && f.ScheduleError != "" {
 			fmt.Fprintf(w, "simlab: warning: the minimized schedule of %s (seed %d) was not saved: %s; the seed replays it: %s\n",
@@ -415,7 +416,7 @@ func warnUnsavedSchedules(w io.Writer, rep *properties.Report) {
 	}
 }
 
-func printReport(w io.Writer, rep *properties.Report, total uint64) {
+func printReport(w io.Writer, rep *check.Report, total uint64) {
 	variants := "none"
 	if len(rep.Variants) > 0 {
 		variants = strings.Join(rep.Variants, ",")
@@ -492,7 +493,7 @@ func printReport(w io.Writer, rep *properties.Report, total uint64) {
 // printBaseline says what the baseline made of the check: the new findings
 // by (scenario, property, seeds), the known ones with their reasons, and
 // notes (a known finding that no longer happens).
-func printBaseline(w interface{ Write([]byte) (int, error) }, rep *properties.Report) {
+func printBaseline(w interface{ Write([]byte) (int, error) }, rep *check.Report) {
 	b := rep.Baseline
 	fmt.Fprintf(w, "\nbaseline %s", b.File)
 	if b.Entry != "" {

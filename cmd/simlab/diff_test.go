@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/properties"
 )
 
@@ -27,7 +28,7 @@ func TestDiffCheckReportsOnlyTheChange(t *testing.T) {
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", exitCode(err), out)
 	}
-	var rep properties.DiffReport
+	var rep check.DiffReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestDiffCheckReportsOnlyTheChange(t *testing.T) {
 		t.Fatalf("no property fails both ways on some seeds and only with the change on others in 300 seeds: the test shows nothing about the base (new %v, both %v)", rep.New, rep.Both)
 	}
 	plain, _, _ := runCLI(t, "check", "--scenario", "faults", "--variant", "pre-fix-fence", "--seeds", "300", "--json")
-	var prep properties.Report
+	var prep check.Report
 	if err := json.Unmarshal([]byte(plain), &prep); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestDiffCheckReportsOnlyTheChange(t *testing.T) {
 			continue
 		}
 		// The shrunk schedule fails with the change and holds without it.
-		s, err := properties.LoadSchedule(f.ScheduleFile)
+		s, err := check.LoadSchedule(f.ScheduleFile)
 		if err != nil {
 			t.Fatal(err)
 		}

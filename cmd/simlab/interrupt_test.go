@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/check"
 )
 
 // interruptAfter makes the running command receive a real SIGINT once it has
@@ -55,7 +55,7 @@ func TestCheckInterruptedPrintsAPartialReport(t *testing.T) {
 			if exitCode(err) != 130 || !strings.Contains(err.Error(), "interrupted") {
 				t.Fatalf("exit %d (%v), want 130 and the word interrupted", exitCode(err), err)
 			}
-			var rep properties.Report
+			var rep check.Report
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("no JSON report printed: %v\n%s", err, out)
 			}

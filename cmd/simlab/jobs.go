@@ -28,7 +28,7 @@ func checkJobs(jobs int) error {
 	return nil
 }
 
-// parallel returns an Each (sweep.Options, properties.SweepConfig) that
+// parallel returns an Each (sweep.Options, check.SweepConfig) that
 // runs do on up to jobs goroutines. Each call is a simulation of its own;
 // only their scheduling is parallel. The goroutines take the next index
 // from a shared counter rather than being handed each one on a channel: a

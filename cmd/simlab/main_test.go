@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/simlab/simlab/internal/testtmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/check"
+	"github.com/simlab/simlab/internal/testtmp"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/properties"
@@ -145,13 +147,13 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 	// The same schedule on the fixed protocol (the variant dropped): the
 	// property now holds, exit 0, said so; the history differs, said too.
-	s, err := properties.LoadSchedule(file)
+	s, err := check.LoadSchedule(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Scenario.Variants = nil
 	fixed := dir + "/fixed.json"
-	if err := properties.SaveSchedule(fixed, s); err != nil {
+	if err := check.SaveSchedule(fixed, s); err != nil {
 		t.Fatal(err)
 	}
 	rout, rerr, err := runCLI(t, "replay", fixed)
@@ -444,7 +446,7 @@ func TestREADMETourReplaysWhereCheckSaves(t *testing.T) {
 	}
 	sc, _ := model.Builtin("golden-t5")
 	sc.Variants = []string{"pre-fix-fence"}
-	name := properties.ScheduleFileName(sc, "no-start-on-terminal", 1)
+	name := check.ScheduleFileName(sc, "no-start-on-terminal", 1)
 	home := t.TempDir()
 	for _, xdg := range []string{"", filepath.Join(t.TempDir(), "xdg")} {
 		t.Setenv("HOME", home)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/internal/bounded"
 	"github.com/simlab/simlab/model/sweep"
-	"github.com/simlab/simlab/properties"
 )
 
 // maxReportBytes bounds each file merge reads: a sweep shard's raw samples
@@ -75,7 +75,7 @@ Exit 1 when a merged check report fails, as simlab check does; 2 on bad input.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind := ""
-			var checks []*properties.Report
+			var checks []*check.Report
 			var sweeps []*sweep.Result
 			for _, path := range args {
 				data, err := bounded.ReadFile(path, maxReportBytes, "a check report or sweep result")
@@ -94,7 +94,7 @@ Exit 1 when a merged check report fails, as simlab check does; 2 on bad input.`,
 				}
 				kind = k
 				if k == kindCheck {
-					var r properties.Report
+					var r check.Report
 					if err := decodeStrict(path, data, &r); err != nil {
 						return badInput(err)
 					}
@@ -117,7 +117,7 @@ Exit 1 when a merged check report fails, as simlab check does; 2 on bad input.`,
 			if chart != "" {
 				return badInput(fmt.Errorf("--chart draws sweep results; these are check reports"))
 			}
-			rep, err := properties.MergeReports(checks)
+			rep, err := check.MergeReports(checks)
 			if err != nil {
 				return badInput(err)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/traces"
 )
 
@@ -49,13 +49,13 @@ func flagError(_ *cobra.Command, err error) error {
 // be, or nil when err is no JSON decoding error.
 var jsonReason = traces.JSONProblem
 
-// loadSchedule is properties.LoadSchedule with errors a user can act on.
-func loadSchedule(path string) (properties.Schedule, error) {
+// loadSchedule is check.LoadSchedule with errors a user can act on.
+func loadSchedule(path string) (check.Schedule, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return properties.Schedule{}, fmt.Errorf("schedule %s: no such file; simlab check prints the path of each schedule it saves (by default in %s)",
+		return check.Schedule{}, fmt.Errorf("schedule %s: no such file; simlab check prints the path of each schedule it saves (by default in %s)",
 			path, cmp.Or(func() string { d, _ := defaultScheduleDir(); return d }(), "the user's cache"))
 	}
-	s, err := properties.LoadSchedule(path)
+	s, err := check.LoadSchedule(path)
 	if r := jsonReason(err); r != nil {
 		return s, fmt.Errorf("schedule %s: %w; want a schedule file saved by simlab check", path, r)
 	}

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
-	"github.com/simlab/simlab/properties"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -138,15 +138,15 @@ func TestReplayRefusesACorruptedSchedule(t *testing.T) {
 	if !ok {
 		t.Fatal("no golden-t2")
 	}
-	res, choices, err := properties.Record(&sc, sim.NewPCG(1), 1)
+	res, choices, err := check.Record(&sc, sim.NewPCG(1), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := properties.Schedule{Property: "liveness", Seed: 1, HistoryHash: fmt.Sprintf("%016x", res.History.Hash), Scenario: sc, Choices: choices}
-	save := func(name string, s properties.Schedule, edit func(string) string) string {
+	good := check.Schedule{Property: "liveness", Seed: 1, HistoryHash: fmt.Sprintf("%016x", res.History.Hash), Scenario: sc, Choices: choices}
+	save := func(name string, s check.Schedule, edit func(string) string) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
-		if err := properties.SaveSchedule(p, s); err != nil {
+		if err := check.SaveSchedule(p, s); err != nil {
 			t.Fatal(err)
 		}
 		if edit != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/sweep"
@@ -114,7 +115,7 @@ func BenchmarkCheckJobs(b *testing.B) {
 	}
 	const n = 200
 	check := func(b *testing.B, jobs int) {
-		rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(jobs)})
+		rep, err := check.Sweep(check.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(jobs)})
 		if err != nil || rep.Seeds != n {
 			b.Fatal(rep, err)
 		}
@@ -192,7 +193,7 @@ func BenchmarkJobsAlternating(b *testing.B) {
 	const n = 2000
 	b.Run("check", func(b *testing.B) {
 		alternating(b, []int{1, 2}, n, "seeds", false, func(jobs int) {
-			rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(jobs)})
+			rep, err := check.Sweep(check.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(jobs)})
 			if err != nil || rep.Seeds != n {
 				b.Fatal(rep, err)
 			}
@@ -224,7 +225,7 @@ func BenchmarkCheckProcs(b *testing.B) {
 	}
 	const n = 2000
 	alternating(b, []int{1, 2, 4, 8}, n, "seeds", true, func(p int) {
-		rep, err := properties.Sweep(properties.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(p)})
+		rep, err := check.Sweep(check.SweepConfig{Scenario: sc, Seeds: seeds.Count(n), Props: properties.All(), Each: parallel(p)})
 		if err != nil || rep.Seeds != n {
 			b.Fatal(rep, err)
 		}

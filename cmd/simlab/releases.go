@@ -13,7 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simlab/simlab/conformance/engine"
+	"github.com/simlab/simlab/realengine"
+	"github.com/simlab/simlab/realengine/findings"
 )
 
 func newReleasesCommand() *cobra.Command {
@@ -40,22 +41,22 @@ says what each README finding does on each release.`,
 	return cmd
 }
 
-func readCatalog(dir *string) (*engine.Catalog, error) {
+func readCatalog(dir *string) (*realengine.Catalog, error) {
 	if *dir == "" {
-		d, err := engine.FindDir()
+		d, err := realengine.FindDir()
 		if err != nil {
 			return nil, badInput(err)
 		}
 		*dir = d
 	}
-	cat, err := engine.ReadCatalog(*dir)
+	cat, err := realengine.ReadCatalog(*dir)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("%s: %w", *dir, err))
 	}
 	return cat, nil
 }
 
-func printCatalog(w io.Writer, cat *engine.Catalog) {
+func printCatalog(w io.Writer, cat *realengine.Catalog) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACKAGE\tVERSION\tINSTALLED AS\tCOMPILED BY")
 	for _, c := range cat.Cores {
@@ -74,16 +75,16 @@ func printCatalog(w io.Writer, cat *engine.Catalog) {
 // matrixFlags are the matrix's flags, shared by matrix and add.
 type matrixFlags struct {
 	cores, wls []string
-	o          engine.MatrixOptions
+	o          findings.MatrixOptions
 	noInstall  bool
 	asJSON     bool
 }
 
 func (f *matrixFlags) register(cmd *cobra.Command, coresDefault []string) {
 	cmd.Flags().StringSliceVar(&f.cores, "cores", coresDefault, "@workflow/core versions to judge, or all (every core package.json installs)")
-	cmd.Flags().StringSliceVar(&f.wls, "world-local", []string{engine.All}, "@workflow/world-local releases each core runs over, or all")
+	cmd.Flags().StringSliceVar(&f.wls, "world-local", []string{realengine.All}, "@workflow/world-local releases each core runs over, or all")
 	var ids []string
-	for _, f := range engine.Findings {
+	for _, f := range findings.Findings {
 		ids = append(ids, f.ID)
 	}
 	cmd.Flags().StringSliceVar(&f.o.Findings, "findings", nil, "judge only these findings: "+strings.Join(ids, ", ")+" (default all)")
@@ -96,7 +97,7 @@ func (f *matrixFlags) register(cmd *cobra.Command, coresDefault []string) {
 }
 
 // check refuses bad input before anything runs.
-func (f *matrixFlags) check(cat *engine.Catalog) ([]engine.Release, error) {
+func (f *matrixFlags) check(cat *realengine.Catalog) ([]realengine.Release, error) {
 	cores, err := cat.ExpandCores(f.cores)
 	if err != nil {
 		return nil, badInput(fmt.Errorf("--cores: %w", err))
@@ -109,13 +110,13 @@ func (f *matrixFlags) check(cat *engine.Catalog) ([]engine.Release, error) {
 		return nil, badInput(errors.New("--cores is empty: name a core or all"))
 	}
 	for _, id := range f.o.Findings {
-		if _, err := engine.FindingByID(id); err != nil {
+		if _, err := findings.FindingByID(id); err != nil {
 			return nil, badInput(fmt.Errorf("--findings: %w", err))
 		}
 	}
 	switch {
-	case f.o.Branches < 1 || f.o.Branches > engine.MaxBranches:
-		return nil, badInput(fmt.Errorf("--branches %d: want 1..%d", f.o.Branches, engine.MaxBranches))
+	case f.o.Branches < 1 || f.o.Branches > realengine.MaxBranches:
+		return nil, badInput(fmt.Errorf("--branches %d: want 1..%d", f.o.Branches, realengine.MaxBranches))
 	case f.o.Repetitions < 1:
 		return nil, badInput(fmt.Errorf("--repetitions %d: want at least 1", f.o.Repetitions))
 	case !(f.o.TimeScale >= 1 && f.o.TimeScale <= 100):
@@ -123,22 +124,22 @@ func (f *matrixFlags) check(cat *engine.Catalog) ([]engine.Release, error) {
 	case f.o.Timeout <= 0:
 		return nil, badInput(fmt.Errorf("--timeout %v: want a positive duration", f.o.Timeout))
 	}
-	var rels []engine.Release
+	var rels []realengine.Release
 	for _, c := range cores {
 		for _, w := range wls {
-			rels = append(rels, engine.Release{Core: c, WorldLocal: w})
+			rels = append(rels, realengine.Release{Core: c, WorldLocal: w})
 		}
 	}
 	return rels, nil
 }
 
 // run prepares the engine and runs the matrix over rels, printing it.
-func (f *matrixFlags) run(cmd *cobra.Command, dir string, cat *engine.Catalog, rels []engine.Release) error {
+func (f *matrixFlags) run(cmd *cobra.Command, dir string, cat *realengine.Catalog, rels []realengine.Release) error {
 	ctx, interrupted, release := onInterrupt(cmd.Context())
 	defer release()
-	r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr(), Catalog: cat}
+	r := &realengine.Runner{Dir: dir, Log: cmd.ErrOrStderr(), Catalog: cat}
 	defer r.Close()
-	var cores []engine.Core
+	var cores []realengine.Core
 	for _, rel := range rels {
 		if len(cores) == 0 || cores[len(cores)-1] != rel.Core {
 			cores = append(cores, rel.Core)
@@ -157,7 +158,7 @@ func (f *matrixFlags) run(cmd *cobra.Command, dir string, cat *engine.Catalog, r
 			bar(done, total)
 		}
 	}
-	res, err := engine.Matrix(ctx, r, rels, o)
+	res, err := findings.Matrix(ctx, r, rels, o)
 	if err != nil {
 		if res != nil && len(res.Cells) > 0 {
 			printMatrix(cmd.OutOrStdout(), res)
@@ -201,7 +202,7 @@ go test ./conformance/engine. docs/RELEASES.md is filled from it.`,
 			return f.run(cmd, dir, cat, rels)
 		},
 	}
-	f.register(cmd, []string{engine.All})
+	f.register(cmd, []string{realengine.All})
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
 	return cmd
 }
@@ -215,7 +216,7 @@ func npmCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
 
 // npmPublished asks the registry (npm view) whether package@version is
 // published: a 404 is no, any other failure an error.
-func npmPublished(ctx context.Context, dir string) engine.Published {
+func npmPublished(ctx context.Context, dir string) realengine.Published {
 	return func(pkg, v string) (bool, error) {
 		var out, errb bytes.Buffer
 		cmd := npmCommand(ctx, dir, "view", pkg+"@"+v, "version")
@@ -263,18 +264,18 @@ anything is installed, and the npm command is printed.`,
 				core = args[0]
 			}
 			// Refuse what no registry can answer before asking it.
-			if core != "" && !engine.ValidVersion(core) {
+			if core != "" && !realengine.ValidVersion(core) {
 				return badInput(fmt.Errorf("core %q: want an exact version such as 5.0.0-beta.57 (no range, no tag)", core))
 			}
 			for _, v := range addWLs {
-				if !engine.ValidVersion(v) {
+				if !realengine.ValidVersion(v) {
 					return badInput(fmt.Errorf("--world-local %q: want an exact version such as 5.0.0-beta.47 (no range, no tag)", v))
 				}
 			}
 			if _, err := exec.LookPath("npm"); err != nil {
 				return fmt.Errorf("npm not found on PATH: simlab releases add installs the release with npm")
 			}
-			plan, err := engine.PlanAdd(cat, core, addWLs, npmPublished(cmd.Context(), dir))
+			plan, err := realengine.PlanAdd(cat, core, addWLs, npmPublished(cmd.Context(), dir))
 			if err != nil {
 				return badInput(err)
 			}
@@ -289,7 +290,7 @@ anything is installed, and the npm command is printed.`,
 			if err := inst.Run(); err != nil {
 				return fmt.Errorf("npm %s in %s: %w\n%s", strings.Join(args, " "), dir, err, tail(out.String(), 2000))
 			}
-			if cat, err = engine.ReadCatalog(dir); err != nil {
+			if cat, err = realengine.ReadCatalog(dir); err != nil {
 				return err
 			}
 			if plan.Core != nil {
@@ -308,7 +309,7 @@ anything is installed, and the npm command is printed.`,
 			return f.run(cmd, dir, cat, rels)
 		},
 	}
-	f.register(cmd, []string{engine.All})
+	f.register(cmd, []string{realengine.All})
 	cmd.Flags().StringSliceVar(&addWLs, "add-world-local", nil, "also install these @workflow/world-local releases (exact versions)")
 	cmd.Flags().BoolVar(&noMatrix, "no-matrix", false, "install only; do not run the matrix")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
@@ -317,7 +318,7 @@ anything is installed, and the npm command is printed.`,
 
 // printMatrix prints the findings × releases table, then each cell's
 // evidence.
-func printMatrix(w io.Writer, res *engine.MatrixResult) {
+func printMatrix(w io.Writer, res *findings.MatrixResult) {
 	fmt.Fprintf(w, "each README finding on each real release, decided by real runs (%.0f s); b55/wl46 is core 5.0.0-beta.55 over world-local 5.0.0-beta.46\n\n", res.Seconds)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	head := []string{"FINDING"}

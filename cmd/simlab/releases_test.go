@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simlab/simlab/conformance/engine"
+	"github.com/simlab/simlab/realengine/findings"
 )
 
 // engineCopy is a temp engine directory holding a copy of the pinned
@@ -15,7 +15,7 @@ import (
 // at npm, never get further, and the real conformance/engine is untouched.
 func engineCopy(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "conformance", "engine", "package.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "realengine", "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,19 +178,19 @@ func TestReleasesAddArguments(t *testing.T) {
 // The matrix's table fits 132 columns with the eight pinned releases, and
 // says each cell's verdict under its release.
 func TestMatrixTableIsReadable(t *testing.T) {
-	res := &engine.MatrixResult{Findings: engine.Findings, Seconds: 12}
+	res := &findings.MatrixResult{Findings: findings.Findings, Seconds: 12}
 	for _, c := range []string{"5.0.0-beta.50", "5.0.0-beta.52", "5.0.0-beta.53", "5.0.0-beta.55"} {
 		for _, wl := range []string{"5.0.0-beta.45", "5.0.0-beta.46"} {
 			res.Releases = append(res.Releases, struct {
 				Core       string `json:"core"`
 				WorldLocal string `json:"world_local"`
 			}{c, wl})
-			for _, f := range engine.Findings {
-				v := engine.Holds
+			for _, f := range findings.Findings {
+				v := findings.Holds
 				if c == "5.0.0-beta.50" {
-					v = engine.NotApplicable
+					v = findings.NotApplicable
 				}
-				res.Cells = append(res.Cells, engine.Cell{Finding: f.ID, Core: c, WorldLocal: wl, Judgement: engine.Judgement{Verdict: v, Evidence: "measured"}})
+				res.Cells = append(res.Cells, findings.Cell{Finding: f.ID, Core: c, WorldLocal: wl, Judgement: findings.Judgement{Verdict: v, Evidence: "measured"}})
 			}
 		}
 	}
@@ -198,7 +198,7 @@ func TestMatrixTableIsReadable(t *testing.T) {
 	printMatrix(&b, res)
 	out := b.String()
 	lines := strings.Split(out, "\n")
-	for _, l := range lines[:len(engine.Findings)+3] {
+	for _, l := range lines[:len(findings.Findings)+3] {
 		if n := len([]rune(l)); n > 132 {
 			t.Errorf("a table line of %d columns:\n%s", n, l)
 		}

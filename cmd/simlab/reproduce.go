@@ -14,12 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simlab/simlab/conformance/engine"
-	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/check"
+	"github.com/simlab/simlab/realengine"
 )
 
 func newReproduceCommand() *cobra.Command {
-	var o engine.ReproduceOptions
+	var o realengine.ReproduceOptions
 	var dir, worldLocal string
 	var noInstall, asJSON bool
 	var whatIf int
@@ -64,23 +64,23 @@ group included).`,
 			if whatIf < 0 {
 				return badInput(fmt.Errorf("--what-if %d: want a number of real runs, at least 1", whatIf))
 			}
-			var rp *engine.Reproduction
-			var wi *engine.WhatIf
+			var rp *realengine.Reproduction
+			var wi *realengine.WhatIf
 			if whatIf > 0 {
-				rp, wi, err = engine.PrepareWhatIf(s, file)
+				rp, wi, err = realengine.PrepareWhatIf(s, file)
 			} else {
-				rp, err = engine.PrepareReproduction(s, file)
+				rp, err = realengine.PrepareReproduction(s, file)
 			}
 			if err != nil {
 				return badInput(err)
 			}
 			for _, c := range o.Cores {
-				if _, err := engine.CoreByVersion(c); err != nil {
+				if _, err := realengine.CoreByVersion(c); err != nil {
 					return badInput(fmt.Errorf("--cores: %w", err))
 				}
 			}
 			if worldLocal != "" {
-				w, err := engine.Pinned.WorldLocal(worldLocal)
+				w, err := realengine.Pinned.WorldLocal(worldLocal)
 				if err != nil {
 					return badInput(fmt.Errorf("--world-local: %w", err))
 				}
@@ -100,9 +100,9 @@ group included).`,
 			defer done()
 			if wi != nil {
 				return runWhatIf(cmd, ctx, interrupted, r, s, rp, wi,
-					engine.WhatIfOptions{Cores: o.Cores, Runs: whatIf, Timeout: o.Timeout, OutDir: o.OutDir, Base: o.Base, WorldLocal: o.WorldLocal}, asJSON)
+					realengine.WhatIfOptions{Cores: o.Cores, Runs: whatIf, Timeout: o.Timeout, OutDir: o.OutDir, Base: o.Base, WorldLocal: o.WorldLocal}, asJSON)
 			}
-			if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
+			if err := realengine.Reproduce(ctx, r, s, rp, o); err != nil {
 				if ctx.Err() != nil {
 					return interruptError(interrupted(), fmt.Sprintf("stopped while running the plan: %v", err))
 				}
@@ -122,8 +122,8 @@ group included).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
-	cmd.Flags().StringVar(&worldLocal, "world-local", "", "the @workflow/world-local release to run over, by version (installed side by side by conformance/engine/package.json; default the schedules' own, "+engine.Pinned.DefaultWorldLocal+")")
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{realengine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
+	cmd.Flags().StringVar(&worldLocal, "world-local", "", "the @workflow/world-local release to run over, by version (installed side by side by conformance/engine/package.json; default the schedules' own, "+realengine.Pinned.DefaultWorldLocal+")")
 	cmd.Flags().StringVar(&o.OutDir, "out", "", "write each core's spans and call record to DIR (default: the schedule's directory)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "longest one real run may take before it is stopped and reported (0: 2m, or the schedule's History span and 1m more when longer)")
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
@@ -135,14 +135,14 @@ group included).`,
 
 // coreLabel names the release a reproduction ran on: the core, and the
 // world-local release when it is not the schedules' own.
-func coreLabel(c engine.CoreReproduction) string {
-	if c.WorldLocal != "" && c.WorldLocal != engine.Pinned.DefaultWorldLocal {
+func coreLabel(c realengine.CoreReproduction) string {
+	if c.WorldLocal != "" && c.WorldLocal != realengine.Pinned.DefaultWorldLocal {
 		return c.Core + " over world-local " + c.WorldLocal
 	}
 	return c.Core
 }
 
-func printReproduction(w io.Writer, rp *engine.Reproduction) {
+func printReproduction(w io.Writer, rp *realengine.Reproduction) {
 	var rules []string
 	for _, r := range rp.Plan.Rules {
 		rules = append(rules, fmt.Sprintf("%s %d", r.Name, r.Count))
@@ -163,13 +163,13 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 	for _, c := range rp.Cores {
 		fmt.Fprintln(w)
 		switch c.Verdict {
-		case engine.VerdictReproduced:
+		case realengine.VerdictReproduced:
 			fmt.Fprintf(w, "core %s: REPRODUCED: %d of %d entries released in order with the History's answers; %s violated on the real run's %s:\n",
 				coreLabel(c), c.Released, c.Entries, rp.Property, c.JudgedOn)
 			for _, v := range c.Violations {
 				fmt.Fprintf(w, "  %s\n", v)
 			}
-		case engine.VerdictDiverged:
+		case realengine.VerdictDiverged:
 			fmt.Fprintf(w, "core %s: DIVERGED at entry %d of %d: %s\n", coreLabel(c), c.DivergedAt, c.Entries, c.Reason)
 			fmt.Fprintf(w, "  simlab (the plan, > the entry):\n")
 			for _, l := range c.Model {
@@ -196,19 +196,19 @@ func printReproduction(w io.Writer, rp *engine.Reproduction) {
 // property's first counterexample: its reproduction, or why there is none
 // (no schedule was saved, or the real side cannot honour it).
 type firstReproduction struct {
-	Property     string               `json:"property"`
-	Schedule     string               `json:"schedule,omitempty"`
-	Refused      string               `json:"refused,omitempty"`
-	Reproduction *engine.Reproduction `json:"reproduction,omitempty"`
+	Property     string                   `json:"property"`
+	Schedule     string                   `json:"schedule,omitempty"`
+	Refused      string                   `json:"refused,omitempty"`
+	Reproduction *realengine.Reproduction `json:"reproduction,omitempty"`
 }
 
 // reproduceFirsts forces the saved schedule of each violated property's
 // first counterexample on the real engine (the first pinned reproduce
 // core), in property order, preparing the engine once; a schedule the real
 // side cannot honour is reported as refused, not as an error.
-func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *properties.Report, dir string) ([]firstReproduction, error) {
+func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *check.Report, dir string) ([]firstReproduction, error) {
 	var out []firstReproduction
-	var r *engine.Runner
+	var r *realengine.Runner
 	defer func() {
 		if r != nil {
 			r.Close()
@@ -226,7 +226,7 @@ func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *properties.Re
 		if err != nil {
 			return out, err
 		}
-		rp, err := engine.PrepareReproduction(s, f.ScheduleFile)
+		rp, err := realengine.PrepareReproduction(s, f.ScheduleFile)
 		if err != nil {
 			fr.Refused = err.Error()
 			out = append(out, fr)
@@ -240,8 +240,8 @@ func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *properties.Re
 				return out, err
 			}
 		}
-		o := engine.ReproduceOptions{OutDir: filepath.Dir(f.ScheduleFile), Base: strings.TrimSuffix(filepath.Base(f.ScheduleFile), ".json")}
-		if err := engine.Reproduce(ctx, r, s, rp, o); err != nil {
+		o := realengine.ReproduceOptions{OutDir: filepath.Dir(f.ScheduleFile), Base: strings.TrimSuffix(filepath.Base(f.ScheduleFile), ".json")}
+		if err := realengine.Reproduce(ctx, r, s, rp, o); err != nil {
 			return out, err
 		}
 		fr.Reproduction = rp
@@ -272,7 +272,7 @@ func printFirstReproductions(w io.Writer, rs []firstReproduction) {
 // finds the engine directory (dir, or upwards from the working directory),
 // makes an interruptible context and prepares the pinned packages
 // (installing them unless told not to). done releases both.
-func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Context, interrupted func() os.Signal, r *engine.Runner, done func(), err error) {
+func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Context, interrupted func() os.Signal, r *realengine.Runner, done func(), err error) {
 	if r, err = engineRunner(cmd, dir); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -293,21 +293,21 @@ func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Conte
 
 // engineRunner is a Runner on the engine directory dir, or on the one found
 // upwards from the working directory.
-func engineRunner(cmd *cobra.Command, dir string) (*engine.Runner, error) {
+func engineRunner(cmd *cobra.Command, dir string) (*realengine.Runner, error) {
 	if dir == "" {
-		d, err := engine.FindDir()
+		d, err := realengine.FindDir()
 		if err != nil {
 			return nil, badInput(err)
 		}
 		dir = d
 	}
-	return &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}, nil
+	return &realengine.Runner{Dir: dir, Log: cmd.ErrOrStderr()}, nil
 }
 
 // runWhatIf runs and prints a --what-if.
-func runWhatIf(cmd *cobra.Command, ctx context.Context, interrupted func() os.Signal, r *engine.Runner, s properties.Schedule,
-	rp *engine.Reproduction, wi *engine.WhatIf, o engine.WhatIfOptions, asJSON bool) error {
-	if err := engine.RunWhatIf(ctx, r, s, rp, wi, o); err != nil {
+func runWhatIf(cmd *cobra.Command, ctx context.Context, interrupted func() os.Signal, r *realengine.Runner, s check.Schedule,
+	rp *realengine.Reproduction, wi *realengine.WhatIf, o realengine.WhatIfOptions, asJSON bool) error {
+	if err := realengine.RunWhatIf(ctx, r, s, rp, wi, o); err != nil {
 		if ctx.Err() != nil {
 			return interruptError(interrupted(), fmt.Sprintf("stopped during the what-if runs: %v", err))
 		}
@@ -327,7 +327,7 @@ func runWhatIf(cmd *cobra.Command, ctx context.Context, interrupted func() os.Si
 	return nil
 }
 
-func printWhatIf(w io.Writer, wi *engine.WhatIf) {
+func printWhatIf(w io.Writer, wi *realengine.WhatIf) {
 	fmt.Fprintf(w, "schedule %s · %s · history %s replays\n", wi.Schedule, wi.Property, wi.HistoryHash)
 	fmt.Fprintf(w, "what-if: %d real runs per core, each race group's members released together, the World's own I/O in its own order\n", wi.Runs)
 	for _, g := range wi.Groups {

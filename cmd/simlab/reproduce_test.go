@@ -7,35 +7,35 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/check"
 )
 
 // The saved schedule of docs/MODEL.md finding 15 (conformance/engine's
 // testdata), which reproduce forces on the real core.
-var f15Schedule = filepath.Join("..", "..", "conformance", "engine", "testdata", "reproduce", "f15-two-run-completed.json")
+var f15Schedule = filepath.Join("..", "..", "realengine", "testdata", "reproduce", "f15-two-run-completed.json")
 
 // simlab reproduce refuses, before it installs or runs anything, a schedule
 // the real side cannot honour or that no longer replays: exit 2 and the
 // reason.
 func TestReproduceRefusesUpFront(t *testing.T) {
-	s, err := properties.LoadSchedule(f15Schedule)
+	s, err := check.LoadSchedule(f15Schedule)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name string
-		edit func(s *properties.Schedule)
+		edit func(s *check.Schedule)
 		want string
 	}{
-		{"vercel.json", func(s *properties.Schedule) { s.Scenario.World = "world-vercel" }, "world = world-vercel"},
-		{"inline0.json", func(s *properties.Schedule) { s.Scenario.Workflow.MaxInline = 0 }, "workflow.max_inline = 0"},
-		{"moved.json", func(s *properties.Schedule) { s.HistoryHash = "0123456789abcdef" }, "no longer replays to its history"},
+		{"vercel.json", func(s *check.Schedule) { s.Scenario.World = "world-vercel" }, "world = world-vercel"},
+		{"inline0.json", func(s *check.Schedule) { s.Scenario.Workflow.MaxInline = 0 }, "workflow.max_inline = 0"},
+		{"moved.json", func(s *check.Schedule) { s.HistoryHash = "0123456789abcdef" }, "no longer replays to its history"},
 	} {
 		e := s
 		c.edit(&e)
 		file := filepath.Join(dir, c.name)
-		if err := properties.SaveSchedule(file, e); err != nil {
+		if err := check.SaveSchedule(file, e); err != nil {
 			t.Fatal(err)
 		}
 		_, _, err := runCLI(t, "reproduce", file, "--engine-dir", t.TempDir())
@@ -64,7 +64,7 @@ func TestReproduceCommandReproducesFinding15(t *testing.T) {
 		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
 	}
 	out := t.TempDir()
-	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--out", out, "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--out", out, "--engine-dir", filepath.Join("..", "..", "realengine"))
 	if err != nil {
 		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stdout)
 	}
@@ -101,7 +101,7 @@ func TestCheckReproduce(t *testing.T) {
 	}
 	dir := t.TempDir()
 	stdout, _, err := runCLI(t, "check", "--scenario", "golden-t3", "--seeds", "5", "--schedules", dir, "--reproduce",
-		"--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+		"--engine-dir", filepath.Join("..", "..", "realengine"))
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d (%v), want 1 (the check's own):\n%s", exitCode(err), err, stdout)
 	}
@@ -149,7 +149,7 @@ func TestReproduceWhatIf(t *testing.T) {
 		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
 	}
 	out := t.TempDir()
-	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--what-if", "2", "--json", "--out", out, "--engine-dir", filepath.Join("..", "..", "conformance", "engine"))
+	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--what-if", "2", "--json", "--out", out, "--engine-dir", filepath.Join("..", "..", "realengine"))
 	if exitCode(err) > 1 {
 		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stdout)
 	}

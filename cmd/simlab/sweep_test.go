@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/model/sweep"
-	"github.com/simlab/simlab/properties"
 )
 
 // writeShards runs args once per shard of n with --shard i/n and --json,
@@ -117,7 +117,7 @@ func TestCheckShardsMergeToTheUnshardedRun(t *testing.T) {
 	withFirst := 0
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
-		var rep properties.Report
+		var rep check.Report
 		if err := json.Unmarshal(data, &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -147,15 +147,15 @@ func TestCheckShardsMergeToTheUnshardedRun(t *testing.T) {
 // a later part.
 func TestMergeReports(t *testing.T) {
 	// Seeds 1..5 in two shards: 0/2 checks 1, 3 and 5; 1/2 checks 2 and 4.
-	a := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 3, Declared: []string{"crash", "gone"},
+	a := &check.Report{Scenario: "s", Variants: []string{}, Seeds: 3, Declared: []string{"crash", "gone"},
 		Violations: map[string]int{"p": 1, "q": 0}, Coverage: map[string]int{"crash": 3},
-		First: map[string]*properties.First{"p": {Seed: 5}}, Missing: []string{"gone"},
+		First: map[string]*check.First{"p": {Seed: 5}}, Missing: []string{"gone"},
 		SeedList: "1..5", Shard: &seeds.Shard{Index: 0, Count: 2}, Config: "c"}
-	b := &properties.Report{Scenario: "s", Variants: []string{}, Seeds: 2, Declared: []string{"crash", "gone"},
+	b := &check.Report{Scenario: "s", Variants: []string{}, Seeds: 2, Declared: []string{"crash", "gone"},
 		Violations: map[string]int{"p": 2, "q": 0}, Coverage: map[string]int{"gone": 1, "crash": 1},
-		First: map[string]*properties.First{"p": {Seed: 2}}, Missing: nil,
+		First: map[string]*check.First{"p": {Seed: 2}}, Missing: nil,
 		SeedList: "1..5", Shard: &seeds.Shard{Index: 1, Count: 2}, Config: "c"}
-	m, err := properties.MergeReports([]*properties.Report{a, b})
+	m, err := check.MergeReports([]*check.Report{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestMergeReports(t *testing.T) {
 	}
 	c := *b
 	c.Declared = []string{"crash"}
-	if _, err := properties.MergeReports([]*properties.Report{a, &c}); err == nil {
+	if _, err := check.MergeReports([]*check.Report{a, &c}); err == nil {
 		t.Error("reports declaring different outcomes merged")
 	}
 }

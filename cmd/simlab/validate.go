@@ -14,13 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simlab/simlab/conformance/engine"
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/realengine"
 )
 
 func newValidateCommand() *cobra.Command {
 	var sf scenarioFlags
-	var o engine.Options
+	var o realengine.Options
 	var dir, simStore string
 	var noInstall, asJSON bool
 	cmd := &cobra.Command{
@@ -60,15 +60,15 @@ the real side cannot honour is refused, named, before anything runs.`,
 				o.SimStore = &cal.Store
 			}
 			if dir == "" {
-				if dir, err = engine.FindDir(); err != nil {
+				if dir, err = realengine.FindDir(); err != nil {
 					return badInput(err)
 				}
 			}
 			// The releases are what the engine directory's package.json
 			// installs (a release added since this binary was built
 			// included); without one, the pinned ones.
-			o.Catalog = engine.Pinned
-			if cat, err := engine.ReadCatalog(dir); err == nil {
+			o.Catalog = realengine.Pinned
+			if cat, err := realengine.ReadCatalog(dir); err == nil {
 				o.Catalog = cat
 			}
 			if err := o.Check(sc); err != nil {
@@ -84,7 +84,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 			// way out, and what was measured is printed.
 			ctx, interrupted, release := onInterrupt(cmd.Context())
 			defer release()
-			r := &engine.Runner{Dir: dir, Log: cmd.ErrOrStderr(), Catalog: o.Catalog}
+			r := &realengine.Runner{Dir: dir, Log: cmd.ErrOrStderr(), Catalog: o.Catalog}
 			defer r.Close()
 			if len(o.Cores) > 0 || o.LegacyProducer {
 				if progressHook != nil {
@@ -107,7 +107,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 					progressHook(ctx, done)
 				}
 			}
-			res, err := engine.Validate(ctx, r, sc, o)
+			res, err := realengine.Validate(ctx, r, sc, o)
 			if err != nil {
 				// Rows already measured are not lost.
 				if res != nil && len(res.Rows) > 0 {
@@ -126,9 +126,9 @@ the real side cannot honour is refused, named, before anything runs.`,
 		},
 	}
 	sf.register(cmd)
-	cmd.Flags().IntSliceVar(&o.Branches, "branches", []int{4, 16, 64, 128}, fmt.Sprintf("fan-out widths (every fan-out takes the width; at most %d)", engine.MaxBranches))
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{engine.All}, "real @workflow/core versions to run, installed side by side by conformance/engine/package.json, or all ("+strings.Join(coreVersions(), ", ")+"); --cores= runs simlab only")
-	cmd.Flags().StringSliceVar(&o.WorldLocals, "world-local", []string{engine.Pinned.DefaultWorldLocal}, "@workflow/world-local releases every core runs over, or all ("+strings.Join(worldLocalVersions(), ", ")+")")
+	cmd.Flags().IntSliceVar(&o.Branches, "branches", []int{4, 16, 64, 128}, fmt.Sprintf("fan-out widths (every fan-out takes the width; at most %d)", realengine.MaxBranches))
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{realengine.All}, "real @workflow/core versions to run, installed side by side by conformance/engine/package.json, or all ("+strings.Join(coreVersions(), ", ")+"); --cores= runs simlab only")
+	cmd.Flags().StringSliceVar(&o.WorldLocals, "world-local", []string{realengine.Pinned.DefaultWorldLocal}, "@workflow/world-local releases every core runs over, or all ("+strings.Join(worldLocalVersions(), ", ")+")")
 	cmd.Flags().BoolVar(&o.LegacyProducer, "legacy-producer", false, "also run the first core with runContext stripped from every step message (a v1 producer)")
 	cmd.Flags().IntVar(&o.Repetitions, "repetitions", 3, "real runs per (branches, core)")
 	cmd.Flags().IntVar(&o.Seeds, "seeds", 20, "simlab seeds 1..N per (branches, prologue)")
@@ -139,7 +139,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
 	cmd.Flags().StringVar(&simStore, "sim-store", "", "run the simlab side on the store model of scenario FILE (simlab calibrate --write) and the real side with no injected latency: the real World's own costs against the model's")
-	cmd.Flags().StringVar(&o.SimWorld, "sim-world", engine.HarnessWorld, "the World whose rules and atomicity the simlab side applies, with the scenario's store model: "+engine.HarnessWorld+" (the real side's) or "+engine.SimWorldScenario+" (the scenario's own)")
+	cmd.Flags().StringVar(&o.SimWorld, "sim-world", realengine.HarnessWorld, "the World whose rules and atomicity the simlab side applies, with the scenario's store model: "+realengine.HarnessWorld+" (the real side's) or "+realengine.SimWorldScenario+" (the scenario's own)")
 	return cmd
 }
 
@@ -147,7 +147,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 // package.json installs, for the flags' help.
 func coreVersions() []string {
 	var out []string
-	for _, c := range engine.Pinned.Cores {
+	for _, c := range realengine.Pinned.Cores {
 		out = append(out, c.Version)
 	}
 	return out
@@ -155,13 +155,13 @@ func coreVersions() []string {
 
 func worldLocalVersions() []string {
 	var out []string
-	for _, w := range engine.Pinned.WorldLocals {
+	for _, w := range realengine.Pinned.WorldLocals {
 		out = append(out, w.Version)
 	}
 	return out
 }
 
-func printValidate(w io.Writer, res *engine.Result) {
+func printValidate(w io.Writer, res *realengine.Result) {
 	fmt.Fprintf(w, "scenario %s · time scale ×%g\n", res.Scenario, res.TimeScale)
 	if res.SimWorld != "" {
 		if res.Calibrated {
@@ -215,8 +215,8 @@ func printValidate(w io.Writer, res *engine.Result) {
 }
 
 // printAgreement judges each simlab row against the real row of its width
-// and prologue (engine.Agreements).
-func printAgreement(w io.Writer, res *engine.Result) {
+// and prologue (realengine.Agreements).
+func printAgreement(w io.Writer, res *realengine.Result) {
 	if len(res.Agreement) == 0 {
 		return
 	}
@@ -237,7 +237,7 @@ func printAgreement(w io.Writer, res *engine.Result) {
 // printWriteOrder says, on the World's own costs, how many of a run's
 // overlapping writes each side's World answered out of arrival order: the
 // store model's write_order, checked against the real World.
-func printWriteOrder(w io.Writer, res *engine.Result) {
+func printWriteOrder(w io.Writer, res *realengine.Result) {
 	var lines []string
 	for _, r := range res.Rows {
 		if o := r.WritesOutOfOrder; o != nil {
@@ -255,7 +255,7 @@ func printWriteOrder(w io.Writer, res *engine.Result) {
 
 // printCorruption sets each width's corruption counts side by side, real
 // and simlab, one line per row.
-func printCorruption(w io.Writer, res *engine.Result) {
+func printCorruption(w io.Writer, res *realengine.Result) {
 	if len(res.Rows) == 0 {
 		return
 	}
@@ -289,7 +289,7 @@ func shortVersion(v string) string {
 }
 
 // onWL names a real row's world-local release.
-func onWL(r engine.Row) string {
+func onWL(r realengine.Row) string {
 	if r.WorldLocal == "" {
 		return ""
 	}
@@ -300,7 +300,7 @@ func onWL(r engine.Row) string {
 func trim(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
 
 // rowsOf counts a partial result's rows.
-func rowsOf(res *engine.Result) int {
+func rowsOf(res *realengine.Result) int {
 	if res == nil {
 		return 0
 	}

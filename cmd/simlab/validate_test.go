@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simlab/simlab/conformance/engine"
+	"github.com/simlab/simlab/realengine"
 )
 
 // simlab validate refuses bad input before it installs or runs anything:
@@ -50,7 +50,7 @@ func TestValidateInterrupted(t *testing.T) {
 	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
 		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
 	}
-	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "conformance", "engine"),
+	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "realengine"),
 		"--branches", "4", "--repetitions", "1", "--seeds", "1", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}
 	// The engine's temp dirs go to a directory of this test's own: other
 	// tests and packages running at once (conformance/engine) make theirs
@@ -100,7 +100,7 @@ func engineTempDirs(t *testing.T) []string {
 // validate's table fits a 132-column terminal, and nothing prints a Go map
 // (map[run_context:1]).
 func TestValidateTableIsReadable(t *testing.T) {
-	row := engine.Row{Branches: 128, Engine: "real", Core: "5.0.0-beta.52", WorldLocal: "5.0.0-beta.46", Prologue: "run_context", Repetitions: 3,
+	row := realengine.Row{Branches: 128, Engine: "real", Core: "5.0.0-beta.52", WorldLocal: "5.0.0-beta.46", Prologue: "run_context", Repetitions: 3,
 		RunsGetPrologue: 0, LazyPerFanout: 71.33, LazyPerFanoutMin: 59, LazyPerFanoutMax: 92, ConcurrentLastCompleters: 1,
 		StepStartedAccepted: 128, StepStartedRejected: 12.3, Deliveries: 131.7, Redeliveries: 3.7,
 		TTFSP50MS: 1234, TTFSP90MS: 2345, TTLSP50MS: 10234, TTLSP90MS: 12345,
@@ -109,11 +109,11 @@ func TestValidateTableIsReadable(t *testing.T) {
 	sim.Engine, sim.Core, sim.WorldLocal, sim.DispatchPrologue = "simlab", "simlab", "", nil
 	row.Fanouts, row.ConcurrentFanouts = 3, 3
 	sim.LazyPerFanout = 99
-	order := engine.WriteOrder{Pairs: 200, Reversed: 86}
+	order := realengine.WriteOrder{Pairs: 200, Reversed: 86}
 	row.WritesOutOfOrder, sim.WritesOutOfOrder = &order, &order
-	rows := []engine.Row{row, sim}
+	rows := []realengine.Row{row, sim}
 	var b strings.Builder
-	printValidate(&b, &engine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: rows, Agreement: engine.Agreements(rows)})
+	printValidate(&b, &realengine.Result{Scenario: "durabench-256", TimeScale: 5, Rows: rows, Agreement: realengine.Agreements(rows)})
 	out := b.String()
 	for _, l := range strings.Split(out, "\n") {
 		if n := len([]rune(l)); n > 132 {

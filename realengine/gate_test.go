@@ -1,0 +1,44 @@
+package realengine
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestGateReleasesByCountAndEscapes runs gate.mjs's and store.mjs's own
+// tests (node:test, no packages needed): calls are held until their count is
+// reached and released in one tick in arrival order, and a gate whose count
+// can no longer be reached escapes (releases and reports) once nothing can
+// arrive, never while a delivery is still between calls; the store wrapper
+// has a read reach the World as it is served and a write after its latency,
+// as simlab's store does.
+func TestGateReleasesByCountAndEscapes(t *testing.T) {
+	if os.Getenv(optOut) == "1" {
+		t.Skipf("%s=1", optOut)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "--test", "gate.test.mjs", "store.test.mjs")
+	cmd.Dir = "."
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err != nil {
+		t.Fatalf("node --test gate.test.mjs store.test.mjs: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "# fail 0") || strings.Contains(out.String(), "# pass 0\n") {
+		t.Fatalf("node --test gate.test.mjs store.test.mjs ran no passing test:\n%s", out.String())
+	}
+}
