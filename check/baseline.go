@@ -105,7 +105,7 @@ func KnownReason(prop string) string {
 	if r, ok := knownReasons[prop]; ok {
 		return r
 	}
-	return Unexplained + ": no documented finding; add one to knownReasons in properties/baseline.go (and its write-up to docs/MODEL.md)"
+	return Unexplained + ": no documented finding; add one to knownReasons in check/baseline.go (and its write-up to docs/MODEL.md)"
 }
 
 // EntryName names a configuration as `simlab check` flags do.

@@ -40,7 +40,7 @@ func benchCheck(b *testing.B, sc model.Scenario) {
 // BenchmarkCheckFaults and BenchmarkDiffCheckFaults measure what a
 // differential check costs per seed against a plain one: `simlab check
 // --scenario faults --variant pre-fix-fence` with and without --diff
-// (go test ./properties -run '^$' -bench 'CheckFaults' -benchtime 200x).
+// (go test ./check -run '^$' -bench 'CheckFaults' -benchtime 200x).
 // Neither saves schedules, so both time the seeds alone.
 func BenchmarkCheckFaults(b *testing.B) {
 	sc, err := model.Spec{Scenario: "faults", Variants: []string{"pre-fix-fence"}}.Load()

@@ -349,7 +349,7 @@ func TestShippedFindsConcurrentLastCompleters(t *testing.T) {
 // cancel between run_started and the inline start. With the runtime's
 // opt-out (awaitInlineClaims) the claim is awaited and the body never runs
 // (the holds searches below). Forced on the real core beta.52 and beta.55:
-// conformance/engine TestTurboRunsAnInlineBodyOnACancelledRun, 10 of 10.
+// realengine TestTurboRunsAnInlineBodyOnACancelledRun, 10 of 10.
 func TestShippedFindsTurboBodyOnACancelledRun(t *testing.T) {
 	finds(t, fanoutFamily, nil, "no-start-on-terminal", both(atomicWorld, func(sc *model.Scenario) {
 		sc.Faults.Cancel = max(sc.Faults.Cancel, 0.5)
@@ -371,7 +371,7 @@ func TestShippedFindsTurboBodyOnACancelledRun(t *testing.T) {
 // The replay goes on from the log it loaded, as core does; the model once
 // judged the World as it was when the list answered, and its replay ended
 // the run a second time instead. Reproduced on core 5.0.0-beta.52 over
-// world-local: conformance/engine TestReproduceTurboBodyAfterTheRunCompleted.
+// world-local: realengine TestReproduceTurboBodyAfterTheRunCompleted.
 // The runtime's opt-out (awaitInlineClaims) keeps the body from beginning
 // (the holds below).
 func TestShippedFindsTurboBodyAfterTheRunCompleted(t *testing.T) {
@@ -395,7 +395,7 @@ func TestShippedFindsTurboBodyAfterTheRunCompleted(t *testing.T) {
 // while the consumer's runs. The window is narrow (the creates answer after
 // the consumer's claim and before its body ends): ten times the checks.
 // The shrunk schedule (SIMLAB_SCHEDULES=DIR keeps it) is
-// conformance/engine/testdata/reproduce/one-body-twice.json.
+// realengine/testdata/reproduce/one-body-twice.json.
 func TestShippedFindsBodyTwiceOnWorldLocal(t *testing.T) {
 	findsSearch(t, defaultShrinkSteps, 10, fanoutFamily, nil, "one-body-at-a-time", both(onWorld("world-local"), noCancels, slowWorldLocalCalls, func(sc *model.Scenario) {
 		sc.Faults.Crash, sc.Faults.Misdeliver, sc.Faults.Swarm, sc.Faults.LostCreate, sc.Faults.StaleRead, sc.Faults.BodyFailure = 0, 0, false, 0, 0, 0
@@ -454,7 +454,7 @@ func noCancels(sc *model.Scenario) { sc.Faults.Cancel, sc.Faults.CancelAt = 0, 0
 // that lands while the run's first delivery suspends is followed by the
 // inline step's body all the same (no-start-on-terminal's body clause,
 // TestShippedFindsTurboBodyOnACancelledRun; forced on the real core by
-// conformance/engine TestTurboRunsAnInlineBodyOnACancelledRun). The holds
+// realengine TestTurboRunsAnInlineBodyOnACancelledRun). The holds
 // searches that let cancels happen and judge no-start-on-terminal take the
 // opt-out, so that they still judge every other way a step starts late.
 func awaitInlineClaims(sc *model.Scenario) { sc.Workflow.AwaitInlineClaims = true }

@@ -81,7 +81,7 @@ type Call struct {
 	// list when the store served it (what it saw is the log then), a write
 	// when it applied, run_created as it arrived. Calls that took effect at
 	// one virtual instant keep the order the simulation applied them in,
-	// which a plan must follow (conformance/engine, planFrom).
+	// which a plan must follow (realengine, planFrom).
 	Effect uint32
 	flight int32 // 1 + its slot in the engine's flights while in flight, else 0
 	Op     Op
@@ -394,7 +394,7 @@ type History struct {
 	FinalRuns []world.RunView
 	// ReadBack is each run as a runs.get made once the simulation ended
 	// answers it: the read-back the real harness makes after its runs go
-	// quiet (conformance/engine harness.mjs readRunBack), an observation
+	// quiet (realengine harness.mjs readRunBack), an observation
 	// through the World's API, unlike FinalRuns.
 	ReadBack []RunReadBack
 	// FinalSteps is each step's row at the end, per run, indexed by step.

@@ -115,7 +115,7 @@ func (o *orchestrator) started(p int32) {
 		// reads an empty log, so a run_cancelled that landed while
 		// run_started was in flight is not seen until the next listing
 		// (the continuation's), after the fan-out's steps were created and
-		// started (conformance/engine
+		// started (realengine
 		// TestForcedCancelRacingStartReopensTheRealRun). run_started's call
 		// carries no LogTerminal: an empty log holds no end.
 		pr.loadAt = -1

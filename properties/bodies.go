@@ -77,7 +77,7 @@ type stepBody struct {
 
 // bodyEvidence is a delivery's claims of the step (whatever they answered:
 // core's turbo first delivery runs an inline body before its claim is
-// answered, conformance/engine TestForcedEarlyQueuedCompletionAgainstTheInlineStep)
+// answered, realengine TestForcedEarlyQueuedCompletionAgainstTheInlineStep)
 // and its body's beginning.
 func bodyEvidence(h *model.History, d int32, r world.RunID, step world.StepID, what string) []Evidence {
 	var ev []Evidence

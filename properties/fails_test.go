@@ -694,7 +694,7 @@ func TestLivenessStoryNamesTheContinuation(t *testing.T) {
 // the run pending and wrote it back running after run_cancelled was logged.
 // core's replay sees the run_cancelled in the log it lists and exits, so
 // nothing ends the run again and its row reads running for ever (the real
-// core does the same, conformance/engine
+// core does the same, realengine
 // TestForcedCancelRacingStartReopensTheRealRun). ended-run-reads-ended
 // judges the run's read-back, not only its log.
 func TestEndedRunReadsEndedSeesARunReopenedByARacingStart(t *testing.T) {

@@ -33,7 +33,7 @@ func liveness(o *observed) []Violation {
 // back by a call that raced its end (a run_started that read it pending):
 // core's replay sees the terminal event in the log it lists and exits, so
 // nothing ends the run again and runs.get answers running for ever, as on
-// the real engine (conformance/engine
+// the real engine (realengine
 // TestForcedCancelRacingStartReopensTheRealRun). Apart from liveness, whose
 // causes (a run nobody ends) are the protocol's, this one is the World's.
 func endedRunReadsEnded(o *observed) []Violation {

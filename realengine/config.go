@@ -105,7 +105,7 @@ type HarnessConfig struct {
 	RecordBodies bool `json:"record_bodies,omitempty"`
 	// Race, if set, forces each run's first run_started and the run's cancel
 	// into one interleaving of the real World's own I/O (race.mjs, on
-	// conformance/worlds/gate.mjs).
+	// realworld/node/gate.mjs).
 	Race *RaceConfig `json:"race,omitempty"`
 }
 
@@ -119,7 +119,7 @@ type postgresWorld struct {
 // each run (Run#cancel) when the runtime's first run_started of the run
 // reaches the store, and the two calls take their steps in Schedule's order
 // ([call, step] pairs, call 0 the run_started and call 1 the cancel; the
-// model's interleaving, realworld.Race.Forced).
+// model's interleaving, findings.StartCancelSchedule).
 type RaceConfig struct {
 	Kind     string   `json:"kind"`
 	Schedule [][2]int `json:"schedule"`

@@ -4,7 +4,7 @@
 //   node --import ./register.mjs harness.mjs build DIR [BUILDERS]   compile workflow/fanout.ts into DIR
 //   node --import ./register.mjs harness.mjs run CONFIG              run it once, print a JSON summary
 //
-// CONFIG is a JSON file written by simlab (conformance/engine.go): the
+// CONFIG is a JSON file written by simlab (realengine.go): the
 // resolved scenario's store model, the widths, the body latencies and where
 // to put the data dir and the OTLP JSON Lines trace. SIMLAB_CORE_ALIAS
 // (hooks.mjs) picks the runtime: unset for @workflow/core, an npm alias of
@@ -149,7 +149,7 @@ async function run(cfg) {
   // to hold): it says when the runtime is done (gate.quiet()).
   const gate = cfg.gate || cfg.race ? createGate({ ...(cfg.gate ?? {}), turbo_bodies: !cfg.await_inline_claims, bodies: !!cfg.record_bodies }, now) : undefined;
   // A plan that forces races inside World calls holds world-local's own
-  // file-system I/O (conformance/worlds/gate.mjs), tied to each call.
+  // file-system I/O (realworld/node/gate.mjs), tied to each call.
   // (No SQL gate: reproduce refuses world-postgres, which no pinned core
   // runs on; TestNoPinnedCoreRunsOnWorldPostgres.)
   if (gate?.plan?.fs) instrumentLocal((ctx) => ctx.runId);

@@ -561,7 +561,7 @@ func groupRaces(h *model.History, ps []pending, everyWrite bool) {
 // raceSchedule is a race group's writes' steps in the order the History
 // took them. A world-local run event is three steps (read the run file and
 // decide; write the run file; publish the event: world.Txn, and the
-// classifier of conformance/worlds/gate.mjs), a step write two (read the run
+// classifier of realworld/node/gate.mjs), a step write two (read the run
 // file under the step's lock; write), a lazy step_started three (read; its
 // step_created; its step_started); one the read refused is that read alone. The model takes the first step when the store serves the
 // write, the last with its answer and the one between halfway (flight.go),

@@ -1,6 +1,6 @@
 // A plan: a simulated history's World calls and step bodies, released on the
 // real runtime in the simulated order (simlab reproduce; the Go side,
-// conformance/engine/reproduce.go, translates the History into the entries).
+// realengine/reproduce.go, translates the History into the entries).
 //
 // Each entry names one call or body by what the runtime itself shows of it,
 // never by time: the run (the nth run the client created), the delivery that
@@ -16,7 +16,7 @@
 //
 // A race group whose entry carries `fs` (world-local run events the
 // History interleaved step by step) is also forced inside the calls: each
-// member's World call runs in a schedule of conformance/worlds/gate.mjs,
+// member's World call runs in a schedule of realworld/node/gate.mjs,
 // which holds the World's own file-system I/O of each step until the
 // schedule's earlier steps are done (the harness instruments world-local's
 // fs for it). An entry with an action (the client's cancel) is made by the

@@ -1,15 +1,15 @@
 // A cancel forced into the real World between a run's start's read and its
-// write: the race "start-overwrites-cancel" of conformance/testdata/races.json,
+// write: the race "start-overwrites-cancel" of realworld/testdata/races.json,
 // met by the real runtime instead of by the conformance driver.
 //
 // The runtime's first run_started of a run (from a delivery) and the harness's
 // cancel of that run (the runtime's own Run#cancel, from outside any delivery)
-// are the two calls of one schedule of conformance/worlds/gate.mjs, which
+// are the two calls of one schedule of realworld/node/gate.mjs, which
 // holds each call at the start of each of its steps (world-local's own file
 // I/O, tied to the call by an AsyncLocalStorage context opened here, around
 // the real World call, by store.mjs) until the schedule's earlier steps are
 // done. The schedule is the model's interleaving that produces the race
-// (conformance.Race.Forced, computed on the Go side): run_started's read of
+// (findings.StartCancelSchedule, computed on the Go side): run_started's read of
 // the run file, then the cancel's read, write and publish, then run_started's
 // write (the whole run file, built from its pending read) and publish.
 //
@@ -31,7 +31,7 @@ import { delivery } from './store.mjs';
 // returns its promise.
 export function createStartCancelRace(spec, cancel, now) {
   if (!Array.isArray(spec?.schedule) || spec.schedule.length === 0) {
-    throw new Error('race: start_cancel needs the schedule of the two calls (conformance.Race.Forced)');
+    throw new Error('race: start_cancel needs the schedule of the two calls (findings.StartCancelSchedule)');
   }
   instrumentLocal((ctx) => ctx.runId);
   const races = new Map(); // run -> race

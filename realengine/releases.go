@@ -219,7 +219,7 @@ func (c *Catalog) Core(v string) (Core, error) {
 			return k, nil
 		}
 	}
-	return Core{}, fmt.Errorf("core %q is not installed by conformance/engine/package.json: want one of %s (a release published later: simlab releases add %s)",
+	return Core{}, fmt.Errorf("core %q is not installed by realengine/package.json: want one of %s (a release published later: simlab releases add %s)",
 		v, strings.Join(versions(c.Cores), ", "), v)
 }
 
@@ -230,7 +230,7 @@ func (c *Catalog) WorldLocal(v string) (WorldLocal, error) {
 			return w, nil
 		}
 	}
-	return WorldLocal{}, fmt.Errorf("world-local %q is not installed by conformance/engine/package.json: want one of %s (a release published later: simlab releases add --world-local %s)",
+	return WorldLocal{}, fmt.Errorf("world-local %q is not installed by realengine/package.json: want one of %s (a release published later: simlab releases add --world-local %s)",
 		v, strings.Join(versionsOf(c.WorldLocals), ", "), v)
 }
 

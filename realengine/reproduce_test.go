@@ -148,7 +148,7 @@ var savedSchedules = []savedSchedule{
 	// rapid's draws of the extremes meet and the seeded draws of 1..5000
 	// do not: the properties search keeps its shrunk schedule.
 	{file: "one-body-twice.json", property: "one-body-at-a-time",
-		foundBy: "SIMLAB_SCHEDULES=DIR go test ./properties -run TestShippedFindsBodyTwiceOnWorldLocal, then DIR/TestShippedFindsBodyTwiceOnWorldLocal-one-body-at-a-time.json copied here"},
+		foundBy: "SIMLAB_SCHEDULES=DIR go test ./check -run TestShippedFindsBodyTwiceOnWorldLocal, then DIR/TestShippedFindsBodyTwiceOnWorldLocal-one-body-at-a-time.json copied here"},
 }
 
 // cancelledFanout is the fanout scenario with two branches, one inline, the
@@ -212,7 +212,7 @@ func search(t *testing.T, sc model.Scenario, prop, only string) check.Schedule {
 // TestSavedSchedulesAreCurrent: each committed schedule is what its search
 // finds with today's model (the same seed and history), so a model change
 // that moves it shows here, not as a puzzling divergence on the real side.
-// Regenerate with go test ./conformance/engine -run SavedSchedules -write-schedules.
+// Regenerate with go test ./realengine -run SavedSchedules -write-schedules.
 func TestSavedSchedulesAreCurrent(t *testing.T) {
 	for _, s := range savedSchedules {
 		if s.scenario == nil {

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Runner runs the Node harness in Dir (conformance/engine).
+// Runner runs the Node harness in Dir (realengine).
 type Runner struct {
 	Dir string
 	// Log receives npm's output while it installs; nil discards it.
@@ -39,7 +39,7 @@ type bundle struct {
 	err   error
 }
 
-// FindDir locates conformance/engine from the working directory upwards
+// FindDir locates realengine from the working directory upwards
 // (the repository root holds go.mod), so the command works from anywhere in
 // a checkout.
 func FindDir() (string, error) {

@@ -39,7 +39,7 @@ a scenario file for simlab validate --sim-store FILE.
 
 --world world-postgres measures world-postgres instead, which no published
 core runs on: a real PostgreSQL on 127.0.0.1 (started in a temp directory and
-stopped by its pid), and the World driven alone (conformance/worlds), each
+stopped by its pid), and the World driven alone (realworld/node), each
 width's writes of one run issued at once, a kind at a time, then as many
 events.list and runs.get: each kind's own time, the gaps between answers,
 the order the writes were answered in and the concurrency served. --write
@@ -114,7 +114,7 @@ then saves each kind's time, the two pools and the write order.`,
 	cmd.Flags().StringVar(&o.WorldLocal, "world-local", "", "the @workflow/world-local version (default: the pinned default)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 3*time.Minute, "longest one real run may take")
 	cmd.Flags().StringVar(&write, "write", "", "save the calibrated store model as a scenario file")
-	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration as JSON")
 	cmd.Flags().StringVar(&worldName, "world", "world-local", "the World to measure: world-local (under the real runtime) or world-postgres (driven alone, on a real PostgreSQL)")
@@ -122,7 +122,7 @@ then saves each kind's time, the two pools and the write order.`,
 }
 
 // burstWorld is the world-postgres release calibrate --world world-postgres
-// drives (conformance/worlds pins it).
+// drives (realworld/node pins it).
 const burstWorld = "wpg-b29"
 
 // calibrateBursts measures world-postgres driven alone (realworld.Burst):

@@ -278,7 +278,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 	cmd.Flags().StringVar(&reportFile, "report", "", "also write one self-contained HTML page to FILE.html: per violated property the story, a waterfall of the shrunk counterexample on virtual time and the replay command")
 	cmd.Flags().IntVar(&untilStable, "until-stable", 0, "stop once every declared outcome has happened and the coverage (outcomes; for swarm its features and their pairs) has not grown for N seeds, and say which signal stopped it; --seeds or --seed-range bounds it (default 100000 seeds)")
 	cmd.Flags().BoolVar(&reproduce, "reproduce", false, "then force each violated property's first counterexample (its saved schedule) on the real @workflow/core over world-local, as simlab reproduce does, and print each verdict; the exit code stays the check's")
-	cmd.Flags().StringVar(&engineDir, "engine-dir", "", "with --reproduce: the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&engineDir, "engine-dir", "", "with --reproduce: the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
 	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")
 	cmd.Flags().StringArrayVar(&baseVariants, "base-variant", nil, "with --diff (implied): a variant of the base configuration (repeatable)")

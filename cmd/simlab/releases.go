@@ -23,7 +23,7 @@ func newReleasesCommand() *cobra.Command {
 		Use:   "releases",
 		Short: "List the real runtime's releases validate runs, judge the findings on each, add one published later",
 		Long: `List the @workflow/core, @workflow/builders and @workflow/world-local releases
-conformance/engine/package.json installs side by side (npm aliases, exact pins):
+realengine/package.json installs side by side (npm aliases, exact pins):
 the releases simlab validate and simlab releases matrix run. docs/RELEASES.md
 says what each README finding does on each release.`,
 		Args: cobra.NoArgs,
@@ -36,7 +36,7 @@ says what each README finding does on each release.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.AddCommand(newReleasesMatrixCommand(), newReleasesAddCommand())
 	return cmd
 }
@@ -182,13 +182,14 @@ func newReleasesMatrixCommand() *cobra.Command {
 		Use:   "matrix",
 		Short: "Judge each README finding on each real release (holds, fixed, n/a), by real runs",
 		Long: `Run each README finding's check on every release (each --cores core over each
---world-local release, as conformance/engine/package.json installs them) and print
+--world-local release, as realengine/package.json installs them) and print
 the table: holds, fixed, n/a (the release does not take the finding's path), not
 seen (an unforced finding these runs did not meet) or undecided (a forced race
 that could not be forced), with what each run measured. Every cell is a real
 run of that release: the unforced check runs durabench-256's store at --branches
 (--repetitions runs, ×--time-scale), the forced ones the gate and the race of
-go test ./conformance/engine. docs/RELEASES.md is filled from it.`,
+go test ./realengine/findings (realengine/findings/registry.go lists them). docs/RELEASES.md
+is filled from it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cat, err := readCatalog(&dir)
@@ -203,7 +204,7 @@ go test ./conformance/engine. docs/RELEASES.md is filled from it.`,
 		},
 	}
 	f.register(cmd, []string{realengine.All})
-	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	return cmd
 }
 
@@ -243,7 +244,7 @@ func newReleasesAddCommand() *cobra.Command {
 		Short: "Install a release published later side by side, run the matrix on it, print the table",
 		Long: `Install a @workflow/core release published after this checkout (and the
 @workflow/builders of its version, when the registry has one) and/or the
---add-world-local releases into conformance/engine beside the pinned ones, as
+--add-world-local releases into realengine beside the pinned ones, as
 npm aliases of exact versions (core-b57, builders-b57, wl-b47: package.json and
 its lock file change; commit them), then run simlab releases matrix over the
 releases --cores and --world-local name (by default every core over every
@@ -312,7 +313,7 @@ anything is installed, and the npm command is printed.`,
 	f.register(cmd, []string{realengine.All})
 	cmd.Flags().StringSliceVar(&addWLs, "add-world-local", nil, "also install these @workflow/world-local releases (exact versions)")
 	cmd.Flags().BoolVar(&noMatrix, "no-matrix", false, "install only; do not run the matrix")
-	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	return cmd
 }
 

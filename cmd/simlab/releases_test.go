@@ -12,7 +12,7 @@ import (
 
 // engineCopy is a temp engine directory holding a copy of the pinned
 // package.json and nothing else: commands that refuse their input, or stop
-// at npm, never get further, and the real conformance/engine is untouched.
+// at npm, never get further, and the real realengine is untouched.
 func engineCopy(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "realengine", "package.json"))

@@ -122,11 +122,11 @@ group included).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{realengine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by conformance/engine/package.json)")
-	cmd.Flags().StringVar(&worldLocal, "world-local", "", "the @workflow/world-local release to run over, by version (installed side by side by conformance/engine/package.json; default the schedules' own, "+realengine.Pinned.DefaultWorldLocal+")")
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{realengine.ReproduceCore}, "real @workflow/core versions to run the plan on (installed side by side by realengine/package.json)")
+	cmd.Flags().StringVar(&worldLocal, "world-local", "", "the @workflow/world-local release to run over, by version (installed side by side by realengine/package.json; default the schedules' own, "+realengine.Pinned.DefaultWorldLocal+")")
 	cmd.Flags().StringVar(&o.OutDir, "out", "", "write each core's spans and call record to DIR (default: the schedule's directory)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "longest one real run may take before it is stopped and reported (0: 2m, or the schedule's History span and 1m more when longer)")
-	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reproduction as JSON")
 	cmd.Flags().IntVar(&whatIf, "what-if", 0, "instead: make N real runs with every race group's members released together and the World's own I/O in its own order, and set each group's real answers beside every answer the model's World gives it in some interleaving (exit 1 when the real World gives one the model cannot)")

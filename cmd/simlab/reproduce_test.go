@@ -10,7 +10,7 @@ import (
 	"github.com/simlab/simlab/check"
 )
 
-// The saved schedule of docs/MODEL.md finding 15 (conformance/engine's
+// The saved schedule of docs/MODEL.md finding 15 (realengine's
 // testdata), which reproduce forces on the real core.
 var f15Schedule = filepath.Join("..", "..", "realengine", "testdata", "reproduce", "f15-two-run-completed.json")
 
@@ -57,7 +57,7 @@ func TestReproduceRefusesUpFront(t *testing.T) {
 // simlab reproduce on finding 15's saved schedule: reproduced on core
 // beta.52 (exit 0), the real run's spans and call record written to --out,
 // and the spans judged by check --trace show the violation too. It needs
-// Node and the engine's pinned packages, as go test ./conformance/engine
+// Node and the engine's pinned packages, as go test ./realengine/...
 // does.
 func TestReproduceCommandReproducesFinding15(t *testing.T) {
 	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {

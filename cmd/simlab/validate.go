@@ -27,7 +27,7 @@ func newValidateCommand() *cobra.Command {
 		Use:   "validate",
 		Short: "Run the same experiment on the real @workflow/core and in simlab, side by side",
 		Long: `Run the scenario's workflow at every width (--branches) on the real runtime
-(every @workflow/core release conformance/engine/package.json installs side by
+(every @workflow/core release realengine/package.json installs side by
 side, or those --cores names: 5.0.0-beta.50 runs the legacy prologue, later
 ones the fetch-free one; each compiled by its own @workflow/builders; Node.js
 over world-local 5.0.0-beta.45, or each release --world-local names, with the
@@ -43,7 +43,7 @@ back from each run's log and rows once it is over: runs with more than one
 accepted terminal run event, the most in one run, and rows that could not be
 read back. --json prints the
 contract of docs/VALIDATION.md. The first run installs the pinned npm
-packages of conformance/engine (npm install --no-save, from the lock file)
+packages of realengine (npm install --no-save, from the lock file)
 unless --no-install. A scenario knob
 the real side cannot honour is refused, named, before anything runs.`,
 		Args: cobra.NoArgs,
@@ -127,7 +127,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	}
 	sf.register(cmd)
 	cmd.Flags().IntSliceVar(&o.Branches, "branches", []int{4, 16, 64, 128}, fmt.Sprintf("fan-out widths (every fan-out takes the width; at most %d)", realengine.MaxBranches))
-	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{realengine.All}, "real @workflow/core versions to run, installed side by side by conformance/engine/package.json, or all ("+strings.Join(coreVersions(), ", ")+"); --cores= runs simlab only")
+	cmd.Flags().StringSliceVar(&o.Cores, "cores", []string{realengine.All}, "real @workflow/core versions to run, installed side by side by realengine/package.json, or all ("+strings.Join(coreVersions(), ", ")+"); --cores= runs simlab only")
 	cmd.Flags().StringSliceVar(&o.WorldLocals, "world-local", []string{realengine.Pinned.DefaultWorldLocal}, "@workflow/world-local releases every core runs over, or all ("+strings.Join(worldLocalVersions(), ", ")+")")
 	cmd.Flags().BoolVar(&o.LegacyProducer, "legacy-producer", false, "also run the first core with runContext stripped from every step message (a v1 producer)")
 	cmd.Flags().IntVar(&o.Repetitions, "repetitions", 3, "real runs per (branches, core)")
@@ -135,7 +135,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().Float64Var(&o.TimeScale, "time-scale", 1, "multiply every latency of the scenario (store, queue, bodies) by K on both sides, so the real harness's own per-call CPU time is small against them")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 3*time.Minute, "longest one real run may take before it is stopped and reported")
 	cmd.Flags().StringVar(&o.TraceDir, "trace-dir", "", "write each real run's spans to DIR as OTLP JSON Lines")
-	cmd.Flags().StringVar(&dir, "engine-dir", "", "the conformance/engine directory (default: found from the working directory upwards)")
+	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
 	cmd.Flags().StringVar(&simStore, "sim-store", "", "run the simlab side on the store model of scenario FILE (simlab calibrate --write) and the real side with no injected latency: the real World's own costs against the model's")

@@ -45,7 +45,7 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 // where it stopped (not "killed after 3m30s", the timeout's message) and
 // exits 130, while preparing the engine (it exited 255: the child's exit
 // code -1 became simlab's) as during a real run. It needs Node and the
-// engine's pinned packages, as go test ./conformance/engine does.
+// engine's pinned packages, as go test ./realengine/... does.
 func TestValidateInterrupted(t *testing.T) {
 	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
 		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
@@ -53,7 +53,7 @@ func TestValidateInterrupted(t *testing.T) {
 	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "realengine"),
 		"--branches", "4", "--repetitions", "1", "--seeds", "1", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}
 	// The engine's temp dirs go to a directory of this test's own: other
-	// tests and packages running at once (conformance/engine) make theirs
+	// tests and packages running at once (realengine) make theirs
 	// in the shared one, and would count as left behind.
 	t.Setenv("TMPDIR", t.TempDir())
 	before := engineTempDirs(t)

@@ -12,7 +12,7 @@ import (
 )
 
 // StartCancelSchedule is the race "start-overwrites-cancel" of
-// conformance/testdata/races.json (a race of world-local, the World this
+// realworld/testdata/races.json (a race of world-local, the World this
 // harness runs) in the interleaving its outcome names, as gate.mjs's
 // schedule: run_started's read of the run file; the cancel's read, write
 // and publish; run_started's write and publish. It is checked on the model

@@ -1,5 +1,5 @@
 // driver.mjs hosts one real, published World for simlab's differential
-// conformance test (conformance/*.go). It reads World calls as JSON lines on
+// conformance test (conformance/*.go, driven from realworld/*.go). It reads World calls as JSON lines on
 // stdin and answers each with one JSON line on stdout: the real World's answer
 // (accepted, or the error class) and the run's and the step's status and
 // attempt read back right after the call.
@@ -178,7 +178,7 @@ async function handle(req) {
 }
 
 // ---------------------------------------------------------------------------
-// Concurrent batches (conformance/concurrent*.go): every call of a batch is
+// Concurrent batches (realworld/concurrent*.go): every call of a batch is
 // issued at once on the World, each stamped with its invocation and response
 // on one monotonic clock, then the rows and logs are read back.
 //
