@@ -50,11 +50,11 @@ type Finding struct {
 
 // Findings are the README's findings, in its order, with the invoke note.
 var Findings = []Finding{
-	{ID: "lazy-reads", Title: "many lazy runs.get per fan-out under read contention, not one", judge: judgeUnforced(false)},
+	{ID: "lazy-reads", Title: "many lazy runs.get per fan-out under read contention, not one", judge: judgeLazyReads},
 	{ID: "stale-pending", Title: "a stale pending lazy read fails the run (no startedAt)", Test: "TestStalePendingLazyReadFailsTheRealRun", judge: judgeStalePendingRun},
 	{ID: "ended-run-claim", Title: "a claim of a never-created step on an ended run: NotFound first, and the delivery throws (loops on world-local)", judge: judgeEndedRunClaim},
 	{ID: "double-end-forced", Title: "concurrent last completers each write run_completed, all accepted (gated)", Test: "TestGatedLastCompletersCorruptTheRealLog", judge: judgeGated},
-	{ID: "double-end-unforced", Title: "concurrent last completers corrupt the log unforced too (48 branches, durabench-256 ×5)", judge: judgeUnforced(true)},
+	{ID: "double-end-unforced", Title: "concurrent last completers corrupt the log unforced too (48 branches, durabench-256 ×5)", judge: judgeDoubleEndUnforced},
 	{ID: "cancel-reopens", Title: "a cancel racing the run's start reopens the run (forced)", Test: "TestForcedCancelRacingStartReopensTheRealRun", judge: judgeCancelRace},
 	{ID: "turbo-body-after-cancel", Title: "a cancelled run still runs its inline step's body: turbo's optimistic start (forced)", Test: "TestTurboRunsAnInlineBodyOnACancelledRun", judge: judgeTurboBody},
 	{ID: "body-twice", Title: "one step's body runs twice at once: a queued step's early completion makes its consumer a last completer that runs the inline step too (forced)", Test: "TestForcedEarlyQueuedCompletionAgainstTheInlineStep", judge: judgeBodyTwice},

@@ -9,10 +9,10 @@ import (
 	"github.com/simlab/simlab/realengine"
 )
 
+// unforced is the unforced runs of one release, counted as validate counts
+// them: the lazy reads and the terminal events both findings judge.
 type unforced struct {
 	row realengine.Row
-	// terminal is every run's accepted terminal run events.
-	terminal []int
 }
 
 // unforcedRuns runs the release o.Repetitions times at o.Branches on
@@ -42,40 +42,10 @@ func runUnforced(ctx context.Context, r *realengine.Runner, rel realengine.Relea
 		}
 		runs = append(runs, run)
 	}
-	u := &unforced{row: realengine.RealRow(o.Branches, rel.Core, rel.WorldLocal, false, runs)}
-	for _, run := range runs {
-		for _, b := range run.ReadBack {
-			u.terminal = append(u.terminal, b.TerminalEvents)
-		}
-	}
-	return u, nil
+	return &unforced{row: realengine.RealRow(o.Branches, rel.Core, rel.WorldLocal, false, runs)}, nil
 }
 
-func judgeUnforced(doubleEnd bool) func(ctx context.Context, r *realengine.Runner, rel realengine.Release, o MatrixOptions) (Judgement, error) {
-	return func(ctx context.Context, r *realengine.Runner, rel realengine.Release, o MatrixOptions) (Judgement, error) {
-		u, err := unforcedRuns(ctx, r, rel, o)
-		if err != nil {
-			return Judgement{}, err
-		}
-		row := u.row
-		where := fmt.Sprintf("%d runs at %d branches, durabench-256 ×%g", row.Repetitions, row.Branches, o.TimeScale)
-		if doubleEnd {
-			ev := fmt.Sprintf("%d of %d runs with >1 terminal event (max %d; %.0f%% of fan-outs with concurrent last completers), %s",
-				row.RunsMultiTerminal, row.RunsCounted, row.TerminalEventsMax, 100*row.ConcurrentLastCompleters, where)
-			if row.RunsMultiTerminal > 0 {
-				return Judgement{Holds, ev}, nil
-			}
-			return Judgement{NotSeen, ev}, nil
-		}
-		ev := fmt.Sprintf("%s lazy runs.get per fan-out (%s..%s), %.0f%% of fan-outs with concurrent last completers, %s prologue reads per run, %s",
-			trimf(row.LazyPerFanout), trimf(row.LazyPerFanoutMin), trimf(row.LazyPerFanoutMax), 100*row.ConcurrentLastCompleters, trimf(row.RunsGetPrologue), where)
-		switch {
-		case !rel.Core.FetchFree() && row.LazyPerFanout == 0:
-			return Judgement{NotApplicable, "no lazy read: the legacy prologue reads the run before each claim and the last completer reuses that row; " + ev}, nil
-		case row.LazyPerFanout > 1:
-			return Judgement{Holds, ev}, nil
-		default:
-			return Judgement{Fixed, ev}, nil
-		}
-	}
+// where says under what the unforced runs ran.
+func where(row realengine.Row, o MatrixOptions) string {
+	return fmt.Sprintf("%d runs at %d branches, durabench-256 ×%g", row.Repetitions, row.Branches, o.TimeScale)
 }
