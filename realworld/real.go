@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/simlab/simlab/internal/headbuf"
 )
 
 // NodeDir is the directory of the Node driver and its pinned packages.
@@ -120,7 +122,7 @@ type Driver struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan string
-	stderr *lockedBuffer
+	stderr *headbuf.Buffer
 	done   chan struct{}
 	closed sync.Once
 }
@@ -128,26 +130,6 @@ type Driver struct {
 // sequences numbers every sequence of the test process, so that run keys
 // and step ids stay unique across drivers sharing one database.
 var sequences atomic.Int64
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 64<<10 { // keep the head; a crash report needs no more
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // callTimeout bounds one call of a hung driver; real calls take milliseconds.
 const callTimeout = 60 * time.Second
@@ -166,7 +148,7 @@ func StartDriver(world, tmp string, env ...string) (*Driver, error) {
 	cmd.Env = append(os.Environ(), "HOME="+tmp, "TMPDIR="+tmp, "NODE_ENV=production")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	d := &Driver{World: world, cmd: cmd, lines: make(chan string, 1), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	d := &Driver{World: world, cmd: cmd, lines: make(chan string, 1), stderr: &headbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = d.stderr
 	if d.in, err = cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -1,0 +1,111 @@
+package program
+
+import (
+	"time"
+
+	"github.com/simlab/simlab/sim"
+)
+
+// Compiled is a validated program ready to replay: its statements as a
+// tree with the labels numbered.
+type Compiled struct {
+	root   *cnode
+	labels []string
+	// Nodes are the statements in walk order (Pending.Node indexes them).
+	Nodes []*Node
+}
+
+type cnode struct {
+	kind      Kind
+	index     int32 // in Compiled.Nodes
+	step      string
+	kids      []*cnode // all, race, seq; a loop's body
+	then, els []*cnode
+	label     int // the label this statement sets, or -1
+	cond      int // if: the label tested; loop: until's, or -1
+	not       bool
+	pool, n   int
+	loop      int
+}
+
+// Compile validates prog and compiles it.
+func Compile(prog []Node) (*Compiled, error) {
+	if err := Validate(prog, "program"); err != nil {
+		return nil, err
+	}
+	c := &Compiled{}
+	labels := map[string]int{}
+	root := &cnode{kind: KindSeq, index: -1, label: -1, cond: -1}
+	root.kids = c.list(prog, labels)
+	c.root = root
+	return c, nil
+}
+
+// MustCompile is Compile for programs known to be valid.
+func MustCompile(prog []Node) *Compiled {
+	c, err := Compile(prog)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func (c *Compiled) list(ns []Node, labels map[string]int) []*cnode {
+	out := make([]*cnode, len(ns))
+	for i := range ns {
+		out[i] = c.node(&ns[i], labels)
+	}
+	return out
+}
+
+func (c *Compiled) node(n *Node, labels map[string]int) *cnode {
+	cn := &cnode{kind: n.Kind(), index: int32(len(c.Nodes)), label: -1, cond: -1, not: n.Not}
+	c.Nodes = append(c.Nodes, n)
+	label := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		if i, ok := labels[name]; ok {
+			return i
+		}
+		labels[name] = len(c.labels)
+		c.labels = append(c.labels, name)
+		return labels[name]
+	}
+	switch cn.kind {
+	case KindStep:
+		cn.step = n.Step
+	case KindPool:
+		cn.step, cn.pool, cn.n = n.Step, n.Pool, n.N
+	case KindAll:
+		cn.kids = c.list(n.All, labels)
+	case KindRace:
+		cn.kids = c.list(n.Race, labels)
+	case KindSeq:
+		cn.kids = c.list(n.Seq, labels)
+	case KindIf:
+		cn.cond = label(n.If)
+		cn.then = c.list(n.Then, labels)
+		cn.els = c.list(n.Else, labels)
+	case KindLoop:
+		cn.loop = n.Loop
+		cn.kids = c.list(n.Do, labels)
+		cn.cond = label(n.Until)
+	}
+	cn.label = label(n.As)
+	return cn
+}
+
+// Body is how long a call of node i's step runs: its own body, or dflt.
+func (c *Compiled) Body(i int32, dflt sim.Dist) sim.Dist {
+	if b := c.Nodes[i].Body; b != (sim.Dist{}) {
+		return b
+	}
+	return dflt
+}
+
+// Results is how many results node i's step draws from (0: it returns 1).
+func (c *Compiled) Results(i int32) int { return c.Nodes[i].Results }
+
+// Sleep is node i's sleep.
+func (c *Compiled) Sleep(i int32) time.Duration { return c.Nodes[i].Sleep }

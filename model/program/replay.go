@@ -1,0 +1,492 @@
+package program
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file is core's replay (5.0.0-beta.50 to .55, dist/workflow.js,
+// events-consumer.js, step.js, workflow/sleep.js; docs/MODEL.md, "The
+// replay") over a log: the program runs from its start, each entity it
+// creates takes the next ordinal, and the log is walked in order, each event
+// offered to the live entity whose correlation id it carries.
+//
+//   - A step's consumer takes step_created, step_started, step_retrying,
+//     and finishes on step_completed (its promise resolves with the result)
+//     or step_failed (it rejects: the program throws, the run fails). A step
+//     event naming another step diverges; an event type a step does not take
+//     (a wait event under a step's id) diverges.
+//   - A wait's consumer takes wait_created and finishes on wait_completed;
+//     a wait_completed whose resumeAt is not the wait's diverges.
+//   - An event nobody takes is skipped when its class (created, started,
+//     retrying, terminal) was already consumed for its entity: a straggler
+//     of a concurrent replay. Else a wait_completed or run_cancelled is
+//     parked for a consumer the program may create later, and anything
+//     else diverges: "Replay could not consume event".
+//   - Each resolution runs the program on until it awaits again (core orders
+//     resolutions in log order and lets the program settle before the next
+//     unclaimed event is judged), which may create entities; then what is
+//     parked is offered again, oldest first.
+//   - Once the program has returned, the rest of the log is not read; an
+//     event still parked then diverges ("Replay finished without consuming
+//     event"). At the log's end a program that has not returned is
+//     suspended on the entities it created and has not seen finish.
+
+// Status is how a replay ended.
+type Status uint8
+
+const (
+	Suspended Status = iota // the log ran out while the program awaited entities
+	Completed               // the program returned
+	Failed                  // a step failed and the program threw
+	Diverged                // the log is not this program's (ReplayDivergenceError)
+)
+
+func (s Status) String() string {
+	return [...]string{"suspended", "completed", "failed", "diverged"}[s]
+}
+
+// Divergence names why a replay diverged, as core's messages do.
+type Divergence uint8
+
+const (
+	NoDivergence Divergence = iota
+	// NameMismatch: "step event X for ID belongs to A, but the current step
+	// consumer is B".
+	NameMismatch
+	// UnexpectedType: "Unexpected event type for step|wait ...".
+	UnexpectedType
+	// ResumeAtMismatch: "wait_completed event for ID has resumeAt X, but the
+	// current wait consumer expects Y".
+	ResumeAtMismatch
+	// Unconsumable: "Replay could not consume event".
+	Unconsumable
+	// FinishedWithParked: "Replay finished without consuming event".
+	FinishedWithParked
+)
+
+func (d Divergence) String() string {
+	return [...]string{"", "name-mismatch", "unexpected-type", "resume-at-mismatch", "unconsumable", "finished-with-parked"}[d]
+}
+
+// Pending is an entity a suspended replay awaits: created by the program,
+// not seen finished in the log.
+type Pending struct {
+	Ordinal int32
+	Kind    EntityKind
+	Name    string // the step's name; "" for a wait
+	// Created: the log holds its step_created (wait_created).
+	Created bool
+	// Node is the statement that created it (its index in the program's
+	// walk order, Compile), for the runtime to read its body and results.
+	Node int32
+}
+
+func (p Pending) String() string {
+	s := fmt.Sprintf("%s#%d", p.Kind, p.Ordinal)
+	if p.Name != "" {
+		s += " " + p.Name
+	}
+	if p.Created {
+		s += " (created)"
+	}
+	return s
+}
+
+// Outcome is what one replay of a log did.
+type Outcome struct {
+	Status Status
+	// Pending lists, for a suspended replay, the entities it awaits in the
+	// order the program created them.
+	Pending []Pending
+	// At is the index of the event a diverged replay stopped at, or of the
+	// step_failed a failed one threw on.
+	At         int
+	Divergence Divergence
+	// Minted is how many entities the program created.
+	Minted int32
+	// Consumed is how many events the walk read (all of them unless the
+	// program returned, threw or diverged first).
+	Consumed int
+}
+
+func (o Outcome) String() string {
+	switch o.Status {
+	case Diverged:
+		return fmt.Sprintf("diverged at event %d (%s)", o.At, o.Divergence)
+	case Failed:
+		return fmt.Sprintf("failed at event %d", o.At)
+	case Suspended:
+		parts := make([]string, len(o.Pending))
+		for i, p := range o.Pending {
+			parts[i] = p.String()
+		}
+		return "suspended on " + strings.Join(parts, ", ")
+	}
+	return "completed"
+}
+
+// event classes a consumption records for its entity (the World's
+// event-metadata classes).
+const (
+	classStepCreated uint8 = 1 << iota
+	classStepStarted
+	classStepRetrying
+	classStepTerminal
+	classWaitCreated
+	classWaitCompleted
+)
+
+func classOf(t EventType) uint8 {
+	switch t {
+	case StepCreated:
+		return classStepCreated
+	case StepStarted:
+		return classStepStarted
+	case StepRetrying:
+		return classStepRetrying
+	case StepCompleted, StepFailed:
+		return classStepTerminal
+	case WaitCreated:
+		return classWaitCreated
+	case WaitCompleted:
+		return classWaitCompleted
+	}
+	return 0
+}
+
+func parkable(t EventType) bool { return t == WaitCompleted || t == RunCancelled }
+
+// value is what a statement evaluates to, as far as an if can tell.
+type value uint8
+
+const (
+	undefined value = iota
+	falsy           // a step's result 0
+	truthy          // any other result, an array
+)
+
+func valueOf(result int64) value {
+	if result == 0 {
+		return falsy
+	}
+	return truthy
+}
+
+type entity struct {
+	kind     EntityKind
+	name     string
+	node     int32
+	live     bool
+	created  bool
+	classes  uint8
+	resumeAt int64
+	settle   func(v value, failed bool)
+}
+
+// machine is one replay in progress.
+type machine struct {
+	prog     *Compiled
+	log      []Event
+	ents     []entity
+	vars     []value
+	parked   []int
+	returned bool
+	threw    bool
+	at       int // the event being offered
+	failAt   int
+	div      Divergence
+	divAt    int
+	started  bool // run_started consumed
+}
+
+// Replay replays program p against log, as core's replay does.
+func Replay(p *Compiled, log []Event) Outcome {
+	m := &machine{prog: p, log: log, vars: make([]value, len(p.labels))}
+	m.at = -1
+	m.start(p.root, func(_ value, failed bool) {
+		if failed {
+			m.threw, m.failAt = true, m.at
+		} else {
+			m.returned = true
+		}
+	})
+	consumed := 0
+	for i := range log {
+		if m.returned || m.threw || m.div != NoDivergence {
+			break
+		}
+		m.at = i
+		m.offer(i)
+		consumed = i + 1
+		if m.div == NoDivergence && !m.returned && !m.threw {
+			m.drainParked()
+		}
+	}
+	o := Outcome{Minted: int32(len(m.ents)), Consumed: consumed}
+	switch {
+	case m.div != NoDivergence:
+		o.Status, o.At, o.Divergence = Diverged, m.divAt, m.div
+	case m.threw:
+		o.Status, o.At = Failed, m.failAt
+	case m.returned && len(m.parked) > 0:
+		o.Status, o.At, o.Divergence = Diverged, m.parked[0], FinishedWithParked
+	case m.returned:
+		o.Status = Completed
+	case len(m.parked) > 0 && len(log) > 0 && terminal(log[len(log)-1].Type):
+		// Nothing will claim what is parked once the log has ended the run.
+		o.Status, o.At, o.Divergence = Diverged, m.parked[0], Unconsumable
+	default:
+		o.Status = Suspended
+		for k := range m.ents {
+			e := &m.ents[k]
+			if e.live {
+				o.Pending = append(o.Pending, Pending{Ordinal: int32(k), Kind: e.kind, Name: e.name, Created: e.created, Node: e.node})
+			}
+		}
+	}
+	return o
+}
+
+func terminal(t EventType) bool { return t == RunCompleted || t == RunFailed || t == RunCancelled }
+
+func (m *machine) diverge(d Divergence, at int) {
+	if m.div == NoDivergence {
+		m.div, m.divAt = d, at
+	}
+}
+
+// offer offers log[i] to the walk.
+func (m *machine) offer(i int) {
+	ev := &m.log[i]
+	switch ev.Type {
+	case RunCreated:
+		return
+	case RunStarted:
+		m.started = true // a second one is a straggler: skipped
+		return
+	case RunCompleted, RunFailed:
+		m.diverge(Unconsumable, i)
+		return
+	case RunCancelled:
+		m.parked = append(m.parked, i)
+		return
+	}
+	if m.claim(i) {
+		return
+	}
+	if ev.Ordinal >= 0 && int(ev.Ordinal) < len(m.ents) {
+		if e := &m.ents[ev.Ordinal]; e.kind == ev.Kind && e.classes&classOf(ev.Type) != 0 {
+			return // a straggler of a class already consumed
+		}
+	}
+	if parkable(ev.Type) {
+		m.parked = append(m.parked, i)
+		return
+	}
+	m.diverge(Unconsumable, i)
+}
+
+// claim offers log[i] to the live entity its correlation id names; it
+// reports whether one took it (or diverged on it).
+func (m *machine) claim(i int) bool {
+	ev := &m.log[i]
+	if ev.Ordinal < 0 || int(ev.Ordinal) >= len(m.ents) {
+		return false
+	}
+	e := &m.ents[ev.Ordinal]
+	if !e.live || e.kind != ev.Kind {
+		return false
+	}
+	switch e.kind {
+	case EntityStep:
+		if ev.Name != "" && ev.Name != e.name {
+			m.diverge(NameMismatch, i)
+			return true
+		}
+		switch ev.Type {
+		case StepCreated:
+			e.created = true
+		case StepStarted, StepRetrying:
+		case StepCompleted, StepFailed:
+			e.classes |= classOf(ev.Type)
+			e.live = false
+			e.settle(valueOf(ev.Result), ev.Type == StepFailed)
+			return true
+		default:
+			m.diverge(UnexpectedType, i)
+			return true
+		}
+	case EntityWait:
+		switch ev.Type {
+		case WaitCreated:
+			e.created, e.resumeAt = true, ev.ResumeAt
+		case WaitCompleted:
+			if ev.ResumeAt != 0 && (!e.created || ev.ResumeAt != e.resumeAt) {
+				m.diverge(ResumeAtMismatch, i)
+				return true
+			}
+			e.classes |= classWaitCompleted
+			e.live = false
+			e.settle(undefined, false)
+			return true
+		default:
+			m.diverge(UnexpectedType, i)
+			return true
+		}
+	}
+	e.classes |= classOf(ev.Type)
+	return true
+}
+
+// drainParked offers what is parked, oldest first, until nothing more is
+// taken; a parked event whose class its entity has since consumed is
+// dropped.
+func (m *machine) drainParked() {
+	for progressed := len(m.parked) > 0; progressed; {
+		progressed = false
+		kept := m.parked[:0]
+		for _, i := range m.parked {
+			ev := &m.log[i]
+			if ev.Ordinal >= 0 && int(ev.Ordinal) < len(m.ents) {
+				if e := &m.ents[ev.Ordinal]; e.kind == ev.Kind && e.classes&classOf(ev.Type) != 0 {
+					continue
+				}
+			}
+			kept = append(kept, i)
+		}
+		m.parked = kept
+		for j, i := range m.parked {
+			if m.log[i].Type == RunCancelled {
+				continue
+			}
+			at := m.at
+			m.at = i
+			took := m.claim(i)
+			m.at = at
+			if took {
+				m.parked = append(m.parked[:j], m.parked[j+1:]...)
+				progressed = len(m.parked) > 0 && m.div == NoDivergence && !m.returned && !m.threw
+				break
+			}
+		}
+	}
+}
+
+// mint creates the program's next entity.
+func (m *machine) mint(kind EntityKind, name string, node int32, settle func(value, bool)) {
+	m.ents = append(m.ents, entity{kind: kind, name: name, node: node, live: true, settle: settle})
+}
+
+// start runs statement n until it awaits; k gets its value once it
+// settles (failed: it threw).
+func (m *machine) start(n *cnode, k func(v value, failed bool)) {
+	if n.label >= 0 {
+		inner := k
+		k = func(v value, failed bool) {
+			if !failed {
+				m.vars[n.label] = v
+			}
+			inner(v, failed)
+		}
+	}
+	switch n.kind {
+	case KindStep:
+		m.mint(EntityStep, n.step, n.index, k)
+	case KindSleep:
+		m.mint(EntityWait, "", n.index, k)
+	case KindSeq:
+		m.seq(n.kids, 0, undefined, k)
+	case KindAll:
+		left, settled := len(n.kids), false
+		for _, c := range n.kids {
+			m.start(c, func(_ value, failed bool) {
+				if settled {
+					return
+				}
+				if failed {
+					settled = true
+					k(undefined, true)
+					return
+				}
+				if left--; left == 0 {
+					settled = true
+					k(truthy, false)
+				}
+			})
+		}
+	case KindRace:
+		settled := false
+		for _, c := range n.kids {
+			m.start(c, func(v value, failed bool) {
+				if !settled {
+					settled = true
+					k(v, failed)
+				}
+			})
+		}
+	case KindPool:
+		next, workers, settled := 0, min(n.pool, n.n), false
+		var work func()
+		work = func() {
+			if next >= n.n {
+				if workers--; workers == 0 && !settled {
+					settled = true
+					k(truthy, false)
+				}
+				return
+			}
+			next++
+			m.mint(EntityStep, n.step, n.index, func(_ value, failed bool) {
+				if failed {
+					if !settled {
+						settled = true
+						k(undefined, true)
+					}
+					return
+				}
+				work()
+			})
+		}
+		for range workers {
+			work()
+		}
+	case KindIf:
+		take := m.vars[n.cond] == truthy
+		if n.not {
+			take = !take
+		}
+		branch := n.then
+		if !take {
+			branch = n.els
+		}
+		m.seq(branch, 0, undefined, k)
+	case KindLoop:
+		var iter func(i int)
+		iter = func(i int) {
+			m.seq(n.kids, 0, undefined, func(v value, failed bool) {
+				if failed || i+1 >= n.loop || (n.cond >= 0 && m.vars[n.cond] == truthy) {
+					k(v, failed)
+					return
+				}
+				iter(i + 1)
+			})
+		}
+		iter(0)
+	}
+}
+
+// seq runs statements ns from i on, in order; last is the value so far.
+func (m *machine) seq(ns []*cnode, i int, last value, k func(value, bool)) {
+	if i >= len(ns) {
+		k(last, false)
+		return
+	}
+	m.start(ns[i], func(v value, failed bool) {
+		if failed {
+			k(undefined, true)
+			return
+		}
+		m.seq(ns, i+1, v, k)
+	})
+}

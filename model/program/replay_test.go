@@ -1,0 +1,157 @@
+package program
+
+import (
+	"testing"
+	"time"
+)
+
+// raceflow is the offline study's workflow: three parts at once, a step
+// raced against a sleep, one extra step when the step won, a final step.
+// Ordinals: 0-2 part, 3 stepX, 4 the sleep's wait, then extraStep and
+// finalStep, or finalStep alone.
+func raceflow() *Compiled {
+	return MustCompile([]Node{
+		{All: []Node{{Step: "part"}, {Step: "part"}, {Step: "part"}}},
+		{Race: []Node{{Step: "stepX"}, {Sleep: time.Hour}}, As: "winner"},
+		{If: "winner", Then: []Node{{Step: "extraStep"}}},
+		{Step: "finalStep"},
+	})
+}
+
+func created(k int32, name string) Event { return E(StepCreated, k).Named(name) }
+func started(k int32, name string) Event { return E(StepStarted, k).Named(name) }
+func completed(k int32, name string, r int64) Event {
+	e := E(StepCompleted, k).Named(name)
+	e.Result = r
+	return e
+}
+
+func waitCreated(k int32) Event { e := E(WaitCreated, k); e.ResumeAt = 3_600_000; return e }
+func waitCompleted(k int32) Event {
+	e := E(WaitCompleted, k)
+	e.ResumeAt = 3_600_000
+	return e
+}
+
+var (
+	runEvents = []Event{E(RunCreated, -1), E(RunStarted, -1)}
+	parts     = []Event{created(0, "part"), created(1, "part"), created(2, "part"),
+		started(0, "part"), completed(0, "part", 0), started(1, "part"), completed(1, "part", 10), started(2, "part"), completed(2, "part", 20)}
+	raceStart = []Event{created(3, "stepX"), waitCreated(4), started(3, "stepX")}
+)
+
+func cat(parts ...[]Event) []Event {
+	var out []Event
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// The cases the offline study replayed through core 5.0.0-beta.52 (and .50,
+// .53, .55, which agreed), with what core answered.
+func TestReplayAnswersAsCoreDidOnTheStudysLogs(t *testing.T) {
+	stepWon := cat(runEvents, parts, raceStart, []Event{completed(3, "stepX", 1),
+		created(5, "extraStep"), started(5, "extraStep"), completed(5, "extraStep", 1),
+		created(6, "finalStep"), started(6, "finalStep"), completed(6, "finalStep", 1)})
+	sleepWon := cat(runEvents, parts, raceStart, []Event{waitCompleted(4),
+		created(5, "finalStep"), completed(3, "stepX", 1), started(5, "finalStep"), completed(5, "finalStep", 1)})
+	cases := []struct {
+		name string
+		log  []Event
+		want string
+	}{
+		{"empty", nil, "suspended on step#0 part, step#1 part, step#2 part"},
+		{"run only", runEvents, "suspended on step#0 part, step#1 part, step#2 part"},
+		{"parts done", cat(runEvents, parts), "suspended on step#3 stepX, wait#4"},
+		{"sleep won, suspended", cat(runEvents, parts, raceStart, []Event{waitCompleted(4)}), "suspended on step#3 stepX (created), step#5 finalStep"},
+		{"sleep won", sleepWon, "completed"},
+		{"step won, suspended", cat(runEvents, parts, raceStart, []Event{completed(3, "stepX", 1)}), "suspended on wait#4 (created), step#5 extraStep"},
+		{"step won", stepWon, "completed"},
+		{"a step-won log replayed with the wait first", cat(runEvents, parts, raceStart, []Event{waitCompleted(4)}, stepWon[len(runEvents)+len(parts)+len(raceStart):]),
+			"diverged at event 16 (name-mismatch)"},
+		{"completed before minted", cat(runEvents, parts[:3], []Event{completed(3, "stepX", 1)}, parts[3:]), "diverged at event 5 (unconsumable)"},
+		{"a second step_created while live", cat(runEvents, parts[:1], parts), "suspended on step#3 stepX, wait#4"},
+		{"a second step_created after it finished", cat(runEvents, parts, parts[:1]), "suspended on step#3 stepX, wait#4"},
+		{"completed before created", cat(runEvents, []Event{completed(0, "part", 0), created(0, "part")}, parts[1:3], parts[5:]), "diverged at event 3 (unconsumable)"},
+		{"run_completed mid-log", cat(runEvents, parts[:5], []Event{E(RunCompleted, -1)}, parts[5:]), "diverged at event 7 (unconsumable)"},
+		{"run_completed after the end", cat(stepWon, []Event{E(RunCompleted, -1)}), "completed"},
+		{"a wait event at a step's ordinal", cat(runEvents, parts, []Event{waitCreated(3)}), "diverged at event 11 (unconsumable)"},
+		{"a wait event under a step's id", cat(runEvents, parts, []Event{{Type: WaitCreated, Kind: EntityStep, Ordinal: 3}}), "diverged at event 11 (unexpected-type)"},
+		{"two run_started", cat(runEvents, []Event{E(RunStarted, -1)}, parts), "suspended on step#3 stepX, wait#4"},
+		{"another step's name", cat(runEvents, []Event{created(0, "stepX")}), "diverged at event 2 (name-mismatch)"},
+		{"retried, then failed", cat(runEvents, parts[:4], []Event{E(StepRetrying, 0), started(0, "part"), E(StepFailed, 0)}), "failed at event 8"},
+		{"wait completed before created", cat(runEvents, parts, []Event{created(3, "stepX"), E(WaitCompleted, 4), waitCreated(4)}), "diverged at event 13 (unconsumable)"},
+		{"wait completed with its resumeAt before created", cat(runEvents, parts, []Event{created(3, "stepX"), waitCompleted(4), waitCreated(4)}), "diverged at event 12 (resume-at-mismatch)"},
+		{"a wait completed before it is minted", cat(runEvents, []Event{{Type: WaitCompleted, Kind: EntityWait, Ordinal: 4}}, parts), "suspended on step#3 stepX, step#5 finalStep"},
+		{"both race results, the wait's first", cat(runEvents, parts, raceStart, []Event{waitCompleted(4), completed(3, "stepX", 1)}), "suspended on step#5 finalStep"},
+		{"both race results, the step's first", cat(runEvents, parts, raceStart, []Event{completed(3, "stepX", 1), waitCompleted(4)}), "suspended on step#5 extraStep"},
+		{"a step created beyond the program's reach", cat(runEvents, parts[:3], []Event{created(7, "finalStep")}), "diverged at event 5 (unconsumable)"},
+		{"a trailing step_created", cat(stepWon, []Event{created(7, "finalStep")}), "completed"},
+		{"a trailing wait_completed", cat(stepWon, []Event{{Type: WaitCompleted, Kind: EntityWait, Ordinal: 9}}), "completed"},
+		{"a wait_completed parked and never claimed", cat(runEvents, []Event{{Type: WaitCompleted, Kind: EntityWait, Ordinal: 9}}, stepWon[2:]), "diverged at event 2 (finished-with-parked)"},
+		{"parked, then suspended", cat(runEvents, []Event{{Type: WaitCompleted, Kind: EntityWait, Ordinal: 9}}, parts), "suspended on step#3 stepX, wait#4"},
+		{"a step at the wait's ordinal", cat(runEvents, parts, []Event{created(3, "stepX"), created(4, "stepX")}), "diverged at event 12 (unconsumable)"},
+		{"the losing wait completed late", cat(stepWon[:len(stepWon)-1], []Event{waitCompleted(4)}, stepWon[len(stepWon)-1:]), "completed"},
+		{"a resumeAt that is not the wait's", cat(runEvents, parts, []Event{created(3, "stepX"), waitCreated(4), {Type: WaitCompleted, Kind: EntityWait, Ordinal: 4, ResumeAt: 7_200_000}}), "diverged at event 13 (resume-at-mismatch)"},
+		{"completed, never created", cat(runEvents, parts, []Event{completed(3, "stepX", 1)}), "suspended on wait#4, step#5 extraStep"},
+		{"lazy starts", cat(runEvents, []Event{started(0, "part"), completed(0, "part", 0), started(1, "part"), completed(1, "part", 10), started(2, "part"), completed(2, "part", 20)}), "suspended on step#3 stepX, wait#4"},
+	}
+	p := raceflow()
+	for _, c := range cases {
+		if got := Replay(p, c.log).String(); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// The fan-out list is the program of one Promise.all per fan-out: its
+// ordinals are the steps' global indexes, and a stale replay of it can
+// never diverge (it mints the same entities whatever it saw).
+func TestFanoutsProgramNumbersStepsInOrder(t *testing.T) {
+	p := MustCompile(FromFanouts([]int{3, 2}))
+	o := Replay(p, runEvents)
+	if o.String() != "suspended on step#0 step, step#1 step, step#2 step" {
+		t.Fatal(o)
+	}
+	log := cat(runEvents, []Event{created(0, "step"), created(1, "step"), created(2, "step"),
+		completed(2, "step", 1), completed(0, "step", 1), completed(1, "step", 1)})
+	if o := Replay(p, log); o.String() != "suspended on step#3 step, step#4 step" {
+		t.Fatal(o)
+	}
+	log = append(log, completed(4, "step", 1), completed(3, "step", 1))
+	if o := Replay(p, log); o.Status != Completed || o.Minted != 5 {
+		t.Fatal(o)
+	}
+}
+
+// A pool starts the next call when one finishes, so which ordinal the next
+// call takes depends on the order calls finished in.
+func TestPoolMintsOnEachCompletion(t *testing.T) {
+	p := MustCompile([]Node{{Pool: 2, N: 4, Step: "work"}, {Step: "done"}})
+	if o := Replay(p, runEvents); o.String() != "suspended on step#0 work, step#1 work" {
+		t.Fatal(o)
+	}
+	log := cat(runEvents, []Event{completed(1, "work", 1)})
+	if o := Replay(p, log); o.String() != "suspended on step#0 work, step#2 work" {
+		t.Fatal(o)
+	}
+	log = append(log, completed(0, "work", 1), completed(2, "work", 1), completed(3, "work", 1))
+	if o := Replay(p, log); o.String() != "suspended on step#4 done" {
+		t.Fatal(o)
+	}
+}
+
+// A loop runs its body until its label is truthy: the number of entities
+// depends on the results the replay saw.
+func TestLoopStopsOnItsLabel(t *testing.T) {
+	p := MustCompile([]Node{{Loop: 3, Do: []Node{{Step: "poll", Results: 2, As: "ready"}}, Until: "ready"}, {Step: "after"}})
+	log := cat(runEvents, []Event{completed(0, "poll", 0), completed(1, "poll", 1)})
+	if o := Replay(p, log); o.String() != "suspended on step#2 after" {
+		t.Fatal(o)
+	}
+	log = cat(runEvents, []Event{completed(0, "poll", 0), completed(1, "poll", 0), completed(2, "poll", 0)})
+	if o := Replay(p, log); o.String() != "suspended on step#3 after" {
+		t.Fatal(o)
+	}
+}

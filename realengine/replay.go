@@ -1,0 +1,295 @@
+package realengine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/simlab/simlab/internal/headbuf"
+	"github.com/simlab/simlab/model/program"
+)
+
+// OfflineReplayer replays logs through one real core's own replay function
+// (replay.mjs serve), with no World and no queue: what core's replay makes
+// of a log, to hold model/program's Replay against, log by log.
+type OfflineReplayer struct {
+	Core Core
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	errb *headbuf.Buffer
+	next int
+}
+
+// deferredCheckMS is the runtime's WORKFLOW_DEFERRED_CHECK_DELAY_MS for
+// offline replays: how long core waits before it declares an event nobody
+// took unconsumable (100 ms by default; 10 is its minimum). Offline nothing
+// else is in flight, so the shortest wait decides the same.
+const deferredCheckMS = "10"
+
+// OfflineReplayer compiles progs (by name) for core with core's own
+// builders and starts a Node process that replays logs of them through
+// core's replay. r must be prepared; Close stops the process.
+func (r *Runner) OfflineReplayer(ctx context.Context, core Core, progs map[string][]program.Node) (*OfflineReplayer, error) {
+	src, err := ProgramsTS(progs)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	build := r.build
+	r.mu.Unlock()
+	if build == "" {
+		return nil, errors.New("realengine: OfflineReplayer before Prepare")
+	}
+	sum := sha256.Sum256([]byte(src))
+	dir := filepath.Join(build, fmt.Sprintf("replay-%s-%x", core.Version, sum[:6]))
+	if _, err := os.Stat(filepath.Join(dir, "build.json")); err != nil {
+		if err := r.compilePrograms(ctx, core, dir, src); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command("node", "replay.mjs", "serve", dir)
+	cmd.Dir = r.Dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "WORKFLOW_DEFERRED_CHECK_DELAY_MS="+deferredCheckMS)
+	cmd.SysProcAttr = procAttr()
+	o := &OfflineReplayer{Core: core, cmd: cmd, errb: &headbuf.Buffer{}}
+	cmd.Stderr = o.errb
+	if o.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	o.out = bufio.NewReaderSize(stdout, 1<<20)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the offline replay of core %s: %w", core.Version, err)
+	}
+	var ready struct {
+		Ready bool   `json:"ready"`
+		Core  string `json:"core"`
+	}
+	line, err := o.out.ReadBytes('\n')
+	if err == nil {
+		err = json.Unmarshal(line, &ready)
+	}
+	if err != nil || !ready.Ready {
+		o.Close()
+		return nil, fmt.Errorf("the offline replay of core %s did not start: %v\n%s", core.Version, err, tail(o.errb.String(), 2000))
+	}
+	if ready.Core != core.Version {
+		o.Close()
+		return nil, fmt.Errorf("the offline replay meant for core %s loaded core %s", core.Version, ready.Core)
+	}
+	return o, nil
+}
+
+// compilePrograms writes src as dir/programs.ts over a node_modules that
+// resolves @workflow/core to core (overlayModules) and compiles it with
+// core's own builders.
+func (r *Runner) compilePrograms(ctx context.Context, core Core, dir, src string) error {
+	top, err := filepath.Abs(filepath.Join(r.Dir, "node_modules"))
+	if err != nil {
+		return err
+	}
+	if err := overlayModules(filepath.Join(dir, "node_modules"), top, core.Package()); err != nil {
+		return fmt.Errorf("core %s: laying out its node_modules: %w", core.Version, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "programs.ts"), []byte(src), 0o644); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "node", "replay.mjs", "build", dir, core.BuildersPackage())
+	cmd.Dir = r.Dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("compiling programs.ts for core %s with %s: %w\n%s", core.Version, core.BuildersPackage(), err, tail(stderr.String(), 2000))
+	}
+	return nil
+}
+
+// RealReplay is what the real core's replay made of a log.
+type RealReplay struct {
+	// Outcome is completed, suspended, diverged, failed (a step failed and
+	// the program threw) or error (anything else core threw).
+	Outcome string        `json:"outcome"`
+	Pending []RealPending `json:"pending"`
+	// At is the index of the event a divergence names.
+	At      int    `json:"at"`
+	Message string `json:"message"`
+}
+
+// RealPending is one entity a suspended real replay awaits.
+type RealPending struct {
+	Ordinal int32  `json:"ordinal"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Created bool   `json:"created"`
+}
+
+// Divergence names the class of core's divergence message, as
+// model/program names it.
+func (rr RealReplay) Divergence() program.Divergence {
+	m := rr.Message
+	switch {
+	case strings.Contains(m, "but the current step consumer is"):
+		return program.NameMismatch
+	case strings.Contains(m, "Unexpected event type"):
+		return program.UnexpectedType
+	case strings.Contains(m, "has resumeAt"):
+		return program.ResumeAtMismatch
+	case strings.Contains(m, "could not consume event"):
+		return program.Unconsumable
+	case strings.Contains(m, "finished without consuming event"):
+		return program.FinishedWithParked
+	}
+	return program.NoDivergence
+}
+
+func (rr RealReplay) String() string {
+	switch rr.Outcome {
+	case "diverged":
+		return fmt.Sprintf("diverged at event %d (%s): %s", rr.At, rr.Divergence(), rr.Message)
+	case "suspended":
+		parts := make([]string, len(rr.Pending))
+		for i, p := range rr.Pending {
+			parts[i] = fmt.Sprintf("%s#%d", p.Kind, p.Ordinal)
+			if p.Name != "" {
+				parts[i] += " " + p.Name
+			}
+			if p.Created {
+				parts[i] += " (created)"
+			}
+		}
+		return "suspended on " + strings.Join(parts, ", ")
+	case "error":
+		return "error: " + rr.Message
+	}
+	return rr.Outcome
+}
+
+// Agrees reports whether simlab's replay of the log ended as the real one:
+// the same status; for a suspension the same entities pending, in order,
+// each with its kind, name and whether its created event was seen; for a
+// divergence the same event and class.
+func (rr RealReplay) Agrees(o program.Outcome) bool {
+	if rr.Outcome != o.Status.String() {
+		return false
+	}
+	switch o.Status {
+	case program.Suspended:
+		return slices.EqualFunc(rr.Pending, o.Pending, func(r RealPending, p program.Pending) bool {
+			return r.Ordinal == p.Ordinal && r.Kind == p.Kind.String() && r.Name == p.Name && r.Created == p.Created
+		})
+	case program.Diverged:
+		return rr.At == o.At && rr.Divergence() == o.Divergence
+	}
+	return true
+}
+
+// ReplayEvent is one event of a log as replay.mjs reads it.
+type ReplayEvent struct {
+	Type     string `json:"type"`
+	Kind     string `json:"kind,omitempty"`
+	Ordinal  int32  `json:"ordinal"`
+	Name     string `json:"name,omitempty"`
+	Result   int64  `json:"result,omitempty"`
+	ResumeAt int64  `json:"resume_at,omitempty"`
+}
+
+// ReplayEvents is log as replay.mjs reads it.
+func ReplayEvents(log []program.Event) []ReplayEvent {
+	out := make([]ReplayEvent, len(log))
+	for i, e := range log {
+		out[i] = ReplayEvent{Type: e.Type.String(), Kind: e.Kind.String(), Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt}
+	}
+	return out
+}
+
+// ProgramEvents is the inverse of ReplayEvents.
+func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
+	out := make([]program.Event, len(evs))
+	for i, e := range evs {
+		t, ok := program.ParseEventType(e.Type)
+		if !ok {
+			return nil, fmt.Errorf("event %d: type %q", i, e.Type)
+		}
+		var k program.EntityKind
+		switch e.Kind {
+		case "":
+		case "step":
+			k = program.EntityStep
+		case "wait":
+			k = program.EntityWait
+		default:
+			return nil, fmt.Errorf("event %d: kind %q: want step or wait", i, e.Kind)
+		}
+		out[i] = program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt}
+	}
+	return out, nil
+}
+
+// Replay replays log as a run of program name through the real core.
+func (o *OfflineReplayer) Replay(name string, log []program.Event) (RealReplay, error) {
+	o.next++
+	req, err := json.Marshal(struct {
+		ID       int           `json:"id"`
+		Workflow string        `json:"workflow"`
+		Events   []ReplayEvent `json:"events"`
+	}{o.next, WorkflowFunction(name), ReplayEvents(log)})
+	if err != nil {
+		return RealReplay{}, err
+	}
+	if _, err := o.in.Write(append(req, '\n')); err != nil {
+		return RealReplay{}, fmt.Errorf("offline replay of core %s: %w\n%s", o.Core.Version, err, tail(o.errb.String(), 2000))
+	}
+	line, err := o.out.ReadBytes('\n')
+	if err != nil {
+		return RealReplay{}, fmt.Errorf("offline replay of core %s ended: %w\n%s", o.Core.Version, err, tail(o.errb.String(), 2000))
+	}
+	var rr struct {
+		ID int `json:"id"`
+		RealReplay
+	}
+	if err := json.Unmarshal(line, &rr); err != nil {
+		return RealReplay{}, fmt.Errorf("offline replay of core %s: %w: %s", o.Core.Version, err, line)
+	}
+	if rr.ID != o.next {
+		return RealReplay{}, fmt.Errorf("offline replay of core %s answered case %d, want %d", o.Core.Version, rr.ID, o.next)
+	}
+	return rr.RealReplay, nil
+}
+
+// Close stops the Node process and whatever it started.
+func (o *OfflineReplayer) Close() error {
+	if o.in != nil {
+		o.in.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- o.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-o.cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	_ = syscall.Kill(-o.cmd.Process.Pid, syscall.SIGKILL)
+	return err
+}

@@ -1,0 +1,217 @@
+// Offline replays through the real @workflow/core: a log in, what core's own
+// replay (dist/workflow.js replayWorkflow) makes of it out, with no World and
+// no queue. simlab's model/program replay is held against it log by log
+// (realengine/replay.go, TestOfflineReplayCorpus).
+//
+//   node replay.mjs build DIR BUILDERS   compile DIR/programs.ts with the
+//                                        builders package BUILDERS (DIR's
+//                                        node_modules resolves @workflow/core
+//                                        to the release under test)
+//   node replay.mjs serve DIR            read cases as JSON lines on stdin,
+//                                        answer each with a JSON line
+//
+// A case: {"id", "workflow": "prog_NAME", "events": [{"type", "kind",
+// "ordinal", "name", "result", "resume_at"}]}. An event's correlation id is
+// its kind's prefix and the ordinal-th id of the run's sequence, computed as
+// core computes it (a monotonic ULID over the VM's seeded Math.random, one
+// fixed timestamp); payloads are dehydrated with core's own serializer.
+// The answer: {"id", "outcome": completed|suspended|diverged|failed|error,
+// "pending": [{"ordinal", "kind", "name", "created"}], "at", "message"}.
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const [mode, dirArg, buildersPkg] = process.argv.slice(2);
+if (!['build', 'serve'].includes(mode) || !dirArg || (mode === 'build' && !buildersPkg)) {
+  console.error('usage: node replay.mjs build DIR BUILDERS | serve DIR');
+  process.exit(2);
+}
+const dir = path.resolve(dirArg);
+
+if (mode === 'build') {
+  await build();
+  process.exit(0);
+}
+await serve();
+
+async function build() {
+  const { BaseBuilder } = await import(buildersPkg);
+  class Builder extends BaseBuilder {
+    async build() {}
+  }
+  await mkdir(dir, { recursive: true });
+  await symlink(path.join(here, 'node_modules'), path.join(dir, 'node_modules')).catch((e) => {
+    if (e.code !== 'EEXIST') throw e;
+  });
+  const b = new Builder({
+    dirs: ['.'], workingDir: dir, buildTarget: 'standalone',
+    stepsBundlePath: 'steps.mjs', workflowsBundlePath: 'workflows.mjs', webhookBundlePath: 'webhook.mjs',
+    suppressCreateWorkflowsBundleLogs: true, suppressCreateWorkflowsBundleWarnings: true,
+  });
+  const inputFiles = [path.join(dir, 'programs.ts')];
+  process.chdir(dir); // swc's plugin cache (.swc) goes into the build dir
+  const log = console.log;
+  console.log = () => {};
+  try {
+    await b.createStepsBundle({ inputFiles, outfile: path.join(dir, 'steps.mjs'), externalizeNonSteps: true });
+    await b.createWorkflowsBundle({ inputFiles, outfile: path.join(dir, 'workflows.mjs'), bundleFinalOutput: false });
+  } finally {
+    console.log = log;
+  }
+  const version = async (p) => JSON.parse(await readFile(p, 'utf8')).version;
+  await writeFile(path.join(dir, 'build.json'), JSON.stringify({
+    builders: await version(path.join(here, 'node_modules', buildersPkg, 'package.json')),
+    bundleCore: await version(path.join(dir, 'node_modules', '@workflow', 'core', 'package.json')),
+  }) + '\n');
+}
+
+async function serve() {
+  const coreDir = path.join(dir, 'node_modules', '@workflow', 'core');
+  const coreUrl = (p) => pathToFileURL(path.join(coreDir, 'dist', p)).href;
+  const coreRequire = createRequire(path.join(coreDir, 'package.json'));
+
+  // Keep core offline. getPortLazy() would probe this process's sockets:
+  // pin it. The only World call a replay makes is the end-of-run drain of a
+  // program that returns with entities pending (workflow.js
+  // drainPendingQueueItems): a stub World refuses it, which core logs and
+  // ignores. Core's logs go nowhere: stdout carries the answers.
+  globalThis[Symbol.for('@workflow/core//devServerPort/v1')] = { getPort: async () => 3000, cachedPort: 3000, inFlight: undefined };
+  const { SPEC_VERSION_CURRENT } = await import(pathToFileURL(coreRequire.resolve('@workflow/world')).href);
+  const refuse = new Proxy(function () {}, {
+    get: (_t, k) => (k === 'then' || typeof k === 'symbol' ? undefined : refuse),
+    apply: () => { throw new Error('offline replay: no World'); },
+  });
+  const stubWorld = new Proxy({}, {
+    get(_t, k) {
+      if (k === 'specVersion') return SPEC_VERSION_CURRENT;
+      if (k === 'capabilities') return {};
+      if (k === 'getEncryptionKeyForRun') return async () => undefined;
+      if (k === 'then' || typeof k === 'symbol') return undefined;
+      return refuse;
+    },
+  });
+  globalThis[Symbol.for('@workflow/world//cache')] = stubWorld;
+  globalThis[Symbol.for('@workflow/world//stubbedCache')] = stubWorld;
+  for (const level of ['log', 'info', 'warn', 'error', 'debug']) console[level] = () => {};
+
+  const { replayWorkflow } = await import(coreUrl('workflow.js'));
+  const { ReplayPayloadCache } = await import(coreUrl('replay-payload-cache.js'));
+  const { createContext } = await import(coreUrl('vm/index.js'));
+  const { runIdCreatedAt } = await import(coreUrl('runtime/run-id-time.js'));
+  const ser = await import(coreUrl('serialization.js'));
+  const { monotonicFactory } = await import(pathToFileURL(coreRequire.resolve('ulid')).href);
+  const coreVersion = JSON.parse(await readFile(path.join(coreDir, 'package.json'), 'utf8')).version;
+
+  // workflows.mjs is `const workflowCode = \`...\`; export const POST = ...`:
+  // the replay takes the code itself.
+  const bundle = await readFile(path.join(dir, 'workflows.mjs'), 'utf8');
+  const m = bundle.match(/const workflowCode = (`[\s\S]*?`);\n\nexport const POST/);
+  if (!m) throw new Error(`${dir}/workflows.mjs: no workflowCode`);
+  const workflowCode = new Function(`return ${m[1]};`)();
+
+  // One run identity for every case: ids are positional, so a log names
+  // its entities by ordinal and the run's sequence decides the strings.
+  const startedAt = new Date('2026-01-01T00:00:00.000Z');
+  const runId = 'wrun_01KDWQ0Z00AAAAAAAAAAAAAAAA';
+  const deploymentId = 'dpl_simlab_offline';
+  const fixedTimestamp = runIdCreatedAt(runId) ?? startedAt.getTime() - 1000;
+  const sequences = new Map(); // workflow name -> the run's ids, grown on demand
+  const ids = (workflowName, n) => {
+    let s = sequences.get(workflowName);
+    if (!s) {
+      const { globalThis: g } = createContext({ seed: `${runId}:${workflowName}:${deploymentId}`, fixedTimestamp });
+      const gen = monotonicFactory(() => g.Math.random());
+      s = { gen, list: [] };
+      sequences.set(workflowName, s);
+    }
+    while (s.list.length < n) s.list.push(s.gen(fixedTimestamp));
+    return s.list;
+  };
+  const workflowId = (fn) => `workflow//./programs//${fn}`;
+  const stepId = (name) => `step//./programs//s_${name}`;
+  const stepName = (id) => id.replace(/^step\/\/\.\/programs\/\/s_/, '');
+
+  const replay = async (c) => {
+    const workflowName = workflowId(c.workflow);
+    const most = Math.max(0, ...c.events.map((e) => (e.ordinal ?? -1) + 1), 64);
+    const seq = ids(workflowName, most + 64);
+    const ordinalOf = (correlationId) => {
+      const k = seq.indexOf(correlationId.slice(correlationId.indexOf('_') + 1));
+      return k;
+    };
+    const events = [];
+    for (const [i, e] of c.events.entries()) {
+      const createdAt = new Date(startedAt.getTime() + 1000 * (i + 1));
+      const d = {};
+      if (e.name) d.stepName = stepId(e.name);
+      switch (e.type) {
+        case 'run_created':
+          d.deploymentId = deploymentId;
+          d.workflowName = workflowName;
+          d.input = await ser.dehydrateWorkflowArguments([], runId, undefined);
+          break;
+        case 'step_created':
+          d.input = await ser.dehydrateStepArguments([], runId, undefined);
+          break;
+        case 'step_completed':
+          d.result = await ser.dehydrateStepReturnValue(e.result ?? 0, runId, undefined);
+          break;
+        case 'step_failed':
+        case 'step_retrying':
+          d.error = await ser.dehydrateStepError(new Error('simlab: step failed'), runId, undefined);
+          break;
+        case 'wait_created':
+          d.resumeAt = new Date(startedAt.getTime() + (e.resume_at ?? 0));
+          break;
+        case 'wait_completed':
+          if (e.resume_at) d.resumeAt = new Date(startedAt.getTime() + e.resume_at);
+          break;
+      }
+      const ev = { eventId: `evnt_${String(i).padStart(6, '0')}`, runId, eventType: e.type, eventData: d, createdAt, specVersion: SPEC_VERSION_CURRENT };
+      if (e.kind) ev.correlationId = `${e.kind}_${seq[e.ordinal]}`;
+      events.push(ev);
+    }
+    const workflowRun = {
+      runId, workflowName, deploymentId, status: 'running',
+      input: await ser.dehydrateWorkflowArguments([], runId, undefined),
+      createdAt: new Date(fixedTimestamp), startedAt, updatedAt: startedAt,
+      specVersion: SPEC_VERSION_CURRENT, executionContext: {},
+    };
+    const item = (it) => ({
+      ordinal: ordinalOf(it.correlationId),
+      kind: it.type,
+      name: it.type === 'step' ? stepName(it.stepName) : '',
+      created: !!it.hasCreatedEvent,
+    });
+    try {
+      const res = await replayWorkflow({ workflowCode, workflowRun, events, encryptionKey: undefined, replayPayloadCache: new ReplayPayloadCache(undefined) });
+      if (res.type === 'suspended') return { outcome: 'suspended', pending: res.suspension.items.map(item) };
+      return { outcome: 'completed' };
+    } catch (err) {
+      if (err?.name === 'ReplayDivergenceError') {
+        return { outcome: 'diverged', at: events.findIndex((e) => e.eventId === err.eventId), message: String(err.message).split('\n')[0] };
+      }
+      if (err?.message === 'simlab: step failed') return { outcome: 'failed' };
+      return { outcome: 'error', message: `${err?.name}: ${String(err?.message ?? err).split('\n')[0]}` };
+    }
+  };
+
+  process.stdout.write(JSON.stringify({ ready: true, core: coreVersion }) + '\n');
+  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (!line.trim()) continue;
+    let c;
+    try {
+      c = JSON.parse(line);
+    } catch (err) {
+      process.stdout.write(JSON.stringify({ outcome: 'error', message: `bad case: ${err.message}` }) + '\n');
+      continue;
+    }
+    const out = await replay(c);
+    out.id = c.id;
+    process.stdout.write(JSON.stringify(out) + '\n');
+  }
+}
