@@ -2,8 +2,10 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -48,6 +50,12 @@ type Scenario struct {
 type Workflow struct {
 	// Fanouts lists the width of each Promise.all, in order.
 	Fanouts []int `json:"fanouts" yaml:"fanouts"`
+	// Program is the workflow as a program (model/program): statements
+	// run in order. A file that sets it sets no fanouts; a program of
+	// Promise.all fan-outs of steps runs as that fan-out list (Fanouts is
+	// set from it), and any other program replays offline only so far
+	// (Validate refuses it here).
+	Program []program.Node `json:"program,omitempty" yaml:"program"`
 	// MaxInline steps of a fan-out run inside the orchestrator's invocation.
 	MaxInline int `json:"max_inline" yaml:"max_inline"`
 	// ChunkSize step_created events are written at once.
@@ -222,6 +230,18 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("run_interval = %v: must not be negative", s.RunInterval)
 	}
 	w := &s.Workflow
+	if w.Program != nil {
+		if err := program.Validate(w.Program, "workflow.program"); err != nil {
+			return err
+		}
+		widths, ok := program.FanoutWidths(w.Program)
+		if !ok {
+			return fmt.Errorf("workflow.program: the simulator runs a program of fan-outs only (statements `all: [{step: NAME}, ...]`); race, pool, sleep, if and loop are replayed offline against the real core (realengine TestOfflineReplayCorpus) but not simulated yet")
+		}
+		if !slices.Equal(widths, w.Fanouts) {
+			return fmt.Errorf("workflow.program is the fan-outs %v but workflow.fanouts is %v: set one of them", widths, w.Fanouts)
+		}
+	}
 	if len(w.Fanouts) == 0 {
 		return fmt.Errorf("workflow.fanouts is empty: want at least one fan-out width")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/simlab/simlab/internal/bounded"
 	"github.com/simlab/simlab/model/internal/strictyaml"
+	"github.com/simlab/simlab/model/program"
 )
 
 // The built-in scenarios live in another file; these hooks let the parser
@@ -267,13 +268,55 @@ func decodeScenarioDocument(root *yaml.Node) (s Scenario, named bool, err error)
 		return Scenario{}, false, err
 	}
 	s.Store.Name = s.World
+	if err := programFromDocument(&s, rest); err != nil {
+		return Scenario{}, false, err
+	}
 	return s, named, nil
+}
+
+// programFromDocument finishes a workflow.program the document set: its
+// statements learn their lines, the fan-out list it replaces (the base's)
+// goes, and a program of fan-outs becomes that list, which is what the
+// engine runs. A document setting both is refused: which would win?
+func programFromDocument(s *Scenario, doc *yaml.Node) error {
+	var wf *yaml.Node
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if strictyaml.KeyName(doc.Content[i]) == "workflow" {
+			wf, _ = strictyaml.Deref(doc.Content[i+1], "workflow")
+		}
+	}
+	if wf == nil || wf.Kind != yaml.MappingNode {
+		return nil
+	}
+	var prog, fanouts *yaml.Node
+	for i := 0; i+1 < len(wf.Content); i += 2 {
+		switch strictyaml.KeyName(wf.Content[i]) {
+		case "program":
+			prog = wf.Content[i+1]
+		case "fanouts":
+			fanouts = wf.Content[i]
+		}
+	}
+	if prog == nil {
+		return nil
+	}
+	if fanouts != nil {
+		return &strictyaml.FieldError{Line: fanouts.Line, Path: "workflow.fanouts", Doc: "scenario",
+			Msg: "set workflow.program or workflow.fanouts, not both (a fan-out list is the program `- all: [{step: step}, ...]`)"}
+	}
+	program.SetLines(s.Workflow.Program, prog)
+	if err := program.Validate(s.Workflow.Program, "workflow.program"); err != nil {
+		return err
+	}
+	s.Workflow.Fanouts, _ = program.FanoutWidths(s.Workflow.Program)
+	return nil
 }
 
 // cloneScenario copies s so that no slice is shared with the original: a
 // built-in's lists must not change when a --set index writes into a copy.
 func cloneScenario(s Scenario) Scenario {
 	s.Workflow.Fanouts = slices.Clone(s.Workflow.Fanouts)
+	s.Workflow.Program = slices.Clone(s.Workflow.Program)
 	s.Deployments = slices.Clone(s.Deployments)
 	s.Variants = slices.Clone(s.Variants)
 	return s

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/model/program"
+
 	"github.com/simlab/simlab/model/internal/strictyaml"
 )
 
@@ -403,8 +405,13 @@ func TestScenarioExampleFiles(t *testing.T) {
 // words the parser uses for the document itself and for base.
 func scenarioFieldNames() []string {
 	names := []string{"scenario", "base"}
+	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
 	walk = func(t reflect.Type) {
+		if seen[t] { // program statements nest
+			return
+		}
+		seen[t] = true
 		for _, f := range strictyaml.Fields(t) {
 			names = append(names, f.Name)
 			ft := t.Field(f.Index).Type
@@ -527,6 +534,10 @@ func scenarioDocRows() []scenarioDocRow {
 				rows = append(rows, row)
 			case sf.Type.Kind() == reflect.Struct:
 				walk(sf.Type, sub, p)
+			case sf.Type == reflect.TypeOf([]program.Node(nil)):
+				// Statements nest: the section "Programs" documents them.
+				row.typ = "program"
+				rows = append(rows, row)
 			case sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() == reflect.Struct:
 				rows = append(rows, row)
 				walk(sf.Type.Elem(), []reflect.Value{reflect.ValueOf(newDeploymentConfig())}, p+"[i]")

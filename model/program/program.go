@@ -393,3 +393,23 @@ func StepNames(ns []Node) []string {
 	walk(ns)
 	return out
 }
+
+// FanoutWidths is the fan-out list a program stands for, when it is one: a
+// list of Promise.all statements of plain steps (no body, results or
+// label of their own). ok is false for any other program.
+func FanoutWidths(ns []Node) (widths []int, ok bool) {
+	for i := range ns {
+		n := &ns[i]
+		if n.Kind() != KindAll || n.As != "" {
+			return nil, false
+		}
+		for j := range n.All {
+			c := &n.All[j]
+			if c.Kind() != KindStep || c.As != "" || c.Results != 0 || c.Body != (sim.Dist{}) {
+				return nil, false
+			}
+		}
+		widths = append(widths, len(n.All))
+	}
+	return widths, len(widths) > 0
+}
