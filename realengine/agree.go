@@ -3,7 +3,9 @@ package realengine
 import "math"
 
 // Agreement is whether one simlab row agrees with the real row of its
-// width and prologue on the two counts the protocol's headline rests on:
+// width and prologue on the two counts the protocol's headline rests on,
+// and on the corruption both sides count (runs that ended more than once,
+// runs whose log could not be replayed):
 // lazy reads per fan-out, simlab's mean inside the real runs' range (their
 // fan-outs' fewest to most), and the share of fan-outs with concurrent
 // last completers, simlab's share inside the real share's 95 % interval
@@ -26,7 +28,27 @@ type Agreement struct {
 	RealConcurrent   int     `json:"real_concurrent_fanouts"`
 	RealFanouts      int     `json:"real_fanouts"`
 	ConcurrentAgrees bool    `json:"concurrent_agrees"`
+	// Ended is simlab's share of runs whose log holds more than one
+	// accepted terminal event, EndedLow..EndedHigh the real share's
+	// interval, from RealEnded of RealRuns; Corrupted likewise for runs
+	// failed CORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE, or whose log
+	// simlab's replay cannot consume.
+	Ended          float64 `json:"ended_twice_share"`
+	EndedLow       float64 `json:"real_ended_twice_low"`
+	EndedHigh      float64 `json:"real_ended_twice_high"`
+	RealEnded      int     `json:"real_ended_twice"`
+	RealRuns       int     `json:"real_runs"`
+	EndedAgrees    bool    `json:"ended_twice_agrees"`
+	Corrupted      float64 `json:"corrupted_share"`
+	CorruptedLow   float64 `json:"real_corrupted_low"`
+	CorruptedHigh  float64 `json:"real_corrupted_high"`
+	RealCorrupted  int     `json:"real_corrupted"`
+	CorruptedAgree bool    `json:"corrupted_agrees"`
 }
+
+// corrupted counts a row's runs that failed for their log or whose log
+// simlab's replay cannot consume.
+func corrupted(r Row) int { return max(r.RunsCorrupted, r.RunsUnreplayable) }
 
 // Agreements pairs every simlab row with each real row of its width and
 // prologue, in the rows' order.
@@ -41,7 +63,14 @@ func Agreements(rows []Row) []Agreement {
 				continue
 			}
 			lo, hi := ShareInterval(real.ConcurrentFanouts, real.Fanouts, 0.05)
-			out = append(out, Agreement{Branches: real.Branches, Prologue: real.Prologue, Core: real.Core,
+			endLo, endHi := ShareInterval(real.RunsMultiTerminal, real.RunsCounted, 0.05)
+			corLo, corHi := ShareInterval(corrupted(real), real.RunsCounted, 0.05)
+			ended, corr := ratio(sim.RunsMultiTerminal, sim.RunsCounted), ratio(corrupted(sim), sim.RunsCounted)
+			out = append(out, Agreement{
+				Ended: ended, EndedLow: endLo, EndedHigh: endHi, RealEnded: real.RunsMultiTerminal, RealRuns: real.RunsCounted,
+				EndedAgrees: ended >= endLo && ended <= endHi,
+				Corrupted:   corr, CorruptedLow: corLo, CorruptedHigh: corHi, RealCorrupted: corrupted(real),
+				CorruptedAgree: corr >= corLo && corr <= corHi, Branches: real.Branches, Prologue: real.Prologue, Core: real.Core,
 				Lazy: sim.LazyPerFanout, LazyMin: real.LazyPerFanoutMin, LazyMax: real.LazyPerFanoutMax,
 				LazyAgrees: sim.LazyPerFanout >= real.LazyPerFanoutMin && sim.LazyPerFanout <= real.LazyPerFanoutMax,
 				Concurrent: sim.ConcurrentLastCompleters, ConcurrentLow: lo, ConcurrentHigh: hi,

@@ -48,3 +48,73 @@ func TestAgreementsJudgeSimlabAgainstTheRealRows(t *testing.T) {
 		t.Errorf("lazy 1.4 against 0..1 and 45 %% against 0 of 10: %+v, want neither to agree", got[0])
 	}
 }
+
+// The ends: 6 of 12 real runs that ended more than once admit 17-83 %;
+// simlab's 5.5 % is outside it (the 96-branch disagreement validate
+// printed "agrees" over), 50 % inside. A real run failed for its log is
+// judged against simlab's failed or unreplayable runs the same way.
+func TestAgreementsJudgeTheEnds(t *testing.T) {
+	real := Row{Branches: 96, Engine: "real", Core: "5.0.0-beta.52", Prologue: RunContext, Fanouts: 12, RunsCounted: 12, RunsMultiTerminal: 6}
+	sim := Row{Branches: 96, Engine: "simlab", Prologue: RunContext, RunsCounted: 200, RunsMultiTerminal: 11}
+	got := Agreements([]Row{real, sim})
+	if len(got) != 1 || got[0].EndedAgrees || got[0].RealEnded != 6 || got[0].RealRuns != 12 || math.Abs(got[0].Ended-0.055) > 1e-9 {
+		t.Fatalf("%+v: want 5.5 %% judged outside 6 of 12", got)
+	}
+	sim.RunsMultiTerminal = 100
+	if got := Agreements([]Row{real, sim}); !got[0].EndedAgrees || !got[0].CorruptedAgree {
+		t.Fatalf("%+v: want 50 %% inside 6 of 12, and no corruption on either side agreeing", got[0])
+	}
+	real.RunsCorrupted = 12
+	if got := Agreements([]Row{real, sim}); got[0].CorruptedAgree || got[0].RealCorrupted != 12 {
+		t.Fatalf("%+v: every real run corrupted against none of simlab's agrees", got[0])
+	}
+	sim.RunsUnreplayable = 200
+	if got := Agreements([]Row{real, sim}); !got[0].CorruptedAgree {
+		t.Fatalf("%+v: simlab's unreplayable logs count as its corrupted runs", got[0])
+	}
+}
+
+// A real run's log, as the harness reads it back, is judged by simlab's
+// replay of the harness workflow: the fan-out list it ran, up to the log's
+// end; an entity no replay mints, another step's name or an event type the
+// replay does not know makes it unreplayable.
+func TestReplayableJudgesTheRealLog(t *testing.T) {
+	var r RealRun
+	r.Fanouts = append(r.Fanouts, struct {
+		RunID          string `json:"run_id"`
+		Index          int    `json:"index"`
+		Branches       int    `json:"branches"`
+		Inline         int    `json:"inline"`
+		PrologueReads  int    `json:"prologue_reads"`
+		LazyReads      int    `json:"lazy_reads"`
+		LastCompleters int    `json:"last_completers"`
+		StepDeliveries int    `json:"step_deliveries"`
+	}{RunID: "wrun_a", Branches: 2})
+	ev := func(typ string, k int32) ReplayEvent {
+		if k < 0 {
+			return ReplayEvent{Type: typ, Ordinal: -1}
+		}
+		return ReplayEvent{Type: typ, Kind: "step", Ordinal: k, Name: HarnessStep}
+	}
+	good := []ReplayEvent{ev("run_created", -1), ev("run_started", -1), ev("step_created", 0), ev("step_created", 1),
+		ev("step_completed", 1), ev("step_completed", 0), ev("run_completed", -1), ev("run_completed", -1), {Type: "noop", Ordinal: -1}}
+	if !r.Replayable(ReadBack{RunID: "wrun_a", Log: good}) {
+		t.Fatal("a whole fan-out's log, ended twice, is replayable")
+	}
+	for name, log := range map[string][]ReplayEvent{
+		"an id the replay never mints":     append(good[:4:4], ev("step_created", 2)),
+		"an id outside the run's sequence": append(good[:2:2], ev("step_created", -1)),
+		"another step's name":              append(good[:2:2], ReplayEvent{Type: "step_created", Kind: "step", Ordinal: 0, Name: "other"}),
+		"a hook":                           append(good[:2:2], ReplayEvent{Type: "hook_created", Kind: "hook", Ordinal: 0}),
+	} {
+		if log[len(log)-1].Type == "step_created" && log[len(log)-1].Kind == "" {
+			log[len(log)-1].Kind = "step"
+		}
+		if r.Replayable(ReadBack{RunID: "wrun_a", Log: log}) {
+			t.Errorf("%s: judged replayable", name)
+		}
+	}
+	if !(ReadBack{ErrorCodes: []string{"CORRUPTED_EVENT_LOG"}}).Corrupted() || (ReadBack{ErrorCodes: []string{"USER_ERROR"}}).Corrupted() {
+		t.Error("Corrupted reads the run_failed error codes")
+	}
+}

@@ -239,6 +239,12 @@ func TestSmokeCountsMatch(t *testing.T) {
 			t.Errorf("%s %s %s %s read back: %d runs counted (want %d), terminal events %v per run (max %d, want ≥ 1), %d unreadable rows (want 0)",
 				row.Engine, row.Core, row.WorldLocal, row.Prologue, row.RunsCounted, want, row.TerminalEvents, row.TerminalEventsMax, row.UnreadableRows)
 		}
+		// Both sides' logs are ones simlab's replay consumes, and no run
+		// failed for a log the runtime could not replay.
+		if row.RunsUnreplayable != 0 || row.RunsCorrupted != 0 {
+			t.Errorf("%s %s %s %s: %d runs whose log simlab's replay cannot consume, %d failed CORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE; want none",
+				row.Engine, row.Core, row.WorldLocal, row.Prologue, row.RunsUnreplayable, row.RunsCorrupted)
+		}
 	}
 }
 

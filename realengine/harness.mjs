@@ -21,6 +21,7 @@
 // into one interleaving of the real World's own I/O.
 
 import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
@@ -505,7 +506,8 @@ function ghostStepId(rand) {
 async function readRunBack(real, runId) {
   const { WorkflowRunSchema, StepSchema, TERMINAL_RUN_EVENT_TYPES } = await import('@workflow/world');
   const out = { run_id: runId, events: 0, pages: 0, terminal_events: 0, terminal_by_type: {}, step_terminal_max: 0, steps: 0, unreadable: [],
-    first_terminal: '', before_terminal: {}, after_terminal: {}, run_status: '' };
+    first_terminal: '', before_terminal: {}, after_terminal: {}, run_status: '', error_codes: [], log: [] };
+  const logged = []; // every event, for the log simlab's replay reads
   const steps = new Map(); // step id -> terminal events of that step in the log
   const seen = new Set();
   let cursor;
@@ -520,6 +522,8 @@ async function readRunBack(real, runId) {
     out.pages++;
     for (const e of page.data ?? []) {
       out.events++;
+      logged.push(e);
+      if (e.eventType === 'run_failed' && e.eventData?.errorCode) out.error_codes.push(e.eventData.errorCode);
       // The log's order (events.list's, ascending): what came before and
       // after the run's first terminal event, by type.
       const side = out.first_terminal ? out.after_terminal : out.before_terminal;
@@ -553,6 +557,7 @@ async function readRunBack(real, runId) {
       out.unreadable.push({ kind, id, error: String(err?.message ?? err).slice(0, 300) });
     }
   };
+  out.log = await replayLog(runId, logged);
   await check('run', runId, () => real.runs.get(runId), WorkflowRunSchema);
   for (const [stepId, ends] of steps) {
     out.steps++;
@@ -560,6 +565,41 @@ async function readRunBack(real, runId) {
     await check('step', stepId, () => real.steps.get(runId, stepId), StepSchema);
   }
   return out;
+}
+
+// replayLog is a run's log as simlab's replay reads it (realengine
+// ReplayEvent): each event's type, the kind and ordinal of the entity its
+// correlation id names (its position in the run's id sequence, computed as
+// core computes it: a monotonic ULID over the workflow VM's Math.random
+// seeded with run id, workflow name and deployment id, one fixed timestamp;
+// -1 for an id outside the sequence), the step name its data carries, the
+// short name after the bundle's file. The run's identity is run_created's.
+async function replayLog(runId, events) {
+  const created = events.find((e) => e.eventType === 'run_created');
+  if (!created) return [];
+  const main = fileURLToPath(import.meta.resolve('@workflow/core'));
+  const dist = path.dirname(main);
+  const { createContext } = await import(pathToFileURL(path.join(dist, 'vm', 'index.js')).href);
+  const { runIdCreatedAt } = await import(pathToFileURL(path.join(dist, 'runtime', 'run-id-time.js')).href);
+  const { monotonicFactory } = await import(pathToFileURL(createRequire(main).resolve('ulid')).href);
+  const { workflowName, deploymentId } = created.eventData ?? {};
+  const fixed = runIdCreatedAt(runId) ?? +new Date(created.createdAt);
+  const { globalThis: g } = createContext({ seed: `${runId}:${workflowName}:${deploymentId}`, fixedTimestamp: fixed });
+  const gen = monotonicFactory(() => g.Math.random());
+  const ids = new Map();
+  const entities = events.filter((e) => e.correlationId).length;
+  for (let k = 0; k < entities + 16; k++) ids.set(gen(fixed), k);
+  return events.map((e) => {
+    const ev = { type: e.eventType, ordinal: -1 };
+    if (e.correlationId) {
+      const cut = e.correlationId.indexOf('_');
+      ev.kind = e.correlationId.slice(0, cut);
+      ev.ordinal = ids.get(e.correlationId.slice(cut + 1)) ?? -1;
+    }
+    const name = e.eventData?.stepName;
+    if (name) ev.name = name.slice(name.lastIndexOf('//') + 2);
+    return ev;
+  });
 }
 
 // writeTrace writes spans as OTLP JSON Lines, one {"resourceSpans":[...]}

@@ -222,10 +222,15 @@ func ReplayEvents(log []program.Event) []ReplayEvent {
 	return out
 }
 
-// ProgramEvents is the inverse of ReplayEvents.
+// ProgramEvents is the inverse of ReplayEvents. A real log's noop (a
+// sealed slot) and attr_set (an attribute a step body wrote) are left out:
+// core's replay passes over both.
 func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
-	out := make([]program.Event, len(evs))
+	out := make([]program.Event, 0, len(evs))
 	for i, e := range evs {
+		if e.Type == "noop" || e.Type == "attr_set" && e.Kind == "" {
+			continue
+		}
 		t, ok := program.ParseEventType(e.Type)
 		if !ok {
 			return nil, fmt.Errorf("event %d: type %q", i, e.Type)
@@ -240,7 +245,7 @@ func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
 		default:
 			return nil, fmt.Errorf("event %d: kind %q: want step or wait", i, e.Kind)
 		}
-		out[i] = program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt}
+		out = append(out, program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt})
 	}
 	return out, nil
 }
@@ -292,4 +297,39 @@ func (o *OfflineReplayer) Close() error {
 	}
 	_ = syscall.Kill(-o.cmd.Process.Pid, syscall.SIGKILL)
 	return err
+}
+
+// Corrupted reports whether the run failed because its log could not be
+// replayed: CORRUPTED_EVENT_LOG (after the recovery replays), or
+// REPLAY_DIVERGENCE.
+func (b ReadBack) Corrupted() bool {
+	return slices.Contains(b.ErrorCodes, "CORRUPTED_EVENT_LOG") || slices.Contains(b.ErrorCodes, "REPLAY_DIVERGENCE")
+}
+
+// HarnessStep is the name of the harness workflow's step (workflow/fanout.ts
+// branch): the steps of its fan-out list's program.
+const HarnessStep = "branch"
+
+// Replayable reports whether simlab's replay of the harness workflow (the
+// fan-out list r ran, as program.FromFanouts) consumes run b's log up to
+// its end. A log holding an event the replay does not know is not.
+func (r *RealRun) Replayable(b ReadBack) bool {
+	log, err := ProgramEvents(b.Log)
+	if err != nil {
+		return false
+	}
+	if len(log) == 0 {
+		return true
+	}
+	var widths []int
+	for _, f := range r.Fanouts {
+		if f.RunID == b.RunID {
+			widths = append(widths, f.Branches)
+		}
+	}
+	if len(widths) == 0 {
+		return true
+	}
+	p := program.MustCompile(program.FromFanouts(widths, HarnessStep))
+	return program.Replay(p, program.BeforeEnd(log)).Status != program.Diverged
 }

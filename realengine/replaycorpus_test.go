@@ -56,7 +56,7 @@ var corpusPrograms = map[string][]program.Node{
 		{Loop: 4, Do: []program.Node{{Step: "poll", Results: 2, As: "ready"}}, Until: "ready"},
 		{Step: "done"},
 	},
-	"fanouts": program.FromFanouts([]int{3, 2}),
+	"fanouts": program.FromFanouts([]int{3, 2}, "step"),
 	"steprace": {
 		{Race: []program.Node{{Step: "fast", Results: 2}, {Step: "slow"}}, As: "w"},
 		{If: "w", Not: true, Then: []program.Node{{Step: "again"}, {Step: "again"}}},

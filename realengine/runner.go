@@ -478,7 +478,14 @@ type ReadBack struct {
 	BeforeTerminal map[string]int `json:"before_terminal"`
 	AfterTerminal  map[string]int `json:"after_terminal"`
 	// RunStatus is the run row's status as runs.get read it back.
-	RunStatus  string `json:"run_status"`
+	RunStatus string `json:"run_status"`
+	// ErrorCodes are the errorCode of each accepted run_failed in the log
+	// (CORRUPTED_EVENT_LOG for a run the runtime gave up replaying).
+	ErrorCodes []string `json:"error_codes"`
+	// Log is the whole log as simlab's replay reads it: each event's
+	// type, the ordinal of its correlation id in the run's id sequence and
+	// the step name its data carries (harness.mjs replayLog).
+	Log        []ReplayEvent `json:"log"`
 	Unreadable []struct {
 		Kind  string `json:"kind"` // run, step or events
 		ID    string `json:"id"`

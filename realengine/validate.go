@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/model/sweep"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
@@ -152,6 +153,13 @@ type Row struct {
 	RunsMultiTerminal int     `json:"runs_multi_terminal"`
 	TerminalEventsMax int     `json:"terminal_events_max"`
 	UnreadableRows    int     `json:"unreadable_rows"`
+	// RunsCorrupted are the runs failed CORRUPTED_EVENT_LOG or
+	// REPLAY_DIVERGENCE (simlab's runtime never fails a run so yet: its
+	// workflows are fan-out lists, which cannot diverge); RunsUnreplayable
+	// the runs whose log, up to its end, simlab's replay of the workflow
+	// (model/program) cannot consume.
+	RunsCorrupted    int `json:"runs_corrupted"`
+	RunsUnreplayable int `json:"runs_unreplayable"`
 }
 
 // Result is a validation: the scenario and its rows, widths outer.
@@ -344,9 +352,10 @@ type sample struct {
 	lazy, last                                                   []int // per fan-out
 	ttfs, ttls                                                   []int64
 	// terminal is the accepted terminal run events of each run's log;
-	// unreadable the run and step rows that could not be read back.
-	terminal   []int
-	unreadable int
+	// unreadable the run and step rows that could not be read back;
+	// corrupted and unreplayable the runs counted as Row's fields are.
+	terminal                            []int
+	unreadable, corrupted, unreplayable int
 }
 
 // rowSums accumulates a row's samples; finish turns them into the row.
@@ -389,6 +398,8 @@ func (a *rowSums) add(s sample) {
 		a.row.TerminalEventsMax = max(a.row.TerminalEventsMax, n)
 	}
 	a.row.UnreadableRows += s.unreadable
+	a.row.RunsCorrupted += s.corrupted
+	a.row.RunsUnreplayable += s.unreplayable
 }
 
 // finish turns the sums into per-run means and the times into nearest-rank
@@ -442,6 +453,12 @@ func RealRow(b int, c Core, wl WorldLocal, stripped bool, runs []*RealRun) Row {
 		for _, b := range r.ReadBack {
 			s.terminal = append(s.terminal, b.TerminalEvents)
 			s.unreadable += len(b.Unreadable)
+			if b.Corrupted() {
+				s.corrupted++
+			}
+			if !r.Replayable(b) {
+				s.unreplayable++
+			}
 		}
 		a.add(s)
 		own = append(own, nsOfMS(r.WriteOwnMS)...)
@@ -485,6 +502,7 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int, withOrder bool
 		}
 		s.ttfs, s.ttls = sweep.StepTimes(h)
 		s.terminal, s.unreadable = simCorruption(h)
+		s.unreplayable = simUnreplayable(h)
 		a.add(s)
 		if withOrder {
 			order = order.Add(simWriteOrder(h))
@@ -529,6 +547,23 @@ func simCorruption(h *model.History) (terminal []int, unreadable int) {
 		}
 	}
 	return terminal, unreadable
+}
+
+// simUnreplayable counts the runs whose log, up to its end, the fan-out
+// list's replay cannot consume.
+func simUnreplayable(h *model.History) int {
+	n := 0
+	for _, info := range h.Runs {
+		var widths []int
+		for _, f := range info.Fanouts {
+			widths = append(widths, int(h.Fanouts[f].Branches))
+		}
+		p := program.MustCompile(program.FromFanouts(widths, model.FanoutStep))
+		if program.Replay(p, program.BeforeEnd(h.ProgramLog(info.ID))).Status == program.Diverged {
+			n++
+		}
+	}
+	return n
 }
 
 func ratio(a, b int) float64 {

@@ -220,7 +220,7 @@ func printAgreement(w io.Writer, res *realengine.Result) {
 	if len(res.Agreement) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nsimlab against the real runs: LAZY simlab's mean inside the real runs' range; CONC simlab's share inside\nthe real share's 95%% interval (Clopper-Pearson, from the real fan-outs):\n")
+	fmt.Fprintf(w, "\nsimlab against the real runs: LAZY simlab's mean inside the real runs' range; CONC simlab's share inside\nthe real share's 95%% interval (Clopper-Pearson, from the real fan-outs); ENDED and CORRUPTED the same for runs\nwhose log holds more than one terminal event, and runs failed for their log or whose log simlab's replay\ncannot consume (from the real runs):\n")
 	verdict := func(ok bool) string {
 		if ok {
 			return "agrees"
@@ -231,6 +231,9 @@ func printAgreement(w io.Writer, res *realengine.Result) {
 		fmt.Fprintf(w, "  %d branches  %s %s  lazy %s in %s..%s: %s  concurrent %.0f%% in %.0f-%.0f%% (%d of %d): %s\n",
 			a.Branches, shortVersion(a.Core), a.Prologue, trim(a.Lazy), trim(a.LazyMin), trim(a.LazyMax), verdict(a.LazyAgrees),
 			100*a.Concurrent, 100*a.ConcurrentLow, 100*a.ConcurrentHigh, a.RealConcurrent, a.RealFanouts, verdict(a.ConcurrentAgrees))
+		fmt.Fprintf(w, "  %*s  ended twice %.1f%% in %.0f-%.0f%% (%d of %d): %s  corrupted %.1f%% in %.0f-%.0f%% (%d of %d): %s\n",
+			len(strconv.Itoa(a.Branches))+len(" branches"), "", 100*a.Ended, 100*a.EndedLow, 100*a.EndedHigh, a.RealEnded, a.RealRuns, verdict(a.EndedAgrees),
+			100*a.Corrupted, 100*a.CorruptedLow, 100*a.CorruptedHigh, a.RealCorrupted, a.RealRuns, verdict(a.CorruptedAgree))
 	}
 }
 
@@ -259,7 +262,7 @@ func printCorruption(w io.Writer, res *realengine.Result) {
 	if len(res.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ncorruption, real beside simlab: runs whose log holds more than one accepted terminal run event, of the runs\ncounted; the most in one run; run and step rows that could not be read back once the run was over\n")
+	fmt.Fprintf(w, "\ncorruption, real beside simlab: runs whose log holds more than one accepted terminal run event, of the runs\ncounted; the most in one run; run and step rows that could not be read back once the run was over; runs failed\nCORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE; runs whose log simlab's replay of the workflow cannot consume\n")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	last := -1
 	for _, r := range res.Rows {
@@ -275,7 +278,7 @@ func printCorruption(w io.Writer, res *realengine.Result) {
 				who += " (" + r.World + ")"
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d runs >1 end\tmax %d\tunreadable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows)
+		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d runs >1 end\tmax %d\tunreadable %d\tcorrupted %d\tunreplayable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows, r.RunsCorrupted, r.RunsUnreplayable)
 	}
 	tw.Flush()
 }

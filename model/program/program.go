@@ -357,12 +357,12 @@ func satAdd(a, b int) int {
 
 // FromFanouts is the program a fan-out list stands for: one Promise.all of
 // steps per fan-out, in order, every step named step.
-func FromFanouts(widths []int) []Node {
+func FromFanouts(widths []int, step string) []Node {
 	prog := make([]Node, len(widths))
 	for i, w := range widths {
 		kids := make([]Node, w)
 		for j := range kids {
-			kids[j] = Node{Step: "step"}
+			kids[j] = Node{Step: step}
 		}
 		prog[i] = Node{All: kids}
 	}

@@ -490,3 +490,16 @@ func (m *machine) seq(ns []*cnode, i int, last value, k func(value, bool)) {
 		m.seq(ns, i+1, v, k)
 	})
 }
+
+// BeforeEnd is log up to its first terminal run event: what a fresh replay
+// of the run reads, since the runtime replays no log holding the run's end
+// (runtime.js, hasRecordedTerminalRunEvent) and the replay that wrote the
+// end had consumed what came before it.
+func BeforeEnd(log []Event) []Event {
+	for i, e := range log {
+		if terminal(e.Type) {
+			return log[:i]
+		}
+	}
+	return log
+}

@@ -109,7 +109,7 @@ func TestReplayAnswersAsCoreDidOnTheStudysLogs(t *testing.T) {
 // ordinals are the steps' global indexes, and a stale replay of it can
 // never diverge (it mints the same entities whatever it saw).
 func TestFanoutsProgramNumbersStepsInOrder(t *testing.T) {
-	p := MustCompile(FromFanouts([]int{3, 2}))
+	p := MustCompile(FromFanouts([]int{3, 2}, "step"))
 	o := Replay(p, runEvents)
 	if o.String() != "suspended on step#0 step, step#1 step, step#2 step" {
 		t.Fatal(o)
