@@ -20,12 +20,13 @@
 // chosen happening; its race (race.mjs) forces a run's start and its cancel
 // into one interleaving of the real World's own I/O.
 
-import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
+import { compileBundles } from './bundle.mjs';
 import { createGate } from './gate.mjs';
 import { createStartCancelRace } from './race.mjs';
 import { instrumentLocal } from '../realworld/node/gate.mjs';
@@ -61,39 +62,15 @@ if (mode === 'build') {
 // workflow bundle imports `workflow/runtime` at run time, so the runtime that
 // executes is the one hooks.mjs resolves, not one frozen into the bundle.
 async function build(dir, buildersPkg) {
-  const { BaseBuilder } = await import(buildersPkg);
-  class Builder extends BaseBuilder {
-    async build() {}
-  }
   await mkdir(dir, { recursive: true });
-  await symlink(path.join(here, 'node_modules'), path.join(dir, 'node_modules')).catch((e) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
   await cp(path.join(here, 'workflow', 'fanout.ts'), path.join(dir, 'fanout.ts'));
-  const b = new Builder({
-    dirs: ['.'], workingDir: dir, buildTarget: 'standalone',
-    stepsBundlePath: 'steps.mjs', workflowsBundlePath: 'workflows.mjs', webhookBundlePath: 'webhook.mjs',
-    suppressCreateWorkflowsBundleLogs: true, suppressCreateWorkflowsBundleWarnings: true,
-  });
-  const inputFiles = [path.join(dir, 'fanout.ts')];
-  process.chdir(dir); // swc keeps its plugin cache in ./.swc: the build dir, not the source tree
-  const log = console.log;
-  console.log = () => {}; // the builder's progress lines would mix with our JSON
-  try {
-    await b.createStepsBundle({ inputFiles, outfile: path.join(dir, 'steps.mjs'), externalizeNonSteps: true });
-    await b.createWorkflowsBundle({ inputFiles, outfile: path.join(dir, 'workflows.mjs'), bundleFinalOutput: false });
-  } finally {
-    console.log = log;
-  }
+  const versions = await compileBundles(dir, buildersPkg, ['fanout.ts']);
   const code = await readFile(path.join(dir, 'workflows.mjs'), 'utf8');
   const id = code.match(/workflow\/\/\.\/fanout\/\/fanout/);
   if (!id) throw new Error('build: the compiled workflow bundle names no workflow//./fanout//fanout');
   // Which builders compiled it and which core's code the bundles inlined
   // (the @workflow/core DIR's node_modules resolves to).
-  const version = async (p) => JSON.parse(await readFile(p, 'utf8')).version;
-  const builders = await version(path.join(here, 'node_modules', buildersPkg, 'package.json'));
-  const bundleCore = await version(path.join(dir, 'node_modules', '@workflow', 'core', 'package.json'));
-  await writeFile(path.join(dir, 'build.json'), JSON.stringify({ workflowId: id[0], builders, bundleCore }) + '\n');
+  await writeFile(path.join(dir, 'build.json'), JSON.stringify({ workflowId: id[0], ...versions }) + '\n');
 }
 
 async function run(cfg) {

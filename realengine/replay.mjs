@@ -17,13 +17,13 @@
 // fixed timestamp); payloads are dehydrated with core's own serializer.
 // The answer: {"id", "outcome": completed|suspended|diverged|failed|error,
 // "pending": [{"ordinal", "kind", "name", "created"}], "at", "message"}.
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { compileBundles } from './bundle.mjs';
+import { pathToFileURL } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const [mode, dirArg, buildersPkg] = process.argv.slice(2);
 if (!['build', 'serve'].includes(mode) || !dirArg || (mode === 'build' && !buildersPkg)) {
   console.error('usage: node replay.mjs build DIR BUILDERS | serve DIR');
@@ -38,34 +38,8 @@ if (mode === 'build') {
 await serve();
 
 async function build() {
-  const { BaseBuilder } = await import(buildersPkg);
-  class Builder extends BaseBuilder {
-    async build() {}
-  }
-  await mkdir(dir, { recursive: true });
-  await symlink(path.join(here, 'node_modules'), path.join(dir, 'node_modules')).catch((e) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
-  const b = new Builder({
-    dirs: ['.'], workingDir: dir, buildTarget: 'standalone',
-    stepsBundlePath: 'steps.mjs', workflowsBundlePath: 'workflows.mjs', webhookBundlePath: 'webhook.mjs',
-    suppressCreateWorkflowsBundleLogs: true, suppressCreateWorkflowsBundleWarnings: true,
-  });
-  const inputFiles = [path.join(dir, 'programs.ts')];
-  process.chdir(dir); // swc's plugin cache (.swc) goes into the build dir
-  const log = console.log;
-  console.log = () => {};
-  try {
-    await b.createStepsBundle({ inputFiles, outfile: path.join(dir, 'steps.mjs'), externalizeNonSteps: true });
-    await b.createWorkflowsBundle({ inputFiles, outfile: path.join(dir, 'workflows.mjs'), bundleFinalOutput: false });
-  } finally {
-    console.log = log;
-  }
-  const version = async (p) => JSON.parse(await readFile(p, 'utf8')).version;
-  await writeFile(path.join(dir, 'build.json'), JSON.stringify({
-    builders: await version(path.join(here, 'node_modules', buildersPkg, 'package.json')),
-    bundleCore: await version(path.join(dir, 'node_modules', '@workflow', 'core', 'package.json')),
-  }) + '\n');
+  const versions = await compileBundles(dir, buildersPkg, ['programs.ts']);
+  await writeFile(path.join(dir, 'build.json'), JSON.stringify(versions) + '\n');
 }
 
 async function serve() {
