@@ -176,41 +176,64 @@ func valueOf(result int64) value {
 type entity struct {
 	kind     EntityKind
 	name     string
-	node     int32
+	node     *cnode
 	live     bool
 	created  bool
 	classes  uint8
 	resumeAt int64
-	settle   func(v value, failed bool)
+	// parent and slot are the frame awaiting it and its place there.
+	parent, slot int32
 }
 
-// machine is one replay in progress.
-type machine struct {
+// frame is a statement in progress that awaits others: a seq (the program
+// itself, an if's branch, a loop's body), an all, a race or a pool. Its
+// children report to it by index (notify), so a replay allocates nothing
+// once its tables have grown.
+type frame struct {
+	node         *cnode
+	kids         []*cnode // seq: the statements run in order
+	parent, slot int32
+	next         int32 // seq: the next statement; pool: the next call
+	left         int32 // all: children not settled; pool: workers running
+	iter         int32 // loop: iterations done
+	last         value // seq: the value of the statement last settled
+	settled      bool
+}
+
+// Replayer replays logs, reusing its tables from one replay to the next. Its
+// zero value is ready to use; it is not safe for use by more than one
+// goroutine at a time.
+type Replayer struct {
 	prog     *Compiled
 	log      []Event
 	ents     []entity
+	frames   []frame
 	vars     []value
 	parked   []int
+	pending  []Pending
 	returned bool
 	threw    bool
 	at       int // the event being offered
 	failAt   int
 	div      Divergence
 	divAt    int
-	started  bool // run_started consumed
 }
 
 // Replay replays program p against log, as core's replay does.
 func Replay(p *Compiled, log []Event) Outcome {
-	m := &machine{prog: p, log: log, vars: make([]value, len(p.labels))}
-	m.at = -1
-	m.start(p.root, func(_ value, failed bool) {
-		if failed {
-			m.threw, m.failAt = true, m.at
-		} else {
-			m.returned = true
-		}
-	})
+	var r Replayer
+	return r.Replay(p, log)
+}
+
+// Replay replays program p against log, as core's replay does. The
+// Outcome's Pending is the Replayer's, valid until its next Replay.
+func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
+	*m = Replayer{prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
+		parked: m.parked[:0], pending: m.pending[:0], at: -1}
+	for range p.labels {
+		m.vars = append(m.vars, undefined)
+	}
+	m.startSeq(p.root, p.root.kids, -1, 0)
 	consumed := 0
 	for i := range log {
 		if m.returned || m.threw || m.div != NoDivergence {
@@ -241,30 +264,30 @@ func Replay(p *Compiled, log []Event) Outcome {
 		for k := range m.ents {
 			e := &m.ents[k]
 			if e.live {
-				o.Pending = append(o.Pending, Pending{Ordinal: int32(k), Kind: e.kind, Name: e.name, Created: e.created, Node: e.node})
+				m.pending = append(m.pending, Pending{Ordinal: int32(k), Kind: e.kind, Name: e.name, Created: e.created, Node: e.node.index})
 			}
 		}
+		o.Pending = m.pending
 	}
 	return o
 }
 
 func terminal(t EventType) bool { return t == RunCompleted || t == RunFailed || t == RunCancelled }
 
-func (m *machine) diverge(d Divergence, at int) {
+func (m *Replayer) diverge(d Divergence, at int) {
 	if m.div == NoDivergence {
 		m.div, m.divAt = d, at
 	}
 }
 
 // offer offers log[i] to the walk.
-func (m *machine) offer(i int) {
+func (m *Replayer) offer(i int) {
 	ev := &m.log[i]
 	switch ev.Type {
 	case RunCreated:
 		return
 	case RunStarted:
-		m.started = true // a second one is a straggler: skipped
-		return
+		return // the first is the run's; a second, a straggler, is skipped
 	case RunCompleted, RunFailed:
 		m.diverge(Unconsumable, i)
 		return
@@ -289,7 +312,7 @@ func (m *machine) offer(i int) {
 
 // claim offers log[i] to the live entity its correlation id names; it
 // reports whether one took it (or diverged on it).
-func (m *machine) claim(i int) bool {
+func (m *Replayer) claim(i int) bool {
 	ev := &m.log[i]
 	if ev.Ordinal < 0 || int(ev.Ordinal) >= len(m.ents) {
 		return false
@@ -311,7 +334,7 @@ func (m *machine) claim(i int) bool {
 		case StepCompleted, StepFailed:
 			e.classes |= classOf(ev.Type)
 			e.live = false
-			e.settle(valueOf(ev.Result), ev.Type == StepFailed)
+			m.settleEntity(ev.Ordinal, valueOf(ev.Result), ev.Type == StepFailed)
 			return true
 		default:
 			m.diverge(UnexpectedType, i)
@@ -328,7 +351,7 @@ func (m *machine) claim(i int) bool {
 			}
 			e.classes |= classWaitCompleted
 			e.live = false
-			e.settle(undefined, false)
+			m.settleEntity(ev.Ordinal, undefined, false)
 			return true
 		default:
 			m.diverge(UnexpectedType, i)
@@ -342,7 +365,7 @@ func (m *machine) claim(i int) bool {
 // drainParked offers what is parked, oldest first, until nothing more is
 // taken; a parked event whose class its entity has since consumed is
 // dropped.
-func (m *machine) drainParked() {
+func (m *Replayer) drainParked() {
 	for progressed := len(m.parked) > 0; progressed; {
 		progressed = false
 		kept := m.parked[:0]
@@ -373,84 +396,30 @@ func (m *machine) drainParked() {
 	}
 }
 
-// mint creates the program's next entity.
-func (m *machine) mint(kind EntityKind, name string, node int32, settle func(value, bool)) {
-	m.ents = append(m.ents, entity{kind: kind, name: name, node: node, live: true, settle: settle})
+// mint creates the program's next entity, awaited by frame parent at slot.
+func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) {
+	m.ents = append(m.ents, entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot})
 }
 
-// start runs statement n until it awaits; k gets its value once it
-// settles (failed: it threw).
-func (m *machine) start(n *cnode, k func(v value, failed bool)) {
-	if n.label >= 0 {
-		inner := k
-		k = func(v value, failed bool) {
-			if !failed {
-				m.vars[n.label] = v
-			}
-			inner(v, failed)
-		}
+// settleEntity is entity k finished: its value goes to the frame awaiting
+// it, after its label (a pool's calls are its own, and label nothing).
+func (m *Replayer) settleEntity(k int32, v value, failed bool) {
+	e := &m.ents[k]
+	if e.node.kind != KindPool && e.node.label >= 0 && !failed {
+		m.vars[e.node.label] = v
 	}
+	m.notify(e.parent, e.slot, v, failed)
+}
+
+// start runs statement n, child slot of frame parent, until it awaits.
+func (m *Replayer) start(n *cnode, parent, slot int32) {
 	switch n.kind {
 	case KindStep:
-		m.mint(EntityStep, n.step, n.index, k)
+		m.mint(EntityStep, n, parent, slot)
 	case KindSleep:
-		m.mint(EntityWait, "", n.index, k)
+		m.mint(EntityWait, n, parent, slot)
 	case KindSeq:
-		m.seq(n.kids, 0, undefined, k)
-	case KindAll:
-		left, settled := len(n.kids), false
-		for _, c := range n.kids {
-			m.start(c, func(_ value, failed bool) {
-				if settled {
-					return
-				}
-				if failed {
-					settled = true
-					k(undefined, true)
-					return
-				}
-				if left--; left == 0 {
-					settled = true
-					k(truthy, false)
-				}
-			})
-		}
-	case KindRace:
-		settled := false
-		for _, c := range n.kids {
-			m.start(c, func(v value, failed bool) {
-				if !settled {
-					settled = true
-					k(v, failed)
-				}
-			})
-		}
-	case KindPool:
-		next, workers, settled := 0, min(n.pool, n.n), false
-		var work func()
-		work = func() {
-			if next >= n.n {
-				if workers--; workers == 0 && !settled {
-					settled = true
-					k(truthy, false)
-				}
-				return
-			}
-			next++
-			m.mint(EntityStep, n.step, n.index, func(_ value, failed bool) {
-				if failed {
-					if !settled {
-						settled = true
-						k(undefined, true)
-					}
-					return
-				}
-				work()
-			})
-		}
-		for range workers {
-			work()
-		}
+		m.startSeq(n, n.kids, parent, slot)
 	case KindIf:
 		take := m.vars[n.cond] == truthy
 		if n.not {
@@ -460,35 +429,125 @@ func (m *machine) start(n *cnode, k func(v value, failed bool)) {
 		if !take {
 			branch = n.els
 		}
-		m.seq(branch, 0, undefined, k)
+		m.startSeq(n, branch, parent, slot)
 	case KindLoop:
-		var iter func(i int)
-		iter = func(i int) {
-			m.seq(n.kids, 0, undefined, func(v value, failed bool) {
-				if failed || i+1 >= n.loop || (n.cond >= 0 && m.vars[n.cond] == truthy) {
-					k(v, failed)
-					return
-				}
-				iter(i + 1)
-			})
+		m.startSeq(n, n.kids, parent, slot)
+	case KindAll, KindRace:
+		f := m.push(n, parent, slot)
+		m.frames[f].left = int32(len(n.kids))
+		for i, c := range n.kids {
+			m.start(c, f, int32(i))
 		}
-		iter(0)
+	case KindPool:
+		f := m.push(n, parent, slot)
+		workers := int32(min(n.pool, n.n))
+		m.frames[f].left = workers
+		for i := range workers {
+			m.poolNext(f, i)
+		}
 	}
 }
 
-// seq runs statements ns from i on, in order; last is the value so far.
-func (m *machine) seq(ns []*cnode, i int, last value, k func(value, bool)) {
-	if i >= len(ns) {
-		k(last, false)
+func (m *Replayer) push(n *cnode, parent, slot int32) int32 {
+	m.frames = append(m.frames, frame{node: n, parent: parent, slot: slot})
+	return int32(len(m.frames) - 1)
+}
+
+// startSeq runs kids in order as statement n (a seq, an if's branch, a
+// loop's body; the program itself when parent is -1).
+func (m *Replayer) startSeq(n *cnode, kids []*cnode, parent, slot int32) {
+	f := m.push(n, parent, slot)
+	m.frames[f].kids = kids
+	m.seqNext(f)
+}
+
+// seqNext starts frame f's next statement, or settles f after its last.
+func (m *Replayer) seqNext(f int32) {
+	fr := &m.frames[f]
+	if int(fr.next) < len(fr.kids) {
+		fr.next++
+		m.start(fr.kids[fr.next-1], f, fr.next-1)
 		return
 	}
-	m.start(ns[i], func(v value, failed bool) {
-		if failed {
-			k(undefined, true)
+	if fr.node.kind == KindLoop {
+		fr.iter++
+		if int(fr.iter) < fr.node.loop && (fr.node.cond < 0 || m.vars[fr.node.cond] != truthy) {
+			fr.next = 0
+			m.seqNext(f)
 			return
 		}
-		m.seq(ns, i+1, v, k)
-	})
+	}
+	m.complete(f, fr.last, false)
+}
+
+// poolNext starts worker slot's next call of pool frame f, or ends the
+// worker when every call has started.
+func (m *Replayer) poolNext(f, slot int32) {
+	fr := &m.frames[f]
+	if int(fr.next) >= fr.node.n {
+		if fr.left--; fr.left == 0 {
+			m.complete(f, truthy, false)
+		}
+		return
+	}
+	fr.next++
+	m.mint(EntityStep, fr.node, f, slot)
+}
+
+// complete settles frame f with v: its label, then the frame awaiting it.
+func (m *Replayer) complete(f int32, v value, failed bool) {
+	fr := &m.frames[f]
+	if fr.settled {
+		return
+	}
+	fr.settled = true
+	if n := fr.node; n.label >= 0 && !failed {
+		m.vars[n.label] = v
+	}
+	m.notify(fr.parent, fr.slot, v, failed)
+}
+
+// notify is child slot of frame f settled with v.
+func (m *Replayer) notify(f, slot int32, v value, failed bool) {
+	if f < 0 {
+		if failed {
+			m.threw, m.failAt = true, m.at
+		} else {
+			m.returned = true
+		}
+		return
+	}
+	fr := &m.frames[f]
+	switch fr.node.kind {
+	case KindAll:
+		if fr.settled {
+			return
+		}
+		if failed {
+			m.complete(f, undefined, true)
+			return
+		}
+		if fr.left--; fr.left == 0 {
+			m.complete(f, truthy, false)
+		}
+	case KindRace:
+		m.complete(f, v, failed)
+	case KindPool:
+		if failed {
+			m.complete(f, undefined, true)
+			return
+		}
+		if !fr.settled {
+			m.poolNext(f, slot)
+		}
+	default: // seq, if, loop, the program
+		if failed {
+			m.complete(f, undefined, true)
+			return
+		}
+		fr.last = v
+		m.seqNext(f)
+	}
 }
 
 // BeforeEnd is log up to its first terminal run event: what a fresh replay
