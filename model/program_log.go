@@ -20,6 +20,22 @@ var programTypes = map[world.EventType]program.EventType{
 	world.EvStepCompleted: program.StepCompleted, world.EvStepFailed: program.StepFailed,
 }
 
+// ProgramEvent is accepted event a as a replay reads it: a step event names
+// its step by its global index, the step's ordinal in the fan-out list's
+// program, and carries FanoutStep and the result 1. ok is false for an
+// event the replay passes over (attr_set).
+func ProgramEvent(a *Accepted) (e program.Event, ok bool) {
+	t, ok := programTypes[a.Type]
+	if !ok {
+		return e, false
+	}
+	e = program.E(t, -1)
+	if a.Step != world.NoStep {
+		e.Ordinal, e.Name, e.Result = int32(a.Step), FanoutStep, 1
+	}
+	return e, true
+}
+
 // ProgramLog is run's log as a replay reads it, from the History's accepted
 // events (a recorded History): in log order, each step event naming its
 // step by its global index, which is its ordinal in the fan-out list's
@@ -34,15 +50,9 @@ func (h *History) ProgramLog(run world.RunID) []program.Event {
 	slices.SortStableFunc(acc, func(a, b *Accepted) int { return cmp.Compare(a.Pos, b.Pos) })
 	out := make([]program.Event, 0, len(acc))
 	for _, a := range acc {
-		t, ok := programTypes[a.Type]
-		if !ok {
-			continue
+		if e, ok := ProgramEvent(a); ok {
+			out = append(out, e)
 		}
-		e := program.E(t, -1)
-		if a.Step != world.NoStep {
-			e.Ordinal, e.Name, e.Result = int32(a.Step), FanoutStep, 1
-		}
-		out = append(out, e)
 	}
 	return out
 }

@@ -191,6 +191,29 @@ func stuckHistory(t *testing.T) (*model.History, int32) {
 }
 
 var failingHistories = map[string]func(t *testing.T){
+	"replayable-log": func(t *testing.T) {
+		// A writer whose replay had seen the first fan-out finished
+		// created a step of the second before the first's last completion
+		// landed: in the log, the second fan-out's first step_created comes
+		// before an entity the replay has minted at its id.
+		h := recorded(t, model.Spec{Scenario: "fanout", Sets: []string{"workflow.fanouts=2,2"}}, 1)
+		holdsOn(t, "replayable-log", h)
+		var lastDone, nextCreated *model.Accepted
+		for i := range h.Accepted {
+			a := &h.Accepted[i]
+			switch {
+			case a.Type == world.EvStepCompleted && a.Step < 2 && (lastDone == nil || a.Pos > lastDone.Pos):
+				lastDone = a
+			case a.Type == world.EvStepCreated && a.Step == 2 && nextCreated == nil:
+				nextCreated = a
+			}
+		}
+		if lastDone == nil || nextCreated == nil {
+			t.Fatal("no fan-out to edit")
+		}
+		lastDone.Pos, nextCreated.Pos = nextCreated.Pos, lastDone.Pos
+		violates(t, "replayable-log", h, "diverges at its event", "a fresh replay of the")
+	},
 	"no-start-on-terminal": func(t *testing.T) {
 		holdsOn(t, "no-start-on-terminal", history(t, "golden-t5", 1))
 		violates(t, "no-start-on-terminal", history(t, "golden-t5", 1, "pre-fix-fence"), "accepted at log position", "step_started")

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
@@ -39,6 +40,14 @@ type observed struct {
 	pubOf  []*model.Publish
 	hasPub bool
 	bodies []stepBody
+	// replayable-log's: each run's accepted events, the log it replays
+	// and the events' indexes, the replay, the workflows by shape.
+	runLogs  [][]int32
+	plog     []program.Event
+	pacc     []int32
+	replayer program.Replayer
+	widths   []int
+	programs []compiledProgram
 }
 
 // publishes is each message's publish record (publishOf), made once per

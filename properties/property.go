@@ -67,6 +67,7 @@ var all = []Property{
 	onObserved("no-work-after-visible-end", "an actor told the run ended (by a read, a log or a refused write) writes, runs and publishes nothing more", noWorkAfterVisibleEnd),
 	onObserved("bounded-work-after-end", "an actor begins at most budget.work_after_end reads, listings, replays and step bodies after its run's end was accepted (default 2)", boundedWorkAfterEnd),
 	onObserved("step-fails-for-a-reason", "a step recorded failed shows a cause an observer sees: its body failed with its retries spent or fatally, or its message was retired", stepFailsForAReason),
+	onObserved("replayable-log", "a fresh replay of every run's log, up to its end, consumes it as the real runtime's replay would: no run the runtime would fail CORRUPTED_EVENT_LOG", replayableLog),
 	onObserved("recovery-in-band", "a queued step whose step_created never landed is created within the delivery that finds it missing", recoveryInBand),
 }
 
