@@ -47,6 +47,8 @@ const (
 const (
 	KeyRunID                = "workflow.run.id"
 	KeyRunStatus            = "workflow.run.status"
+	KeyErrorCode            = "workflow.error.code"
+	KeyErrorMessage         = "workflow.error.message"
 	KeyWorkflowName         = "workflow.name"
 	KeyDispatchPrologue     = "workflow.step.dispatch_prologue"
 	KeyResilientRecovered   = "workflow.step.resilient_dispatch_recovered"

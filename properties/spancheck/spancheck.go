@@ -302,6 +302,34 @@ var checks = []check{
 	}},
 	{"no-work-after-visible-end", noWorkAfterVisibleEnd},
 	{"recovery-in-band", recoveryInBand},
+	{"replayable-log", replayableLog},
+}
+
+// replayableLog judges, on core's spans, what a failed run says of its log:
+// a run failed CORRUPTED_EVENT_LOG (a replay diverged past its recovery
+// replays) or REPLAY_DIVERGENCE carries that workflow.error.code on the
+// span of the invocation that failed it. A log no replay has read since it
+// became unconsumable shows on no span, so spans that name no failure code
+// cannot judge it.
+func replayableLog(ix *index) Verdict {
+	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr(traces.KeyErrorCode); return ok }) {
+		return notJudged("no span carries workflow.error.code: no run failed here, and a log no replay read since it became unconsumable shows on no span")
+	}
+	v := Verdict{Judged: true, Why: "a run failed CORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE (workflow.error.code on the span of the invocation that failed it); a log no replay read since cannot be seen"}
+	for _, r := range ix.runs {
+		for _, s := range r.spans {
+			if code, _ := s.Attr(traces.KeyErrorCode); code == "CORRUPTED_EVENT_LOG" || code == "REPLAY_DIVERGENCE" {
+				text := evidence(s)
+				if msg, ok := s.Attr(traces.KeyErrorMessage); ok {
+					msg, _, _ = strings.Cut(msg, "\n")
+					text += ": " + msg
+				}
+				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "the run failed " + code, Evidence: []string{text}})
+				break
+			}
+		}
+	}
+	return v
 }
 
 // Names lists the properties in the order Check reports them: every

@@ -215,3 +215,31 @@ func TestBodyEvidenceIsStampedWhenTheBodyBegan(t *testing.T) {
 		t.Fatal("precondition: no \"a step body began\" violation in golden-t5 with pre-fix-fence")
 	}
 }
+
+// A run core failed for its log carries the failure's code on the span of
+// the invocation that failed it: replayable-log is violated there. Spans
+// naming no failure code cannot judge it.
+func TestReplayableLogReadsCoresFailureCode(t *testing.T) {
+	span := func(id string, attrs map[string]string) traces.Span {
+		s := traces.Span{TraceID: "t1", SpanID: id, Name: "workflow.execute flow", Attrs: []traces.Attr{{Key: traces.KeyRunID, Value: "wrun_a"}}}
+		for k, v := range attrs {
+			s.Attrs = append(s.Attrs, traces.Attr{Key: k, Value: v})
+		}
+		return s
+	}
+	clean := Check([]traces.Span{span("s1", nil)})
+	for _, v := range clean.Verdicts {
+		if v.Property == "replayable-log" && v.Judged {
+			t.Fatalf("judged without a failure code: %+v", v)
+		}
+	}
+	failed := Check([]traces.Span{span("s1", nil), span("s2", map[string]string{traces.KeyErrorCode: "CORRUPTED_EVENT_LOG", traces.KeyErrorMessage: "Workflow replay diverged 4 times\nmore"})})
+	if failed.Violations["replayable-log"] != 1 || !strings.Contains(failed.First["replayable-log"].Message, "CORRUPTED_EVENT_LOG") ||
+		!strings.Contains(strings.Join(failed.First["replayable-log"].Story, "\n"), "Workflow replay diverged 4 times") {
+		t.Fatalf("a CORRUPTED_EVENT_LOG failure: %+v %+v", failed.Violations, failed.First["replayable-log"])
+	}
+	other := Check([]traces.Span{span("s2", map[string]string{traces.KeyErrorCode: "USER_ERROR"})})
+	if other.Violations["replayable-log"] != 0 {
+		t.Fatalf("a user error judged a corrupted log: %+v", other.Violations)
+	}
+}
