@@ -12,12 +12,16 @@ import (
 // (program.FromFanouts): the simulator's steps carry no name of their own.
 const FanoutStep = "step"
 
-// programTypes maps the store's event types to the replay's.
-var programTypes = map[world.EventType]program.EventType{
-	world.EvRunCreated: program.RunCreated, world.EvRunStarted: program.RunStarted,
-	world.EvRunCompleted: program.RunCompleted, world.EvRunFailed: program.RunFailed, world.EvRunCancelled: program.RunCancelled,
-	world.EvStepCreated: program.StepCreated, world.EvStepStarted: program.StepStarted, world.EvStepRetrying: program.StepRetrying,
-	world.EvStepCompleted: program.StepCompleted, world.EvStepFailed: program.StepFailed,
+// programTypes maps the store's event types to the replay's (1 + the
+// replay's; 0: an event the replay passes over), indexed by the store's:
+// a check maps every accepted event of every seed.
+var programTypes = [...]uint8{
+	world.EvRunCreated: 1 + uint8(program.RunCreated), world.EvRunStarted: 1 + uint8(program.RunStarted),
+	world.EvRunCompleted: 1 + uint8(program.RunCompleted), world.EvRunFailed: 1 + uint8(program.RunFailed),
+	world.EvRunCancelled: 1 + uint8(program.RunCancelled), world.EvStepCreated: 1 + uint8(program.StepCreated),
+	world.EvStepStarted: 1 + uint8(program.StepStarted), world.EvStepRetrying: 1 + uint8(program.StepRetrying),
+	world.EvStepCompleted: 1 + uint8(program.StepCompleted), world.EvStepFailed: 1 + uint8(program.StepFailed),
+	world.EvAttrSet: 0,
 }
 
 // ProgramEvent is accepted event a as a replay reads it: a step event names
@@ -25,11 +29,10 @@ var programTypes = map[world.EventType]program.EventType{
 // program, and carries FanoutStep and the result 1. ok is false for an
 // event the replay passes over (attr_set).
 func ProgramEvent(a *Accepted) (e program.Event, ok bool) {
-	t, ok := programTypes[a.Type]
-	if !ok {
+	if int(a.Type) >= len(programTypes) || programTypes[a.Type] == 0 {
 		return e, false
 	}
-	e = program.E(t, -1)
+	e = program.E(program.EventType(programTypes[a.Type]-1), -1)
 	if a.Step != world.NoStep {
 		e.Ordinal, e.Name, e.Result = int32(a.Step), FanoutStep, 1
 	}

@@ -22,18 +22,29 @@ import (
 // before it minted at that id, and every other write for the same id.
 func replayableLog(o *observed) []Violation {
 	h := o.h
-	o.runLogs = resetLists(o.runLogs, len(h.Runs))
-	for i := range h.Accepted {
-		if r := int(h.Accepted[i].Run); r < len(h.Runs) {
-			o.runLogs[r] = append(o.runLogs[r], int32(i))
+	var out []Violation
+	if len(h.Runs) == 1 {
+		// One run (most checks): its events are the History's, in order.
+		o.runLogs = resetLists(o.runLogs, 1)
+		for i := range h.Accepted {
+			o.runLogs[0] = append(o.runLogs[0], int32(i))
+		}
+	} else {
+		o.runLogs = resetLists(o.runLogs, len(h.Runs))
+		for i := range h.Accepted {
+			if r := int(h.Accepted[i].Run); r < len(h.Runs) {
+				o.runLogs[r] = append(o.runLogs[r], int32(i))
+			}
 		}
 	}
-	var out []Violation
 	for r := range h.Runs {
 		acc := o.runLogs[r]
-		byPos := func(a, b int32) int { return cmp.Compare(h.Accepted[a].Pos, h.Accepted[b].Pos) }
-		if !slices.IsSortedFunc(acc, byPos) { // recorded as they took effect: mostly in log order already
-			slices.SortStableFunc(acc, byPos)
+		// Recorded as they took effect: mostly in log order already.
+		for j := 1; j < len(acc); j++ {
+			if h.Accepted[acc[j]].Pos < h.Accepted[acc[j-1]].Pos {
+				slices.SortStableFunc(acc, func(a, b int32) int { return cmp.Compare(h.Accepted[a].Pos, h.Accepted[b].Pos) })
+				break
+			}
 		}
 		o.plog, o.pacc = o.plog[:0], o.pacc[:0]
 		for _, i := range acc {
@@ -47,11 +58,9 @@ func replayableLog(o *observed) []Violation {
 			}
 		}
 		p := o.programOf(world.RunID(r))
-		res := o.replayer.Replay(p, o.plog)
-		if res.Status != program.Diverged {
-			continue
+		if res := o.replayer.Replay(p, o.plog); res.Status == program.Diverged {
+			out = append(out, o.unreplayable(world.RunID(r), p, res))
 		}
-		out = append(out, o.unreplayable(world.RunID(r), p, res))
 	}
 	return out
 }
