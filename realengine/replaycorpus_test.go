@@ -34,7 +34,8 @@ import (
 // corpusPrograms are the shapes the corpus replays: the offline study's
 // race, the team's step-storm (each branch races a step against a sleep and
 // runs one more step when the step won), a pool, a polling loop, the
-// fan-out list, a race of two steps, and a nesting of them.
+// fan-out list, a race of two steps, a loop of races, a race of a pool
+// against a sequence, and a nesting of them.
 var corpusPrograms = map[string][]program.Node{
 	"raceflow": {
 		{All: []program.Node{{Step: "part"}, {Step: "part"}, {Step: "part"}}},
@@ -60,6 +61,18 @@ var corpusPrograms = map[string][]program.Node{
 	"steprace": {
 		{Race: []program.Node{{Step: "fast", Results: 2}, {Step: "slow"}}, As: "w"},
 		{If: "w", Not: true, Then: []program.Node{{Step: "again"}, {Step: "again"}}},
+		{Step: "final"},
+	},
+	"looprace": {
+		{Loop: 3, Do: []program.Node{
+			{Race: []program.Node{{Step: "probe", Results: 2}, {Sleep: time.Second}}, As: "seen"},
+			{If: "seen", Then: []program.Node{{Step: "record"}}},
+		}, Until: "seen"},
+		{Step: "done"},
+	},
+	"poolrace": {
+		{Race: []program.Node{{Pool: 2, N: 4, Step: "work"}, {Seq: []program.Node{{Step: "watch"}, {Sleep: time.Second}}}}, As: "first"},
+		{If: "first", Then: []program.Node{{All: []program.Node{{Step: "a"}, {Step: "b"}}}}, Else: []program.Node{{Step: "c"}}},
 		{Step: "final"},
 	},
 	"nested": {
