@@ -80,16 +80,7 @@ func TestAgreementsJudgeTheEnds(t *testing.T) {
 // replay does not know makes it unreplayable.
 func TestReplayableJudgesTheRealLog(t *testing.T) {
 	var r RealRun
-	r.Fanouts = append(r.Fanouts, struct {
-		RunID          string `json:"run_id"`
-		Index          int    `json:"index"`
-		Branches       int    `json:"branches"`
-		Inline         int    `json:"inline"`
-		PrologueReads  int    `json:"prologue_reads"`
-		LazyReads      int    `json:"lazy_reads"`
-		LastCompleters int    `json:"last_completers"`
-		StepDeliveries int    `json:"step_deliveries"`
-	}{RunID: "wrun_a", Branches: 2})
+	r.Fanouts = append(r.Fanouts, RealFanout{RunID: "wrun_a", Branches: 2})
 	ev := func(typ string, k int32) ReplayEvent {
 		if k < 0 {
 			return ReplayEvent{Type: typ, Ordinal: -1}

@@ -293,6 +293,18 @@ func (r *Runner) node(ctx context.Context, alias string, stdout, stderr io.Write
 	return err
 }
 
+// RealFanout is one fan-out of one real run, as the harness counted it.
+type RealFanout struct {
+	RunID          string `json:"run_id"`
+	Index          int    `json:"index"`
+	Branches       int    `json:"branches"`
+	Inline         int    `json:"inline"`
+	PrologueReads  int    `json:"prologue_reads"`
+	LazyReads      int    `json:"lazy_reads"`
+	LastCompleters int    `json:"last_completers"`
+	StepDeliveries int    `json:"step_deliveries"`
+}
+
 // RealRun is one run of the harness: its summary (harness.mjs summarize).
 type RealRun struct {
 	Core string `json:"core"`
@@ -324,16 +336,7 @@ type RealRun struct {
 			Message string `json:"message"`
 		} `json:"return_value,omitempty"`
 	} `json:"runs"`
-	Fanouts []struct {
-		RunID          string `json:"run_id"`
-		Index          int    `json:"index"`
-		Branches       int    `json:"branches"`
-		Inline         int    `json:"inline"`
-		PrologueReads  int    `json:"prologue_reads"`
-		LazyReads      int    `json:"lazy_reads"`
-		LastCompleters int    `json:"last_completers"`
-		StepDeliveries int    `json:"step_deliveries"`
-	} `json:"fanouts"`
+	Fanouts []RealFanout `json:"fanouts"`
 	Counts struct {
 		Deliveries          int            `json:"deliveries"`
 		Redeliveries        int            `json:"redeliveries"`
