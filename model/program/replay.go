@@ -534,12 +534,14 @@ func (m *Replayer) notify(f, slot int32, v value, failed bool) {
 		m.complete(f, v, failed)
 	case KindPool:
 		if failed {
+			// Promise.all of the workers rejects with the first failure;
+			// the other workers go on, each starting its next call when
+			// its own ends, as JavaScript's do.
 			m.complete(f, undefined, true)
+			m.frames[f].left--
 			return
 		}
-		if !fr.settled {
-			m.poolNext(f, slot)
-		}
+		m.poolNext(f, slot)
 	default: // seq, if, loop, the program
 		if failed {
 			m.complete(f, undefined, true)

@@ -155,3 +155,17 @@ func TestLoopStopsOnItsLabel(t *testing.T) {
 		t.Fatal(o)
 	}
 }
+
+// A pool whose call failed after its race was settled rejects, unheard;
+// its other workers go on starting calls, as JavaScript's async workers do.
+func TestPoolWorkersGoOnAfterACallFailed(t *testing.T) {
+	p := MustCompile([]Node{
+		{Race: []Node{{Pool: 2, N: 4, Step: "work"}, {Seq: []Node{{Step: "watch"}, {Sleep: time.Second}}}}, As: "first"},
+		{If: "first", Then: []Node{{Step: "a"}}, Else: []Node{{Step: "c"}}},
+	})
+	log := cat(runEvents, []Event{created(0, "work"), created(1, "work"), created(2, "watch"), completed(2, "watch", 1),
+		waitCreated(3), waitCompleted(3), E(StepFailed, 0).Named("work"), completed(1, "work", 1)})
+	if o := Replay(p, log); o.String() != "suspended on step#4 c, step#5 work" {
+		t.Fatal(o)
+	}
+}
