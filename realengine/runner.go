@@ -337,7 +337,7 @@ type RealRun struct {
 		} `json:"return_value,omitempty"`
 	} `json:"runs"`
 	Fanouts []RealFanout `json:"fanouts"`
-	Counts struct {
+	Counts  struct {
 		Deliveries          int            `json:"deliveries"`
 		Redeliveries        int            `json:"redeliveries"`
 		StepDeliveries      int            `json:"step_deliveries"`
