@@ -133,12 +133,19 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	// file's discipline before, reversed 0.05-0.14 of them in simlab
 	// (docs/VALIDATION.md); the real World 0.19 at 16 branches and 0.46 at
 	// 128. So the file serves its one write at a time in random order.
+	// How far out of order depends on the machine's load (0.24-0.46 seen),
+	// so the test holds the World to "not first come first served" and the
+	// file to the rule that turns the measured share into a discipline.
 	wide := cal.Rows[1].WritesOutOfOrder
-	if wide.Pairs < 100 || wide.Share() < 0.2 {
-		t.Errorf("64 branches: %d of %d overlapping writes answered out of arrival order (%.2f); want more than a fifth of at least 100", wide.Reversed, wide.Pairs, wide.Share())
+	if wide.Pairs < 100 || wide.Share() < 0.1 {
+		t.Errorf("64 branches: %d of %d overlapping writes answered out of arrival order (%.2f); want at least a tenth of at least 100, where first come first served reverses none", wide.Reversed, wide.Pairs, wide.Share())
 	}
-	if sc.Store.WriteOrder != model.WriteOrderRandom {
-		t.Errorf("calibrated store: write_order %q, want random (%.2f out of order)", sc.Store.WriteOrder, p0.OutOfOrder)
+	want := model.WriteOrderFIFO
+	if p0.OutOfOrder >= randomOrderAt {
+		want = model.WriteOrderRandom
+	}
+	if sc.Store.WriteOrder != want {
+		t.Errorf("calibrated store: write_order %q with %.2f out of order, want %q (random from %.2f)", sc.Store.WriteOrder, p0.OutOfOrder, want, randomOrderAt)
 	}
 	// The queue's costs are the real queue's, not world-local's profile.
 	p := cal.Profile()
