@@ -1,0 +1,248 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/sim"
+)
+
+// View is what an invocation goes on with after its own write.
+type View uint8
+
+const (
+	// ViewPrefix: the write's answer adds the events others wrote below
+	// it, so the invocation's log is always a prefix of the run's (core
+	// 5.0.0-beta.52 over world-local 5.0.0-beta.45: each event takes the
+	// next free slot at its commit; docs/MODEL.md, "The replay").
+	ViewPrefix View = iota
+	// ViewOwnWrites: the invocation goes on with the log it loaded and its
+	// own writes after it, without the events others wrote in between: a
+	// World without slots (the runtime before spec version 6).
+	ViewOwnWrites
+)
+
+func (v View) String() string { return [...]string{"prefix", "own-writes"}[v] }
+
+// ParseView is the view named s.
+func ParseView(s string) (View, error) {
+	switch s {
+	case "prefix":
+		return ViewPrefix, nil
+	case "own-writes":
+		return ViewOwnWrites, nil
+	}
+	return 0, fmt.Errorf("view %q: want prefix or own-writes", s)
+}
+
+// Config is one run of a program and the runtime's knobs.
+type Config struct {
+	Program *program.Compiled
+	View    View
+	// SequentialReplays lets at most one invocation of the run replay at a
+	// time (the runtime's WORKFLOW_SEQUENTIAL_REPLAYS): another waits
+	// SequentialRetry and tries again.
+	SequentialReplays bool
+	SequentialRetry   time.Duration
+	// MaxInline is how many of a suspension's new steps the invocation
+	// runs itself (core's MAX_INLINE_STEPS, 3); the rest are queued.
+	MaxInline int
+	// RecoveryReplays is how many fresh replays a divergence gets before
+	// the run fails CORRUPTED_EVENT_LOG (WORKFLOW_REPLAY_DIVERGENCE_MAX_RETRIES).
+	RecoveryReplays int
+	// ReplayPerEvent is what a replay costs per event of its log.
+	ReplayPerEvent time.Duration
+	// Write, List and Read are the World's calls' times (events.create,
+	// events.list, runs.get); Deliver is the queue's, from publish to
+	// delivery; Body is a step's run time when its statement gives none.
+	Write, List, Read, Deliver, Body sim.Dist
+	// MaxDuration kills an invocation that runs longer (the platform's
+	// function time limit; 0: none): it writes nothing more and its
+	// message comes back Redeliver later.
+	MaxDuration time.Duration
+	Redeliver   time.Duration
+	// MaxTime bounds the run's virtual time (0: none).
+	MaxTime time.Duration
+}
+
+// Defaults are the runtime's knobs as the pinned release sets them, and
+// call times of the order world-local answers in.
+func Defaults(p *program.Compiled) Config {
+	ms := time.Millisecond
+	return Config{
+		Program: p, View: ViewPrefix, SequentialRetry: 100 * ms, MaxInline: 3, RecoveryReplays: 3,
+		ReplayPerEvent: 20 * time.Microsecond,
+		Write:          sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
+		List:           sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
+		Read:           sim.Dist{Min: 1 * ms, P50: 2 * ms, P90: 5 * ms, P99: 10 * ms, Max: 20 * ms},
+		Deliver:        sim.Dist{Min: 1 * ms, P50: 5 * ms, P90: 20 * ms, P99: 60 * ms, Max: 120 * ms},
+		Body:           sim.Dist{Min: 50 * ms, P50: 300 * ms, P90: 800 * ms, P99: 1500 * ms, Max: 2 * time.Second},
+		Redeliver:      5 * time.Second,
+		MaxTime:        time.Hour,
+	}
+}
+
+// Validate names the first knob that cannot be run.
+func (c *Config) Validate() error {
+	if c.Program == nil {
+		return errors.New("flow: no program")
+	}
+	if c.MaxInline < 0 || c.RecoveryReplays < 0 {
+		return fmt.Errorf("flow: max_inline %d, recovery_replays %d: must not be negative", c.MaxInline, c.RecoveryReplays)
+	}
+	if c.ReplayPerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 {
+		return errors.New("flow: a duration is negative")
+	}
+	if c.SequentialReplays && c.SequentialRetry == 0 {
+		return errors.New("flow: sequential replays need a positive sequential_retry")
+	}
+	if c.MaxDuration > 0 && c.Redeliver == 0 {
+		return errors.New("flow: max_duration needs a positive redeliver")
+	}
+	for name, d := range map[string]sim.Dist{"write": c.Write, "list": c.List, "read": c.Read, "deliver": c.Deliver, "body": c.Body} {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("flow: %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// End is how the run ended.
+type End uint8
+
+const (
+	Stuck     End = iota // no terminal event when nothing was left to do
+	Completed            // run_completed
+	Failed               // run_failed: a step failed
+	Corrupted            // run_failed CORRUPTED_EVENT_LOG after the recovery replays
+)
+
+func (e End) String() string { return [...]string{"stuck", "completed", "failed", "corrupted"}[e] }
+
+// Entry is one event of the run's log and who wrote it.
+type Entry struct {
+	program.Event
+	At sim.Time
+	// By is the actor that wrote it (Result.Actors).
+	By int32
+	// Saw is how many events the writer's log held when it decided to
+	// write this, the replay's view for a replay's writes (-1: a step's
+	// own claim or result, which no replay decided). Loaded is how many of
+	// them were the run's log as it is (its first Loaded events); the rest
+	// were the writer's own writes after them (View).
+	Saw, Loaded int32
+}
+
+// Write is one write an actor issued, accepted or not: the story of a
+// corrupted log names the refused ones too.
+type Write struct {
+	Entry
+	Accepted bool
+}
+
+// Actor is one delivery or inline step of the run.
+type Actor struct {
+	Kind ActorKind
+	// Message is the queue message a delivery took (-1: an inline step).
+	Message int32
+	// Parent is an inline step's invocation (-1 otherwise).
+	Parent int32
+	Start  sim.Time
+	// Ordinal and Name are a step's.
+	Ordinal int32
+	Name    string
+	// Replays are the replays this actor made: the log each saw and how
+	// it ended.
+	Replays []Replay
+	Killed  bool
+	// Cause is why a workflow invocation's message was sent; Attempt is
+	// its recovery replays so far.
+	Cause   Cause
+	Attempt int32
+}
+
+// Cause is why a workflow message was sent.
+type Cause uint8
+
+const (
+	CauseStart      Cause = iota // the run's start
+	CauseWake                    // a wait fell due
+	CauseRecovery                // a replay diverged
+	CauseLock                    // the sequential-replay lock was held
+	CauseHandOff                 // a last completer could not take the lock
+	CauseRedelivery              // its invocation was killed
+)
+
+func (c Cause) String() string {
+	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill"}[c]
+}
+
+// ActorKind is what an actor is.
+type ActorKind uint8
+
+const (
+	ActorWorkflow ActorKind = iota // a workflow message's invocation
+	ActorStep                      // a queued step's delivery
+	ActorInline                    // a step an invocation runs itself
+)
+
+func (k ActorKind) String() string { return [...]string{"workflow", "step", "inline"}[k] }
+
+// Replay is one replay an actor made.
+type Replay struct {
+	At      sim.Time
+	Saw     int32 // events in the log it replayed
+	Outcome program.Status
+	Div     program.Divergence
+	DivAt   int32
+	Minted  int32
+}
+
+// Result is one run.
+type Result struct {
+	End End
+	Log []Entry
+	// Writes are every write issued, in issue order.
+	Writes []Write
+	Actors []Actor
+	// Fresh is a fresh replay of the log before its end: Diverged means
+	// the log is one no replay of the program consumes.
+	Fresh       program.Outcome
+	Divergences int // replays that diverged
+	// MaxConcurrentReplays is the most replays of the run in progress at
+	// once.
+	MaxConcurrentReplays int
+	// RunEndAttempts counts run_completed and run_failed writes issued.
+	RunEndAttempts int
+	// DuplicateStarts counts steps the log shows started more than once.
+	DuplicateStarts int
+	Stats           sim.Stats
+}
+
+// Run runs the program once under seed's chooser.
+func Run(cfg Config, seed uint64) (*Result, error) {
+	return RunWith(cfg, sim.NewPCG(seed))
+}
+
+// RunWith runs the program once under chooser c.
+func RunWith(cfg Config, c sim.Chooser) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, c: c}
+	r.k = sim.New(sim.Config{Handler: r.dispatch})
+	r.res = &Result{}
+	r.startRun()
+	var limits sim.Limits
+	if cfg.MaxTime > 0 {
+		limits.MaxTime = sim.Time(cfg.MaxTime)
+	}
+	stats, err := r.k.Run(limits)
+	if err != nil {
+		return nil, err
+	}
+	r.finish(stats)
+	return r.res, nil
+}

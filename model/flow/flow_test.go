@@ -1,0 +1,191 @@
+package flow
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+)
+
+func config(t *testing.T, prog []program.Node, view View) Config {
+	t.Helper()
+	p, err := program.Compile(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults(p)
+	cfg.View = view
+	return cfg
+}
+
+func runSeed(t *testing.T, cfg Config, seed uint64) *Result {
+	t.Helper()
+	res, err := Run(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.Reason.String() != "drained" {
+		t.Fatalf("seed %d: the run did not drain: %s at %v", seed, res.Stats.Reason, res.Stats.Now)
+	}
+	return res
+}
+
+// On the pinned release's World (every write's answer brings the events
+// below it, so each invocation's log is a prefix of the run's) concurrent
+// replays of the storm never corrupt its log, at any width: what the real
+// core beta.52 over world-local beta.45 showed on the same shape (issue
+// 33: 100 of 100 runs completed). Every run completes, and a fresh replay
+// of its log consumes it.
+func TestPrefixViewsNeverCorruptTheStorm(t *testing.T) {
+	concurrent := 0
+	for _, branches := range []int{1, 4, 16, 48} {
+		for _, rounds := range []int{1, 3} {
+			cfg := config(t, Storm(branches, rounds, 300*time.Millisecond), ViewPrefix)
+			for seed := range uint64(50) {
+				res := runSeed(t, cfg, seed+1)
+				if res.End != Completed || res.Fresh.Status != program.Completed || res.Divergences > 0 {
+					t.Fatalf("%d branches, %d rounds, seed %d: %s, fresh replay %s, %d divergences\n%s", branches, rounds, seed+1, res.End, res.Fresh, res.Divergences, strings.Join(res.Story(cfg.Program), "\n"))
+				}
+				if res.MaxConcurrentReplays > 1 {
+					concurrent++
+				}
+			}
+		}
+	}
+	// Not vacuous: the runs had concurrent replays to corrupt with.
+	if concurrent == 0 {
+		t.Error("no run replayed concurrently")
+	}
+}
+
+// On a World that answers a writer without the events below its write
+// (the runtime before slot ids), an invocation goes on with the log it
+// loaded and its own writes: the wake's invocation completes the due
+// sleeps, replays without the step completions that landed meanwhile,
+// takes the sleep's side of those races and names the next round's
+// entities where the log has the step's side's. Most storms corrupt (the
+// team's lane: 554-583 of 600 before slot ids), each corrupted log is one
+// no replay consumes, and the story shows the writer, its view and what
+// it missed.
+func TestOwnWritesViewsCorruptTheStorm(t *testing.T) {
+	cfg := config(t, Storm(16, 3, 300*time.Millisecond), ViewOwnWrites)
+	corrupted := 0
+	const seeds = 100
+	for seed := range uint64(seeds) {
+		res := runSeed(t, cfg, seed+1)
+		if (res.End == Corrupted) != (res.Fresh.Status == program.Diverged) {
+			t.Errorf("seed %d: ended %s, fresh replay %s: a log no replay consumes is the one the runtime fails", seed+1, res.End, res.Fresh)
+		}
+		if res.End != Corrupted {
+			continue
+		}
+		corrupted++
+		ev := res.Log[res.Fresh.At]
+		story := strings.Join(res.Story(cfg.Program), "\n")
+		if ev.Saw <= ev.Loaded || !strings.Contains(story, "of its own writes after them") || !strings.Contains(story, "it had not seen") {
+			t.Errorf("seed %d: the divergent event's writer saw %d events, %d of them the log's; want a view of its own writes past a stale load, told:\n%s", seed+1, ev.Saw, ev.Loaded, story)
+		}
+	}
+	if corrupted < seeds/2 {
+		t.Errorf("%d of %d storms corrupted, want most", corrupted, seeds)
+	}
+}
+
+// The control mints entities by what a replay saw too, but one waker at a
+// time: no view corrupts it.
+func TestControlNeverCorrupts(t *testing.T) {
+	for _, v := range []View{ViewPrefix, ViewOwnWrites} {
+		cfg := config(t, Control(4, 200*time.Millisecond), v)
+		for seed := range uint64(100) {
+			if res := runSeed(t, cfg, seed+1); res.End != Completed || res.Divergences > 0 {
+				t.Fatalf("%s, seed %d: %s with %d divergences\n%s", v, seed+1, res.End, res.Divergences, strings.Join(res.Story(cfg.Program), "\n"))
+			}
+		}
+	}
+}
+
+// A divergence queues a fresh replay, up to the recovery budget; the one
+// after fails the run: the invocation that writes CORRUPTED_EVENT_LOG is
+// the budget's last recovery replay, and with no budget the first
+// divergence ends the run.
+func TestRecoveryBudget(t *testing.T) {
+	for _, budget := range []int{0, 3} {
+		cfg := config(t, Storm(16, 3, 300*time.Millisecond), ViewOwnWrites)
+		cfg.RecoveryReplays = budget
+		found := false
+		for seed := range uint64(20) {
+			res := runSeed(t, cfg, seed+1)
+			if res.End != Corrupted {
+				continue
+			}
+			found = true
+			writer := res.Actors[res.Log[len(res.Log)-1].By]
+			if writer.Attempt != int32(budget) || res.Divergences < budget+1 {
+				t.Errorf("budget %d, seed %d: CORRUPTED_EVENT_LOG written on attempt %d after %d divergences", budget, seed+1, writer.Attempt, res.Divergences)
+			}
+		}
+		if !found {
+			t.Errorf("budget %d: no corrupted run in 20 seeds", budget)
+		}
+	}
+}
+
+// Sequential replays let one invocation of the run replay at a time.
+func TestSequentialReplaysReplayOneAtATime(t *testing.T) {
+	for _, seq := range []bool{false, true} {
+		cfg := config(t, Storm(16, 3, 300*time.Millisecond), ViewOwnWrites)
+		cfg.SequentialReplays = seq
+		most := 0
+		for seed := range uint64(50) {
+			most = max(most, runSeed(t, cfg, seed+1).MaxConcurrentReplays)
+		}
+		if seq && most != 1 || !seq && most < 2 {
+			t.Errorf("sequential replays %v: at most %d replays at once", seq, most)
+		}
+	}
+}
+
+func TestRunsAreDeterministic(t *testing.T) {
+	cfg := config(t, Storm(16, 3, 300*time.Millisecond), ViewOwnWrites)
+	a, b := runSeed(t, cfg, 7), runSeed(t, cfg, 7)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the same seed gave two results")
+	}
+	c := runSeed(t, cfg, 8)
+	if reflect.DeepEqual(a.Log, c.Log) {
+		t.Fatal("two seeds gave the same log")
+	}
+}
+
+// The World refuses a second create of an id, a wait completed twice and
+// anything after the run's end; a lazy claim logs its step's create.
+func TestWorldRules(t *testing.T) {
+	var w world
+	ok := func(e program.Event, lazy bool) bool { return w.apply(1, &Entry{Event: e}, lazy) }
+	created := program.E(program.StepCreated, 0).Named("a")
+	if !ok(created, false) || ok(program.E(program.StepCreated, 0).Named("b"), false) || ok(program.E(program.WaitCreated, 0), false) {
+		t.Error("a second create of #0 was accepted")
+	}
+	if !ok(program.E(program.StepStarted, 1).Named("c"), true) || len(w.log) != 3 || w.log[1].Type != program.StepCreated || w.log[1].Name != "c" {
+		t.Errorf("a lazy claim of #1: log %v", w.log)
+	}
+	if ok(program.E(program.StepStarted, 2), false) {
+		t.Error("a plain claim of a step that does not exist was accepted")
+	}
+	wait := program.E(program.WaitCreated, 2)
+	if !ok(wait, false) || !ok(program.E(program.WaitCompleted, 2), false) || ok(program.E(program.WaitCompleted, 2), false) {
+		t.Error("a wait was completed twice")
+	}
+	if !ok(program.E(program.RunCompleted, -1), false) || ok(program.E(program.StepCompleted, 0), false) || ok(program.E(program.RunFailed, -1), false) {
+		t.Error("a write after the run's end was accepted")
+	}
+	if got := w.pendingSteps(len(w.log), make([]uint8, len(w.ents))); !got {
+		t.Error("steps #0 and #1 are created and not finished, pendingSteps says none")
+	}
+	if i := slices.IndexFunc(w.log, func(e Entry) bool { return e.Type == program.RunCompleted }); i != len(w.log)-1 {
+		t.Errorf("the run's end is event %d of %d", i, len(w.log))
+	}
+}

@@ -1,0 +1,660 @@
+package flow
+
+import (
+	"slices"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is the runtime (core 5.0.0-beta.52, runtime.js and
+// runtime/suspension-handler.js, step-executor.js; docs/MODEL.md, "The
+// replay"): a workflow invocation loads the run's log, stops if it holds
+// the run's end, completes the waits that are due, replays the program,
+// and acts on the replay: a divergence queues a fresh replay (up to the
+// recovery budget, then the run fails CORRUPTED_EVENT_LOG); a suspension
+// creates what the program awaits and does not find created (the first
+// MaxInline new steps it runs itself, lazily claimed; the rest are
+// created and queued; a wait is created with its due time) and queues one
+// delayed invocation for the soonest wait; after its inline steps it loads
+// the log again. A queued step claims, runs, writes its result and lists
+// the log; if no created step is left pending it reads the run (the lazy
+// read) and, the run not ended, replays the workflow inline from the log
+// it listed.
+
+// Kernel event kinds.
+const (
+	evDeliver uint32 = iota + 1 // payload: message
+	evLand                      // actor: the actor whose call landed
+	evReplay                    // actor: its replay is done
+	evBody                      // actor: its step body is done
+	evKill                      // actor: its time limit
+)
+
+type msgKind uint8
+
+const (
+	msgWorkflow msgKind = iota
+	msgStep
+)
+
+type message struct {
+	kind    msgKind
+	ordinal int32
+	node    int32
+	name    string
+	attempt int32 // recovery replays so far
+	wake    int64 // a wait's delayed invocation: the resumeAt it is for
+	cause   Cause
+}
+
+type callKind uint8
+
+const (
+	callNone callKind = iota
+	callList
+	callRead
+	callWrite
+)
+
+// write is a write an actor has yet to issue, and what follows it.
+type write struct {
+	ev      Entry
+	lazy    bool
+	publish bool // publish the step's message once its create is accepted
+	node    int32
+}
+
+type state uint8
+
+const (
+	stLoad      state = iota // workflow: listing the log
+	stWaits                  // writing the due waits' completions
+	stReplaying              // replaying
+	stActing                 // writing what the replay asked for
+	stInline                 // awaiting its inline steps
+	stClaim                  // step: claiming
+	stBody                   // step: running the body
+	stResult                 // step: writing the result
+	stFanIn                  // step: listing after its result
+	stLazyRead               // step: the lazy runs.get
+	stDone
+)
+
+// actor is an Actor's runtime state (Result.Actors[i] is its record).
+type actor struct {
+	st     state
+	call   callKind
+	served int // a list's answer: the log's length then
+	writes []write
+	wi     int
+	// The log the actor goes on with: the first viewLen events, and with
+	// ViewOwnWrites its own accepted writes after them (positions).
+	viewLen int32
+	own     []int32
+	inline  []int32           // steps to run inline after the writes (by pending index)
+	pend    []program.Pending // what its last replay awaits
+	// saw and loaded are its last replay's log: its length, and how much
+	// of it was the run's log as it is (Entry.Saw, Entry.Loaded).
+	saw, loaded int32
+	inlineN     int32 // inline steps not finished
+	locked      bool
+	dead        bool
+	replay      bool // a replay in progress
+	attempt     int32
+	result      int64
+	node        int32
+	msg         int32
+}
+
+type runner struct {
+	cfg    Config
+	c      sim.Chooser
+	k      *sim.Kernel
+	res    *Result
+	w      world
+	msgs   []message
+	actors []actor
+	lock   int32 // the actor holding the sequential-replay lock, or -1
+	// replaying counts the replays in progress.
+	replaying int
+	wakes     []int64 // delayed invocations queued and not yet delivered
+	rep       program.Replayer
+	view      []program.Event
+	scratch   []uint8
+	waitsDue  []int32
+}
+
+func (r *runner) startRun() {
+	r.lock = -1
+	r.w.append(0, &Entry{Event: program.E(program.RunCreated, -1), By: -1, Saw: -1, Loaded: -1})
+	r.publish(message{kind: msgWorkflow, cause: CauseStart}, 0)
+}
+
+func (r *runner) dispatch(ev *sim.Event) {
+	switch ev.Kind {
+	case evDeliver:
+		r.deliver(int32(ev.Payload))
+	case evLand:
+		r.land(int32(ev.Actor))
+	case evReplay:
+		r.replayed(int32(ev.Actor))
+	case evBody:
+		r.bodyDone(int32(ev.Actor))
+	case evKill:
+		r.kill(int32(ev.Actor))
+	}
+}
+
+func (r *runner) now() sim.Time { return r.k.Now() }
+
+// publish queues message m, delivered after the queue's delay and delay.
+func (r *runner) publish(m message, delay time.Duration) {
+	r.msgs = append(r.msgs, m)
+	r.k.After(delay+r.cfg.Deliver.Draw(r.c), evDeliver, 0, uint64(len(r.msgs)-1))
+}
+
+func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
+	r.res.Actors = append(r.res.Actors, Actor{Kind: kind, Message: msg, Parent: parent, Start: r.now(), Ordinal: -1})
+	r.actors = append(r.actors, actor{msg: msg, node: -1})
+	a := int32(len(r.actors) - 1)
+	if kind != ActorInline && r.cfg.MaxDuration > 0 {
+		r.k.After(r.cfg.MaxDuration, evKill, uint32(a), 0)
+	}
+	return a
+}
+
+func (r *runner) deliver(mi int32) {
+	m := r.msgs[mi]
+	switch m.kind {
+	case msgWorkflow:
+		if m.wake != 0 {
+			r.wakes = slices.DeleteFunc(r.wakes, func(w int64) bool { return w == m.wake })
+		}
+		a := r.newActor(ActorWorkflow, mi, -1)
+		r.actors[a].attempt = m.attempt
+		r.res.Actors[a].Cause, r.res.Actors[a].Attempt = m.cause, m.attempt
+		r.load(a)
+	case msgStep:
+		a := r.newActor(ActorStep, mi, -1)
+		rec := &r.res.Actors[a]
+		rec.Ordinal, rec.Name = m.ordinal, m.name
+		r.actors[a].node = m.node
+		r.actors[a].st = stClaim
+		r.issue(a, write{ev: Entry{Event: program.E(program.StepStarted, m.ordinal), Saw: -1, Loaded: -1}})
+	}
+}
+
+// load lists the log, once the actor may replay (the sequential-replay
+// lock): a workflow invocation that may not waits and tries again.
+func (r *runner) load(a int32) {
+	if !r.takeLock(a) {
+		m := r.msgs[r.actors[a].msg]
+		r.finishActor(a)
+		if m.kind == msgWorkflow {
+			m.cause = CauseLock
+		}
+		r.publish(m, r.cfg.SequentialRetry)
+		return
+	}
+	r.actors[a].st = stLoad
+	r.callAt(a, callList, r.cfg.List)
+}
+
+func (r *runner) takeLock(a int32) bool {
+	if !r.cfg.SequentialReplays || r.lock == a {
+		return true
+	}
+	if r.lock >= 0 {
+		return false
+	}
+	r.lock, r.actors[a].locked = a, true
+	return true
+}
+
+func (r *runner) callAt(a int32, k callKind, d sim.Dist) {
+	r.actors[a].call = k
+	r.k.After(d.Draw(r.c), evLand, uint32(a), 0)
+}
+
+// issue issues one write.
+func (r *runner) issue(a int32, w write) {
+	ac := &r.actors[a]
+	ac.writes = append(ac.writes[:0], w)
+	ac.wi = 0
+	r.callAt(a, callWrite, r.cfg.Write)
+}
+
+// issueAll issues the actor's queued writes one after the other, then
+// goes on (afterWrites).
+func (r *runner) issueAll(a int32) {
+	ac := &r.actors[a]
+	ac.wi = 0
+	if len(ac.writes) == 0 {
+		r.afterWrites(a)
+		return
+	}
+	r.callAt(a, callWrite, r.cfg.Write)
+}
+
+// land is the actor's call answered: a write takes effect as it lands,
+// whether or not its actor is still alive to hear the answer.
+func (r *runner) land(a int32) {
+	ac := &r.actors[a]
+	switch ac.call {
+	case callList:
+		ac.served = len(r.w.log)
+	case callWrite:
+		w := &ac.writes[ac.wi]
+		w.ev.By = a
+		ok := r.w.apply(r.now(), &w.ev, w.lazy)
+		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok})
+		r.res.Writes[len(r.res.Writes)-1].At = r.now()
+		if w.ev.Type == program.RunFailed || w.ev.Type == program.RunCompleted {
+			r.res.RunEndAttempts++
+			if ok && ac.st == stActing && w.ev.Type == program.RunFailed && r.corruptedWrite(a) {
+				r.w.corrupted = true
+			}
+		}
+		if ac.dead {
+			return
+		}
+		r.wrote(a, w, ok)
+		return
+	}
+	ac.call = callNone
+	if ac.dead {
+		return
+	}
+	switch ac.st {
+	case stLoad:
+		ac.viewLen, ac.own = int32(ac.served), ac.own[:0]
+		r.afterLoad(a)
+	case stFanIn:
+		if r.w.pendingSteps(ac.served, r.scratchFor()) {
+			r.finishActor(a)
+			return
+		}
+		ac.st = stLazyRead
+		r.callAt(a, callRead, r.cfg.Read)
+	case stLazyRead:
+		if r.w.ended {
+			r.finishActor(a)
+			return
+		}
+		if r.cfg.SequentialReplays && !r.takeLock(a) {
+			// Another invocation replays: hand the continuation to the
+			// queue, whose invocation waits for the lock.
+			r.finishActor(a)
+			r.publish(message{kind: msgWorkflow, cause: CauseHandOff}, 0)
+			return
+		}
+		ac.viewLen, ac.own = int32(ac.served), ac.own[:0]
+		r.afterLoad(a)
+	}
+}
+
+// corruptedWrite reports whether actor a's run_failed is the one its
+// exhausted recovery wrote.
+func (r *runner) corruptedWrite(a int32) bool {
+	rs := r.res.Actors[a].Replays
+	return len(rs) > 0 && rs[len(rs)-1].Outcome == program.Diverged
+}
+
+func (r *runner) scratchFor() []uint8 {
+	if n := len(r.w.ents); len(r.scratch) < n {
+		r.scratch = make([]uint8, n)
+	}
+	return r.scratch
+}
+
+// wrote is a write's answer reaching a live actor.
+func (r *runner) wrote(a int32, w *write, ok bool) {
+	ac := &r.actors[a]
+	ac.call = callNone
+	if ok {
+		switch r.cfg.View {
+		case ViewPrefix:
+			// The answer brings the events others wrote below it.
+			ac.viewLen = int32(len(r.w.log))
+		case ViewOwnWrites:
+			for p := len(r.w.log) - 1; p >= 0 && r.w.log[p].By == a; p-- {
+				if !slices.Contains(ac.own, int32(p)) {
+					ac.own = append(ac.own, int32(p))
+				}
+			}
+			slices.Sort(ac.own)
+		}
+		if w.publish {
+			r.publish(message{kind: msgStep, ordinal: w.ev.Ordinal, node: w.node, name: w.ev.Name}, 0)
+		}
+	} else if r.cfg.View == ViewPrefix && (ac.st == stWaits || ac.st == stActing) {
+		// A refused create or completion answers with the log that
+		// refused it (core reloads on a conflict).
+		ac.viewLen = int32(len(r.w.log))
+	}
+	switch ac.st {
+	case stClaim:
+		if !ok {
+			r.finishActor(a)
+			return
+		}
+		r.startBody(a)
+		return
+	case stResult:
+		if !ok || r.res.Actors[a].Kind == ActorInline {
+			r.inlineDone(a)
+			return
+		}
+		ac.st = stFanIn
+		r.callAt(a, callList, r.cfg.List)
+		return
+	}
+	ac.wi++
+	if ac.wi < len(ac.writes) {
+		r.callAt(a, callWrite, r.cfg.Write)
+		return
+	}
+	r.afterWrites(a)
+}
+
+func (r *runner) afterWrites(a int32) {
+	ac := &r.actors[a]
+	ac.writes = ac.writes[:0]
+	switch ac.st {
+	case stWaits:
+		r.startReplay(a)
+	case stActing:
+		r.acted(a)
+	}
+}
+
+// buildView is the log actor a goes on with.
+func (r *runner) buildView(a int32) []program.Event {
+	ac := &r.actors[a]
+	r.view = r.view[:0]
+	for _, e := range r.w.log[:ac.viewLen] {
+		r.view = append(r.view, e.Event)
+	}
+	for _, p := range ac.own {
+		if p >= ac.viewLen {
+			r.view = append(r.view, r.w.log[p].Event)
+		}
+	}
+	return r.view
+}
+
+// afterLoad goes on from a loaded log: stop at the run's end, else
+// complete the waits that are due and replay.
+func (r *runner) afterLoad(a int32) {
+	ac := &r.actors[a]
+	view := r.buildView(a)
+	for _, e := range view {
+		if e.Type == program.RunCompleted || e.Type == program.RunFailed || e.Type == program.RunCancelled {
+			r.finishActor(a)
+			return
+		}
+	}
+	// The waits the log shows created and not completed whose time has
+	// come: their completions are written before the replay.
+	now := int64(r.now() / sim.Time(time.Millisecond))
+	r.waitsDue = r.waitsDue[:0]
+	for _, e := range view {
+		switch e.Type {
+		case program.WaitCreated:
+			if e.ResumeAt <= now {
+				r.waitsDue = append(r.waitsDue, e.Ordinal)
+			}
+		case program.WaitCompleted:
+			r.waitsDue = slices.DeleteFunc(r.waitsDue, func(o int32) bool { return o == e.Ordinal })
+		}
+	}
+	ac.writes = ac.writes[:0]
+	for _, o := range r.waitsDue {
+		ev := program.E(program.WaitCompleted, o)
+		ev.ResumeAt = r.resumeAtIn(view, o)
+		ac.writes = append(ac.writes, write{ev: Entry{Event: ev, Saw: int32(len(view)), Loaded: ac.viewLen}})
+	}
+	ac.st = stWaits
+	r.issueAll(a)
+}
+
+func (r *runner) resumeAtIn(view []program.Event, ord int32) int64 {
+	for _, e := range view {
+		if e.Type == program.WaitCreated && e.Ordinal == ord {
+			return e.ResumeAt
+		}
+	}
+	return 0
+}
+
+func (r *runner) startReplay(a int32) {
+	ac := &r.actors[a]
+	view := r.buildView(a)
+	ac.st, ac.replay = stReplaying, true
+	r.replaying++
+	r.res.MaxConcurrentReplays = max(r.res.MaxConcurrentReplays, r.replaying)
+	r.k.After(time.Duration(len(view))*r.cfg.ReplayPerEvent, evReplay, uint32(a), 0)
+}
+
+// replayed is a's replay done: act on its outcome.
+func (r *runner) replayed(a int32) {
+	ac := &r.actors[a]
+	if ac.dead {
+		return
+	}
+	ac.replay = false
+	r.replaying--
+	view := r.buildView(a)
+	o := r.rep.Replay(r.cfg.Program, view)
+	rec := &r.res.Actors[a]
+	rec.Replays = append(rec.Replays, Replay{At: r.now(), Saw: int32(len(view)), Outcome: o.Status, Div: o.Divergence, DivAt: int32(o.At), Minted: o.Minted})
+	saw := int32(len(view))
+	ac.saw, ac.loaded = saw, ac.viewLen
+	ac.writes, ac.inline = ac.writes[:0], ac.inline[:0]
+	ac.st = stActing
+	end := func(t program.EventType) {
+		ac.writes = append(ac.writes, write{ev: Entry{Event: program.E(t, -1), Saw: saw, Loaded: ac.viewLen}})
+	}
+	switch o.Status {
+	case program.Diverged:
+		r.res.Divergences++
+		if ac.attempt < int32(r.cfg.RecoveryReplays) {
+			r.releaseLock(a)
+			r.finishActor(a)
+			r.publish(message{kind: msgWorkflow, attempt: ac.attempt + 1, cause: CauseRecovery}, 0)
+			return
+		}
+		end(program.RunFailed)
+	case program.Completed:
+		end(program.RunCompleted)
+	case program.Failed:
+		end(program.RunFailed)
+	case program.Suspended:
+		ac.pend = append(ac.pend[:0], o.Pending...)
+		nowMS := int64(r.now() / sim.Time(time.Millisecond))
+		for i, p := range ac.pend {
+			if p.Created {
+				continue
+			}
+			switch p.Kind {
+			case program.EntityStep:
+				if len(ac.inline) < r.cfg.MaxInline {
+					ac.inline = append(ac.inline, int32(i))
+					continue
+				}
+				ev := program.E(program.StepCreated, p.Ordinal).Named(p.Name)
+				ac.writes = append(ac.writes, write{ev: Entry{Event: ev, Saw: saw, Loaded: ac.viewLen}, publish: true, node: p.Node})
+			case program.EntityWait:
+				ev := program.E(program.WaitCreated, p.Ordinal)
+				ev.ResumeAt = nowMS + r.cfg.Program.Sleep(p.Node).Milliseconds()
+				ac.writes = append(ac.writes, write{ev: Entry{Event: ev, Saw: saw, Loaded: ac.viewLen}})
+			}
+		}
+	}
+	r.issueAll(a)
+}
+
+// acted is what a replay asked for written: queue the soonest wait's
+// invocation, run the inline steps, or finish.
+func (r *runner) acted(a int32) {
+	ac := &r.actors[a]
+	if r.w.ended {
+		r.releaseLock(a)
+		r.finishActor(a)
+		return
+	}
+	// The soonest wait the run awaits (created, in the World, not done).
+	soonest := int64(-1)
+	for _, p := range ac.pend {
+		if p.Kind != program.EntityWait {
+			continue
+		}
+		if e := r.w.entity(p.Ordinal); e.kind == program.EntityWait && !e.finished && (soonest < 0 || e.resumeAt < soonest) {
+			soonest = e.resumeAt
+		}
+	}
+	if soonest >= 0 && !slices.Contains(r.wakes, soonest) {
+		r.wakes = append(r.wakes, soonest)
+		delay := time.Duration(soonest)*time.Millisecond - time.Duration(r.now())
+		r.publish(message{kind: msgWorkflow, wake: soonest, cause: CauseWake}, max(0, delay))
+	}
+	if len(ac.inline) == 0 {
+		r.releaseLock(a)
+		r.finishActor(a)
+		return
+	}
+	ac.st = stInline
+	ac.inlineN = int32(len(ac.inline))
+	for j := range ac.inline {
+		// newActor grows the actors: read the invocation afresh.
+		ac := &r.actors[a]
+		p := ac.pend[ac.inline[j]]
+		c := r.newActor(ActorInline, -1, a)
+		rec := &r.res.Actors[c]
+		rec.Ordinal, rec.Name = p.Ordinal, p.Name
+		r.actors[c].node = p.Node
+		r.actors[c].st = stClaim
+		// The claim creates the step its invocation's replay named.
+		saw, loaded := r.actors[a].saw, r.actors[a].loaded
+		r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal).Named(p.Name), Saw: saw, Loaded: loaded}, lazy: true})
+	}
+}
+
+func (r *runner) startBody(a int32) {
+	ac := &r.actors[a]
+	ac.st = stBody
+	body := r.cfg.Program.Body(ac.node, r.cfg.Body).Draw(r.c)
+	ac.result = 1
+	if n := r.cfg.Program.Results(ac.node); n > 0 {
+		ac.result = int64(r.c.Choose(n))
+	}
+	r.k.After(body, evBody, uint32(a), 0)
+}
+
+func (r *runner) bodyDone(a int32) {
+	ac := &r.actors[a]
+	if ac.dead {
+		return
+	}
+	ac.st = stResult
+	ev := program.E(program.StepCompleted, r.res.Actors[a].Ordinal)
+	ev.Result = ac.result
+	r.issue(a, write{ev: Entry{Event: ev, Saw: -1, Loaded: -1}})
+}
+
+// inlineDone is an inline step finished (or its claim or result refused):
+// the last of an invocation's inline steps loads the log again.
+func (r *runner) inlineDone(a int32) {
+	parent := r.res.Actors[a].Parent
+	r.finishActor(a)
+	if parent < 0 {
+		return
+	}
+	pa := &r.actors[parent]
+	if pa.dead {
+		return
+	}
+	if pa.inlineN--; pa.inlineN == 0 {
+		pa.st = stLoad
+		r.callAt(parent, callList, r.cfg.List)
+	}
+}
+
+func (r *runner) releaseLock(a int32) {
+	if ac := &r.actors[a]; ac.locked {
+		ac.locked, r.lock = false, -1
+	}
+}
+
+func (r *runner) finishActor(a int32) {
+	ac := &r.actors[a]
+	if ac.st == stClaim && r.res.Actors[a].Kind == ActorInline {
+		// A refused inline claim: the step is another's.
+		ac.st = stDone
+		r.inlineDone(a)
+		return
+	}
+	r.releaseLock(a)
+	ac.st = stDone
+}
+
+// kill is an invocation's time limit: it writes nothing more, its inline
+// steps die with it, and its message comes back.
+func (r *runner) kill(a int32) {
+	ac := &r.actors[a]
+	if ac.st == stDone || ac.dead {
+		return
+	}
+	r.res.Actors[a].Killed = true
+	r.die(a)
+	m := r.msgs[ac.msg]
+	if m.kind == msgWorkflow {
+		m.cause = CauseRedelivery
+	}
+	r.publish(m, r.cfg.Redeliver)
+}
+
+func (r *runner) die(a int32) {
+	ac := &r.actors[a]
+	ac.dead = true
+	if ac.replay {
+		ac.replay = false
+		r.replaying--
+	}
+	r.releaseLock(a)
+	for c := range r.res.Actors {
+		if r.res.Actors[c].Parent == a && !r.actors[c].dead && r.actors[c].st != stDone {
+			r.res.Actors[c].Killed = true
+			r.die(int32(c))
+		}
+	}
+}
+
+func (r *runner) finish(stats sim.Stats) {
+	res := r.res
+	res.Log = r.w.log
+	res.Stats = stats
+	switch {
+	case !r.w.ended:
+		res.End = Stuck
+	case r.w.end == program.RunCompleted:
+		res.End = Completed
+	case r.w.corrupted:
+		res.End = Corrupted
+	default:
+		res.End = Failed
+	}
+	for i := range r.w.ents {
+		if r.w.ents[i].started > 1 {
+			res.DuplicateStarts++
+		}
+	}
+	events := make([]program.Event, len(res.Log))
+	for i := range res.Log {
+		events[i] = res.Log[i].Event
+	}
+	res.Fresh = program.Replay(r.cfg.Program, program.BeforeEnd(events))
+	res.Fresh.Pending = slices.Clone(res.Fresh.Pending)
+}

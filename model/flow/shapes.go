@@ -1,0 +1,41 @@
+package flow
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+)
+
+// Storm is the shape the engine's team's event-log-race lane runs
+// (vercel/workflow #3147, #3172): branches branches at once, each, for
+// rounds rounds, racing a step against a sleep watchdog and running one
+// more step when the step won; then a final step. How many entities a replay mints depends on
+// which races it saw won, so concurrent replays of different logs may
+// number them differently.
+func Storm(branches, rounds int, watchdog time.Duration) []program.Node {
+	all := make([]program.Node, branches)
+	for i := range all {
+		won := fmt.Sprintf("won%d", i)
+		all[i] = program.Node{Loop: rounds, Do: []program.Node{
+			{Race: []program.Node{{Step: "work"}, {Sleep: watchdog}}, As: won},
+			{If: won, Then: []program.Node{{Step: "extra"}}},
+		}}
+	}
+	return []program.Node{{All: all}, {Step: "final"}}
+}
+
+// Control is the storm's control: the same choice of how many entities to
+// mint from what a replay saw (a step's result decides whether one more
+// step runs), but one waker at a time (each round's step, then its sleep),
+// so no two invocations write at once. No view of the log corrupts it.
+func Control(rounds int, pause time.Duration) []program.Node {
+	return []program.Node{
+		{Loop: rounds, Do: []program.Node{
+			{Step: "work", Results: 2, As: "ok"},
+			{If: "ok", Then: []program.Node{{Step: "extra"}}},
+			{Sleep: pause},
+		}},
+		{Step: "final"},
+	}
+}

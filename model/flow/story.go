@@ -1,0 +1,137 @@
+package flow
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/sim"
+)
+
+// maxMissed is how many of the events a writer had not seen its story
+// lists.
+const maxMissed = 6
+
+// Story explains a run whose log no replay consumes (or that failed
+// CORRUPTED_EVENT_LOG): the event a fresh replay of the log stops at and
+// what the program awaits there instead; who wrote that event, from which
+// log, and the events below its write it had not seen; and every other
+// write of an entity under the same id, accepted or refused. It is empty
+// for a run whose log replays and that did not fail corrupted.
+func (res *Result) Story(p *program.Compiled) []string {
+	if res.Fresh.Status != program.Diverged && res.End != Corrupted {
+		return nil
+	}
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	if res.End == Corrupted {
+		end := res.Log[len(res.Log)-1]
+		add("the run failed CORRUPTED_EVENT_LOG at %s, written by %s after %d divergent replays", at(end.At), res.actorName(end.By), res.Divergences)
+	}
+	if res.Fresh.Status != program.Diverged {
+		add("a fresh replay of the log consumes it whole: the divergences were of writers' own views, not of the log")
+		return out
+	}
+	i := res.Fresh.At
+	ev := res.Log[i]
+	add("a fresh replay of the log diverges at event %d (%s): %s", i, res.Fresh.Divergence, ev.Event)
+	before := make([]program.Event, i)
+	for j := range before {
+		before[j] = res.Log[j].Event
+	}
+	o := program.Replay(p, before)
+	expected := "nothing yet"
+	for _, pe := range o.Pending {
+		if pe.Ordinal == ev.Ordinal {
+			expected = pe.Kind.String()
+			if pe.Name != "" {
+				expected += " " + pe.Name
+			}
+		}
+	}
+	if o.Status == program.Suspended {
+		add("  a fresh replay of the %d events before it awaits, at #%d: %s", i, ev.Ordinal, expected)
+	} else {
+		add("  a fresh replay of the %d events before it: %s", i, o)
+	}
+	add("event %d was written at %s by %s", i, at(ev.At), res.actorName(ev.By))
+	if ev.Saw >= 0 {
+		own := ev.Saw - ev.Loaded
+		if own > 0 {
+			add("  from a replay of %d events: the log's first %d and %d of its own writes after them", ev.Saw, ev.Loaded, own)
+		} else {
+			add("  from a replay of the log's first %d events", ev.Saw)
+		}
+		var missed []int
+		for j := int(max(ev.Loaded, 0)); j < i; j++ {
+			if res.Log[j].By != ev.By && !res.ownedBy(j, ev.By) {
+				missed = append(missed, j)
+			}
+		}
+		if len(missed) > 0 {
+			add("  it had not seen %d events below its write:", len(missed))
+			for k, j := range missed {
+				if k == maxMissed {
+					add("    … %d more", len(missed)-maxMissed)
+					break
+				}
+				add("    event %d %s, by %s at %s", j, res.Log[j].Event, res.actorName(res.Log[j].By), at(res.Log[j].At))
+			}
+		}
+	}
+	var others []string
+	for _, w := range res.Writes {
+		if w.Ordinal != ev.Ordinal || w.Kind != ev.Kind || (w.At == ev.At && w.By == ev.By) {
+			continue
+		}
+		if !creates(w.Type) || (w.Type == program.StepStarted && w.Saw < 0) {
+			continue // a queued step's own claim creates nothing
+		}
+		verdict := "accepted"
+		if !w.Accepted {
+			verdict = "refused: the id exists"
+		}
+		saw := ""
+		if w.Saw >= 0 {
+			saw = fmt.Sprintf(", from a replay of %d events", w.Saw)
+		}
+		others = append(others, fmt.Sprintf("    %s %s by %s%s: %s", at(w.At), w.Event, res.actorName(w.By), saw, verdict))
+	}
+	if len(others) > 0 {
+		add("other creates of #%d:", ev.Ordinal)
+		out = append(out, others...)
+	}
+	return out
+}
+
+func creates(t program.EventType) bool {
+	return t == program.StepCreated || t == program.StepStarted || t == program.WaitCreated
+}
+
+// ownedBy reports whether log event j was written by an inline step of
+// invocation a (its own claims count as its writes).
+func (res *Result) ownedBy(j int, a int32) bool {
+	by := res.Log[j].By
+	return by >= 0 && res.Actors[by].Parent == a
+}
+
+func (res *Result) actorName(a int32) string {
+	if a < 0 {
+		return "the run's creation"
+	}
+	ac := &res.Actors[a]
+	switch ac.Kind {
+	case ActorStep:
+		if len(ac.Replays) > 0 {
+			return fmt.Sprintf("step delivery %d (#%d %s) as its last completer", a, ac.Ordinal, ac.Name)
+		}
+		return fmt.Sprintf("step delivery %d (#%d %s)", a, ac.Ordinal, ac.Name)
+	case ActorInline:
+		return fmt.Sprintf("inline step %d (#%d %s) of workflow invocation %d", a, ac.Ordinal, ac.Name, ac.Parent)
+	}
+	return fmt.Sprintf("workflow invocation %d (%s)", a, ac.Cause)
+}
+
+func at(t sim.Time) string {
+	return "+" + time.Duration(t).Round(time.Microsecond).String()
+}

@@ -1,0 +1,135 @@
+package flow
+
+import (
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/sim"
+)
+
+// This file is the World of one run: its log, and world-local's rules for
+// the events a program's run writes (model/world holds the run and step
+// rules against the real Worlds; the wait rules here are world-local
+// 5.0.0-beta.45's storage, read from its dist/: an entity's create is
+// refused when its correlation id exists, a wait completes once, nothing
+// is accepted after the run's end). Each accepted event takes the next
+// position at its commit: the log has no holes.
+
+// worldEntity is what the World holds for one correlation id.
+type worldEntity struct {
+	kind     program.EntityKind
+	name     string
+	resumeAt int64
+	finished bool
+	started  int32
+}
+
+// world is one run's log and entities.
+type world struct {
+	log   []Entry
+	ents  []worldEntity // by ordinal; kind EntityNone: none yet
+	ended bool
+	// corrupted marks the run_failed written for CORRUPTED_EVENT_LOG.
+	corrupted bool
+	end       program.EventType
+}
+
+func (w *world) entity(ord int32) *worldEntity {
+	if ord < 0 {
+		return nil
+	}
+	for int(ord) >= len(w.ents) {
+		w.ents = append(w.ents, worldEntity{})
+	}
+	return &w.ents[ord]
+}
+
+// apply is a write landing at now: whether the World accepted it, and the
+// log's length after it. A lazy step_started creates its step and logs its
+// step_created with it (core's inline claim, docs/MODEL.md "An inline
+// step's claim creates it").
+func (w *world) apply(now sim.Time, wr *Entry, lazy bool) bool {
+	if w.ended {
+		return false
+	}
+	ev := wr.Event
+	switch ev.Type {
+	case program.RunCompleted, program.RunFailed:
+		w.ended, w.end = true, ev.Type
+		w.append(now, wr)
+		return true
+	case program.StepCreated, program.WaitCreated:
+		e := w.entity(ev.Ordinal)
+		if e.kind != program.EntityNone {
+			return false
+		}
+		e.kind, e.name, e.resumeAt = ev.Kind, ev.Name, ev.ResumeAt
+		w.append(now, wr)
+		return true
+	case program.StepStarted:
+		e := w.entity(ev.Ordinal)
+		if lazy {
+			if e.kind != program.EntityNone {
+				return false
+			}
+			e.kind, e.name = program.EntityStep, ev.Name
+			created := *wr
+			created.Type = program.StepCreated
+			w.append(now, &created)
+		} else if e.kind != program.EntityStep || e.finished {
+			return false
+		}
+		e.started++
+		started := *wr
+		started.Name = ""
+		w.append(now, &started)
+		return true
+	case program.StepCompleted, program.StepFailed:
+		e := w.entity(ev.Ordinal)
+		if e.kind != program.EntityStep || e.finished {
+			return false
+		}
+		e.finished = true
+		w.append(now, wr)
+		return true
+	case program.WaitCompleted:
+		e := w.entity(ev.Ordinal)
+		if e.kind != program.EntityWait || e.finished {
+			return false
+		}
+		e.finished = true
+		w.append(now, wr)
+		return true
+	}
+	return false
+}
+
+func (w *world) append(now sim.Time, wr *Entry) {
+	e := *wr
+	e.At = now
+	w.log = append(w.log, e)
+}
+
+// pendingSteps reports whether the first n events of the log hold a step
+// created and not finished: what a queued step's consumer lists to learn
+// whether it is the last to finish.
+func (w *world) pendingSteps(n int, scratch []uint8) bool {
+	clear(scratch)
+	pending := 0
+	for _, e := range w.log[:n] {
+		if e.Kind != program.EntityStep || int(e.Ordinal) >= len(scratch) {
+			continue
+		}
+		s := &scratch[e.Ordinal]
+		switch e.Type {
+		case program.StepCreated:
+			if *s == 0 {
+				*s, pending = 1, pending+1
+			}
+		case program.StepCompleted, program.StepFailed:
+			if *s == 1 {
+				pending--
+			}
+			*s = 2
+		}
+	}
+	return pending > 0
+}
