@@ -15,6 +15,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/model/program"
 )
 
@@ -75,6 +76,10 @@ var corpusPrograms = map[string][]program.Node{
 		{If: "first", Then: []program.Node{{All: []program.Node{{Step: "a"}, {Step: "b"}}}}, Else: []program.Node{{Step: "c"}}},
 		{Step: "final"},
 	},
+	// model/flow's storm and control, replayed from the logs its runs
+	// write (TestFlowLogsReplayAsTheRealCoreReplays).
+	"flowstorm":   flow.Storm(16, 3, 300*time.Millisecond),
+	"flowcontrol": flow.Control(4, 200*time.Millisecond),
 	"nested": {
 		{All: []program.Node{
 			{Seq: []program.Node{

@@ -69,7 +69,8 @@ type write struct {
 type state uint8
 
 const (
-	stLoad      state = iota // workflow: listing the log
+	stStart     state = iota // workflow: writing run_started
+	stLoad                   // workflow: listing the log
 	stWaits                  // writing the due waits' completions
 	stReplaying              // replaying
 	stActing                 // writing what the replay asked for
@@ -175,6 +176,12 @@ func (r *runner) deliver(mi int32) {
 		a := r.newActor(ActorWorkflow, mi, -1)
 		r.actors[a].attempt = m.attempt
 		r.res.Actors[a].Cause, r.res.Actors[a].Attempt = m.cause, m.attempt
+		if m.cause == CauseStart {
+			// The run's first invocation starts it (run_started).
+			r.actors[a].st = stStart
+			r.issue(a, write{ev: Entry{Event: program.E(program.RunStarted, -1), Saw: -1, Loaded: -1}})
+			return
+		}
 		r.load(a)
 	case msgStep:
 		a := r.newActor(ActorStep, mi, -1)
@@ -335,6 +342,9 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		ac.viewLen = int32(len(r.w.log))
 	}
 	switch ac.st {
+	case stStart:
+		r.load(a)
+		return
 	case stClaim:
 		if !ok {
 			r.finishActor(a)

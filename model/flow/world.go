@@ -24,9 +24,10 @@ type worldEntity struct {
 
 // world is one run's log and entities.
 type world struct {
-	log   []Entry
-	ents  []worldEntity // by ordinal; kind EntityNone: none yet
-	ended bool
+	log     []Entry
+	ents    []worldEntity // by ordinal; kind EntityNone: none yet
+	ended   bool
+	started bool
 	// corrupted marks the run_failed written for CORRUPTED_EVENT_LOG.
 	corrupted bool
 	end       program.EventType
@@ -55,6 +56,13 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool) bool {
 	case program.RunCompleted, program.RunFailed:
 		w.ended, w.end = true, ev.Type
 		w.append(now, wr)
+		return true
+	case program.RunStarted:
+		// Idempotent: a second start is answered ok and logs nothing.
+		if !w.started {
+			w.started = true
+			w.append(now, wr)
+		}
 		return true
 	case program.StepCreated, program.WaitCreated:
 		e := w.entity(ev.Ordinal)
