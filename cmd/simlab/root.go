@@ -26,7 +26,7 @@ seeded discrete-event simulator on virtual time: one seed, one history.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCommand(), newRunCommand(), newScenariosCommand(), newVariantsCommand(),
-		newCheckCommand(), newReplayCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
+		newCheckCommand(), newReplayCommand(), newReplaysCommand(), newPropertiesCommand(), newSweepCommand(), newMergeCommand())
 	root.AddCommand(newTUICommand())
 	root.AddCommand(newValidateCommand(), newReleasesCommand())
 	root.AddCommand(newReproduceCommand(), newCalibrateCommand())

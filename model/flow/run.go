@@ -383,13 +383,13 @@ func (r *runner) afterWrites(a int32) {
 // buildView is the log actor a goes on with.
 func (r *runner) buildView(a int32) []program.Event {
 	ac := &r.actors[a]
-	r.view = r.view[:0]
-	for _, e := range r.w.log[:ac.viewLen] {
-		r.view = append(r.view, e.Event)
+	if len(ac.own) == 0 || ac.own[len(ac.own)-1] < ac.viewLen {
+		return r.w.events[:ac.viewLen] // a prefix: read in place
 	}
+	r.view = append(r.view[:0], r.w.events[:ac.viewLen]...)
 	for _, p := range ac.own {
 		if p >= ac.viewLen {
-			r.view = append(r.view, r.w.log[p].Event)
+			r.view = append(r.view, r.w.events[p])
 		}
 	}
 	return r.view
@@ -409,15 +409,17 @@ func (r *runner) afterLoad(a int32) {
 	// The waits the log shows created and not completed whose time has
 	// come: their completions are written before the replay.
 	now := int64(r.now() / sim.Time(time.Millisecond))
+	done := r.scratchFor()
+	clear(done)
+	for _, e := range view {
+		if e.Type == program.WaitCompleted && int(e.Ordinal) < len(done) {
+			done[e.Ordinal] = 1
+		}
+	}
 	r.waitsDue = r.waitsDue[:0]
 	for _, e := range view {
-		switch e.Type {
-		case program.WaitCreated:
-			if e.ResumeAt <= now {
-				r.waitsDue = append(r.waitsDue, e.Ordinal)
-			}
-		case program.WaitCompleted:
-			r.waitsDue = slices.DeleteFunc(r.waitsDue, func(o int32) bool { return o == e.Ordinal })
+		if e.Type == program.WaitCreated && e.ResumeAt <= now && done[e.Ordinal] == 0 {
+			r.waitsDue = append(r.waitsDue, e.Ordinal)
 		}
 	}
 	ac.writes = ac.writes[:0]

@@ -26,7 +26,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	if res.End == Corrupted {
 		end := res.Log[len(res.Log)-1]
-		add("the run failed CORRUPTED_EVENT_LOG at %s, written by %s after %d divergent replays", at(end.At), res.actorName(end.By), res.Divergences)
+		add("the run failed CORRUPTED_EVENT_LOG at %s, written by %s after %d divergent replays", at(end.At), res.ActorName(end.By), res.Divergences)
 	}
 	if res.Fresh.Status != program.Diverged {
 		add("a fresh replay of the log consumes it whole: the divergences were of writers' own views, not of the log")
@@ -54,7 +54,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 	} else {
 		add("  a fresh replay of the %d events before it: %s", i, o)
 	}
-	add("event %d was written at %s by %s", i, at(ev.At), res.actorName(ev.By))
+	add("event %d was written at %s by %s", i, at(ev.At), res.ActorName(ev.By))
 	if ev.Saw >= 0 {
 		own := ev.Saw - ev.Loaded
 		if own > 0 {
@@ -75,7 +75,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 					add("    … %d more", len(missed)-maxMissed)
 					break
 				}
-				add("    event %d %s, by %s at %s", j, res.Log[j].Event, res.actorName(res.Log[j].By), at(res.Log[j].At))
+				add("    event %d %s, by %s at %s", j, res.Log[j].Event, res.ActorName(res.Log[j].By), at(res.Log[j].At))
 			}
 		}
 	}
@@ -95,7 +95,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 		if w.Saw >= 0 {
 			saw = fmt.Sprintf(", from a replay of %d events", w.Saw)
 		}
-		others = append(others, fmt.Sprintf("    %s %s by %s%s: %s", at(w.At), w.Event, res.actorName(w.By), saw, verdict))
+		others = append(others, fmt.Sprintf("    %s %s by %s%s: %s", at(w.At), w.Event, res.ActorName(w.By), saw, verdict))
 	}
 	if len(others) > 0 {
 		add("other creates of #%d:", ev.Ordinal)
@@ -115,7 +115,8 @@ func (res *Result) ownedBy(j int, a int32) bool {
 	return by >= 0 && res.Actors[by].Parent == a
 }
 
-func (res *Result) actorName(a int32) string {
+// ActorName names actor a for a reader: what it is and why it ran.
+func (res *Result) ActorName(a int32) string {
 	if a < 0 {
 		return "the run's creation"
 	}

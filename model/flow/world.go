@@ -24,7 +24,10 @@ type worldEntity struct {
 
 // world is one run's log and entities.
 type world struct {
-	log     []Entry
+	log []Entry
+	// events are the log's events alone, beside it: a replay of a prefix
+	// reads them in place.
+	events  []program.Event
 	ents    []worldEntity // by ordinal; kind EntityNone: none yet
 	ended   bool
 	started bool
@@ -114,6 +117,7 @@ func (w *world) append(now sim.Time, wr *Entry) {
 	e := *wr
 	e.At = now
 	w.log = append(w.log, e)
+	w.events = append(w.events, e.Event)
 }
 
 // pendingSteps reports whether the first n events of the log hold a step

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
+)
+
+// replayRow is one (view, sequential replays) cell of simlab replays: how
+// its runs ended over the seeds. Its json names are a contract.
+type replayRow struct {
+	View       string `json:"view"`
+	Sequential bool   `json:"sequential_replays"`
+	Seeds      int    `json:"seeds"`
+	Completed  int    `json:"completed"`
+	Failed     int    `json:"failed"`
+	Corrupted  int    `json:"corrupted"`
+	Stuck      int    `json:"stuck"`
+	// Unreplayable counts logs a fresh replay cannot consume.
+	Unreplayable int `json:"unreplayable_logs"`
+	// MostAtOnce is the most replays of one run in progress at once.
+	MostAtOnce     int `json:"most_replays_at_once"`
+	Divergences    int `json:"divergent_replays"`
+	FirstCorrupted int `json:"first_corrupted_seed,omitempty"`
+}
+
+func newReplaysCommand() *cobra.Command {
+	var shape, programFile, views, sequential string
+	var branches, rounds, seedCount, maxInline, recovery int
+	var seed uint64
+	var watchdog, maxDuration time.Duration
+	var asJSON, showLog bool
+	cmd := &cobra.Command{
+		Use:   "replays",
+		Short: "Run a workflow program as the runtime replays it and count the runs whose event log is corrupted",
+		Long: `Run a workflow program (the storm, the control, or --program FILE) as the
+runtime runs one (model/flow): invocations load the run's log, complete due
+waits, replay the program and write what it asks for, concurrently, each from
+the log it loaded; an entity's id is its position in the order the replay
+created it, so a replay of another log can name it differently, later replays
+diverge, and after the recovery replays the run fails CORRUPTED_EVENT_LOG.
+
+One row per view and sequential-replays setting, over seeds 1..--seeds:
+how the runs ended, how many logs a fresh replay cannot consume, and the most
+replays of one run at once. The views: prefix, the pinned release (a write's
+answer brings the events below it: every invocation's log is a prefix of the
+run's); own-writes, a World without slot ids (an invocation goes on with the
+log it loaded and its own writes). --seed N runs one seed and tells the story
+of a corrupted log: the event a fresh replay stops at, who wrote it from which
+log, and what it had not seen. --log prints that run's log. The exit code is 0
+whatever the counts; --json prints the rows.
+
+storm: --branches branches at once, each for --rounds rounds racing a step
+against a --watchdog sleep and running one more step when the step won, then
+a final step (the engine team's step-storm). control: --rounds rounds of a
+step, one more step when its result says so, and a --watchdog sleep: the same
+entity counts chosen by what a replay saw, one waker at a time.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			var prog []program.Node
+			var title string
+			switch {
+			case programFile != "":
+				if cmd.Flags().Changed("shape") || cmd.Flags().Changed("branches") || cmd.Flags().Changed("rounds") || cmd.Flags().Changed("watchdog") {
+					return badInput(fmt.Errorf("--program takes the place of --shape, --branches, --rounds and --watchdog: give one or the other"))
+				}
+				data, err := os.ReadFile(programFile)
+				if err != nil {
+					return badInput(fmt.Errorf("--program: %w", err))
+				}
+				if prog, err = model.ParseProgram(data); err != nil {
+					return badInput(fmt.Errorf("--program %s: %w", programFile, err))
+				}
+				title = "program " + programFile
+			case shape == "storm":
+				if branches < 1 || branches > 1000 || rounds < 1 || rounds > program.MaxLoop {
+					return badInput(fmt.Errorf("--branches %d, --rounds %d: want 1..1000 branches and 1..%d rounds", branches, rounds, program.MaxLoop))
+				}
+				prog = flow.Storm(branches, rounds, watchdog)
+				title = fmt.Sprintf("storm: %d branches × %d rounds, each racing a step against a %v sleep", branches, rounds, watchdog)
+			case shape == "control":
+				if cmd.Flags().Changed("branches") {
+					return badInput(fmt.Errorf("--branches: the control has one branch (it is the storm's, one waker at a time)"))
+				}
+				if rounds < 1 || rounds > program.MaxLoop {
+					return badInput(fmt.Errorf("--rounds %d: want 1..%d", rounds, program.MaxLoop))
+				}
+				prog = flow.Control(rounds, watchdog)
+				title = fmt.Sprintf("control: %d rounds of a step, maybe one more, and a %v sleep", rounds, watchdog)
+			default:
+				return badInput(fmt.Errorf("--shape %q: want storm or control (or --program FILE)", shape))
+			}
+			if watchdog <= 0 {
+				return badInput(fmt.Errorf("--watchdog %v: want a positive duration", watchdog))
+			}
+			compiled, err := program.Compile(prog)
+			if err != nil {
+				return badInput(err)
+			}
+			viewList, err := parseViews(views)
+			if err != nil {
+				return badInput(err)
+			}
+			seqList, err := parseSequential(sequential)
+			if err != nil {
+				return badInput(err)
+			}
+			base := flow.Defaults(compiled)
+			base.MaxInline, base.RecoveryReplays, base.MaxDuration = maxInline, recovery, maxDuration
+			if err := base.Validate(); err != nil {
+				return badInput(err)
+			}
+			if cmd.Flags().Changed("seed") {
+				if cmd.Flags().Changed("seeds") {
+					return badInput(fmt.Errorf("--seed runs one seed and --seeds a range: give one"))
+				}
+				if len(viewList) != 1 || len(seqList) != 1 {
+					return badInput(fmt.Errorf("--seed tells one run's story: choose one --view (prefix or own-writes) and one --sequential (on or off)"))
+				}
+				cfg := base
+				cfg.View, cfg.SequentialReplays = viewList[0], seqList[0]
+				res, err := flow.Run(cfg, seed)
+				if err != nil {
+					return err
+				}
+				return printReplayRun(out, title, cfg, seed, res, showLog, asJSON)
+			}
+			if showLog {
+				return badInput(fmt.Errorf("--log prints one run's log: give --seed N"))
+			}
+			if seedCount < 1 {
+				return badInput(fmt.Errorf("--seeds %d: want at least 1", seedCount))
+			}
+			ctx, interrupted, release := onInterrupt(cmd.Context())
+			defer release()
+			var rows []replayRow
+			partial := false
+		cells:
+			for _, v := range viewList {
+				for _, sq := range seqList {
+					cfg := base
+					cfg.View, cfg.SequentialReplays = v, sq
+					row := replayRow{View: v.String(), Sequential: sq}
+					for s := 1; s <= seedCount; s++ {
+						if ctx.Err() != nil {
+							partial = true
+							if row.Seeds > 0 {
+								rows = append(rows, row)
+							}
+							break cells
+						}
+						res, err := flow.Run(cfg, uint64(s))
+						if err != nil {
+							return err
+						}
+						row.add(res, s)
+					}
+					rows = append(rows, row)
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(map[string]any{"title": title, "partial": partial, "rows": rows}); err != nil {
+					return err
+				}
+			} else {
+				printReplayRows(out, title, rows, partial, sameRun(cmd))
+			}
+			if partial {
+				return interruptError(interrupted(), "the rows cover the seeds that ran (SEEDS says how many)")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&shape, "shape", "storm", "the program: storm or control")
+	f.StringVar(&programFile, "program", "", "a YAML file holding `program:` and its statements (docs/SCENARIOS.md, Programs), in place of --shape")
+	f.IntVar(&branches, "branches", 16, "the storm's branches")
+	f.IntVar(&rounds, "rounds", 3, "each branch's rounds (the control's rounds)")
+	f.DurationVar(&watchdog, "watchdog", 300*time.Millisecond, "the sleep each round races (the control's pause)")
+	f.StringVar(&views, "view", "all", "prefix, own-writes or all")
+	f.StringVar(&sequential, "sequential", "all", "sequential replays: off, on or all")
+	f.IntVar(&seedCount, "seeds", 100, "run seeds 1..N per row")
+	f.Uint64Var(&seed, "seed", 1, "run this one seed and tell its story (with one --view and one --sequential)")
+	f.IntVar(&maxInline, "max-inline", 3, "steps an invocation runs itself per suspension (core's MAX_INLINE_STEPS)")
+	f.IntVar(&recovery, "recovery-replays", 3, "fresh replays after a divergence before the run fails CORRUPTED_EVENT_LOG")
+	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none)")
+	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
+	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
+	return cmd
+}
+
+func parseViews(s string) ([]flow.View, error) {
+	if s == "all" {
+		return []flow.View{flow.ViewPrefix, flow.ViewOwnWrites}, nil
+	}
+	v, err := flow.ParseView(s)
+	if err != nil {
+		return nil, fmt.Errorf("--view %q: want prefix, own-writes or all", s)
+	}
+	return []flow.View{v}, nil
+}
+
+func parseSequential(s string) ([]bool, error) {
+	switch s {
+	case "all":
+		return []bool{false, true}, nil
+	case "off":
+		return []bool{false}, nil
+	case "on":
+		return []bool{true}, nil
+	}
+	return nil, fmt.Errorf("--sequential %q: want off, on or all", s)
+}
+
+func (row *replayRow) add(res *flow.Result, seed int) {
+	row.Seeds++
+	switch res.End {
+	case flow.Completed:
+		row.Completed++
+	case flow.Failed:
+		row.Failed++
+	case flow.Corrupted:
+		row.Corrupted++
+		if row.FirstCorrupted == 0 {
+			row.FirstCorrupted = seed
+		}
+	default:
+		row.Stuck++
+	}
+	if res.Fresh.Status == program.Diverged {
+		row.Unreplayable++
+	}
+	row.MostAtOnce = max(row.MostAtOnce, res.MaxConcurrentReplays)
+	row.Divergences += res.Divergences
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func printReplayRows(w io.Writer, title string, rows []replayRow, partial bool, same string) {
+	fmt.Fprintln(w, title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VIEW\tSEQUENTIAL\tSEEDS\tCOMPLETED\tFAILED\tCORRUPTED\tSTUCK\tUNREPLAYABLE LOGS\tDIVERGENT REPLAYS\tMOST REPLAYS AT ONCE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.FirstCorrupted > 0 {
+			fmt.Fprintf(w, "first corrupted, %s view, sequential %s: seed %d; its story: simlab replays --seed %d --view %s --sequential %s%s\n",
+				r.View, onOff(r.Sequential), r.FirstCorrupted, r.FirstCorrupted, r.View, onOff(r.Sequential), same)
+		}
+	}
+	if partial {
+		fmt.Fprintln(w, "PARTIAL: interrupted; each row is over the seeds in its SEEDS column")
+	}
+}
+
+func printReplayRun(w io.Writer, title string, cfg flow.Config, seed uint64, res *flow.Result, showLog, asJSON bool) error {
+	story := res.Story(cfg.Program)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"title": title, "seed": seed, "view": cfg.View.String(),
+			"sequential_replays": cfg.SequentialReplays, "end": res.End.String(), "events": len(res.Log),
+			"fresh_replay": res.Fresh.String(), "divergent_replays": res.Divergences,
+			"most_replays_at_once": res.MaxConcurrentReplays, "story": story})
+	}
+	fmt.Fprintln(w, title)
+	fmt.Fprintf(w, "seed %d, %s view, sequential replays %s: %s; %d events, %d invocations and steps, %d divergent replays, most replays at once %d; a fresh replay of the log: %s\n",
+		seed, cfg.View, onOff(cfg.SequentialReplays), res.End, len(res.Log), len(res.Actors), res.Divergences, res.MaxConcurrentReplays, res.Fresh)
+	for _, l := range story {
+		fmt.Fprintln(w, l)
+	}
+	if showLog {
+		fmt.Fprintln(w, "log:")
+		for i, e := range res.Log {
+			fmt.Fprintf(w, "  %3d +%v %s, by %s\n", i, time.Duration(e.At).Round(time.Microsecond), e.Event, res.ActorName(e.By))
+		}
+	}
+	return nil
+}
+
+// sameRun is the flags a command that replays one of these runs must
+// repeat: every flag set but the ones that choose rows and output.
+func sameRun(cmd *cobra.Command) string {
+	var b strings.Builder
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "seeds", "seed", "view", "sequential", "json", "log":
+			return
+		}
+		fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(f.Value.String()))
+	})
+	return b.String()
+}
+
+// shellQuote is v as one shell word.
+func shellQuote(v string) string {
+	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-") == "" {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// simlab replays as a user runs it: the table over both views and both
+// sequential settings, the pinned release's prefix view clean and the
+// own-writes view corrupting, and the printed command for the first
+// corrupted seed telling that run's story.
+func TestReplaysCountsAndTellsTheFirstCorruptedRun(t *testing.T) {
+	out, _, err := runCLI(t, "replays", "--seeds", "40", "--branches", "8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 10 && (f[0] == "prefix" || f[0] == "own-writes") {
+			rows[f[0]+" "+f[1]] = f
+		}
+	}
+	if len(rows) != 4 {
+		t.Fatalf("want 4 rows (2 views × sequential off/on):\n%s", out)
+	}
+	for _, k := range []string{"prefix off", "prefix on"} {
+		if r := rows[k]; r[2] != "40" || r[3] != "40" || r[5] != "0" || r[7] != "0" {
+			t.Errorf("%s: %v, want 40 of 40 completed, none corrupted or unreplayable", k, r)
+		}
+	}
+	if r := rows["own-writes off"]; r[5] == "0" || r[5] != r[7] {
+		t.Errorf("own-writes off: %v, want corrupted runs, each with a log no replay consumes", r)
+	}
+	if r := rows["prefix on"]; r[9] != "1" {
+		t.Errorf("sequential replays on: most replays at once %s, want 1", r[9])
+	}
+	m := regexp.MustCompile(`its story: simlab (replays --seed \d+ --view own-writes --sequential off --branches 8)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no replay command for the first corrupted own-writes run:\n%s", out)
+	}
+	story, _, err := runCLI(t, strings.Fields(m[1])...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{": corrupted;", "failed CORRUPTED_EVENT_LOG", "a fresh replay of the log diverges at event", "of its own writes after them", "it had not seen"} {
+		if !strings.Contains(story, want) {
+			t.Errorf("the story lacks %q:\n%s", want, story)
+		}
+	}
+	again, _, _ := runCLI(t, strings.Fields(m[1])...)
+	if again != story {
+		t.Error("the same command told two stories")
+	}
+}
+
+func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("program:\n  - if: nowhere\n    then: [{step: a}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shape", "hooks"}, "--shape"},
+		{[]string{"--view", "sideways"}, "--view"},
+		{[]string{"--sequential", "maybe"}, "--sequential"},
+		{[]string{"--seeds", "0"}, "--seeds"},
+		{[]string{"--seed", "3"}, "one --view"},
+		{[]string{"--seed", "3", "--seeds", "5", "--view", "prefix", "--sequential", "on"}, "give one"},
+		{[]string{"--log"}, "--seed"},
+		{[]string{"--branches", "0"}, "--branches"},
+		{[]string{"--shape", "control", "--branches", "4"}, "--branches"},
+		{[]string{"--watchdog", "0s"}, "--watchdog"},
+		{[]string{"--max-inline", "-1"}, "max_inline"},
+		{[]string{"--program", filepath.Join(dir, "missing.yaml")}, "--program"},
+		{[]string{"--program", bad}, "line 2"},
+		{[]string{"--program", bad, "--branches", "4"}, "one or the other"},
+	} {
+		_, _, err := runCLI(t, append([]string{"replays"}, c.args...)...)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming %q", c.args, exitCode(err), err, c.want)
+		}
+	}
+}
+
+// A program from a file runs as the built-in shapes do, and --json is the
+// rows' contract.
+func TestReplaysRunsAProgramFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "race.yaml")
+	prog := "program:\n  - all:\n    - seq:\n      - race: [{step: work}, {sleep: 300ms}]\n        as: a\n      - if: a\n        then: [{step: extra}]\n    - seq:\n      - race: [{step: work}, {sleep: 300ms}]\n        as: b\n      - if: b\n        then: [{step: extra}]\n  - step: final\n"
+	if err := os.WriteFile(file, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "replays", "--program", file, "--seeds", "10", "--view", "prefix", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Title string      `json:"title"`
+		Rows  []replayRow `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(got.Title, file) || len(got.Rows) != 2 || got.Rows[0].Seeds != 10 || got.Rows[0].Completed != 10 {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// docs/MODEL.md shows what simlab replays prints on the storm and the
+// control: generated, so the figures there are the command's.
+func TestReplaysDocIsCurrent(t *testing.T) {
+	const path = "../../docs/MODEL.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}} {
+		out, _, err := runCLI(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("```\n$ simlab " + strings.Join(args, " ") + "\n" + out + "```\n")
+	}
+	text := string(doc)
+	begin, end := "<!-- replays: generated by go test ./cmd/simlab -run ReplaysDoc -update -->\n", "<!-- end replays -->"
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/MODEL.md has no %q ... %q block", begin, end)
+	}
+	i += len(begin)
+	if text[i:j] == b.String() {
+		return
+	}
+	if !*updateCLIDoc {
+		t.Fatal("docs/MODEL.md's simlab replays tables are stale: regenerate them with go test ./cmd/simlab -run ReplaysDoc -update")
+	}
+	if err := os.WriteFile(path, []byte(text[:i]+b.String()+text[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
