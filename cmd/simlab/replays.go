@@ -30,8 +30,13 @@ type replayRow struct {
 	// Unreplayable counts logs a fresh replay cannot consume.
 	Unreplayable int `json:"unreplayable_logs"`
 	// MostAtOnce is the most replays of one run in progress at once.
-	MostAtOnce     int `json:"most_replays_at_once"`
-	Divergences    int `json:"divergent_replays"`
+	MostAtOnce  int `json:"most_replays_at_once"`
+	Divergences int `json:"divergent_replays"`
+	// HungStepRuns counts runs whose log holds a step started more than
+	// once and never finished (#4199's production marker); Kills the
+	// invocations and steps killed at --max-duration.
+	HungStepRuns   int `json:"runs_with_hung_step"`
+	Kills          int `json:"kills"`
 	FirstCorrupted int `json:"first_corrupted_seed,omitempty"`
 }
 
@@ -65,7 +70,12 @@ storm: --branches branches at once, each for --rounds rounds racing a step
 against a --watchdog sleep and running one more step when the step won, then
 a final step (the engine team's step-storm). control: --rounds rounds of a
 step, one more step when its result says so, and a --watchdog sleep: the same
-entity counts chosen by what a replay saw, one waker at a time.`,
+entity counts chosen by what a replay saw, one waker at a time. inline-hang: a
+fan-out exactly --max-inline wide, all run inline by one invocation, whose last
+step hangs past the time limit (--max-duration, 800s) about half the time, then
+a final step (the team's open production report, vercel/workflow #4199): the
+KILLS column counts invocations killed at the limit, HUNG STEP the runs whose
+log keeps a step started more than once and never finished.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -90,6 +100,21 @@ entity counts chosen by what a replay saw, one waker at a time.`,
 				}
 				prog = flow.Storm(branches, rounds, watchdog)
 				title = fmt.Sprintf("storm: %d branches × %d rounds, each racing a step against a %v sleep", branches, rounds, watchdog)
+			case shape == "inline-hang":
+				for _, f := range []string{"branches", "rounds", "watchdog"} {
+					if cmd.Flags().Changed(f) {
+						return badInput(fmt.Errorf("--%s: inline-hang is a fan-out exactly --max-inline wide whose last step hangs; it has no %s", f, f))
+					}
+				}
+				if maxInline < 1 || maxInline > 16 {
+					return badInput(fmt.Errorf("--max-inline %d: inline-hang's fan-out is that wide: want 1..16 (core's range)", maxInline))
+				}
+				if !cmd.Flags().Changed("max-duration") {
+					maxDuration = 800 * time.Second // the plan's limit in #4199
+				}
+				prog = flow.InlineHang(maxInline, flow.HangBody)
+				title = fmt.Sprintf("inline-hang: a fan-out of %d steps run inline, the last hanging %v..%v (p50 %v), then a final step; time limit %v",
+					maxInline, flow.HangBody.Min, flow.HangBody.Max, flow.HangBody.P50, maxDuration)
 			case shape == "control":
 				if cmd.Flags().Changed("branches") {
 					return badInput(fmt.Errorf("--branches: the control has one branch (it is the storm's, one waker at a time)"))
@@ -100,9 +125,9 @@ entity counts chosen by what a replay saw, one waker at a time.`,
 				prog = flow.Control(rounds, watchdog)
 				title = fmt.Sprintf("control: %d rounds of a step, maybe one more, and a %v sleep", rounds, watchdog)
 			default:
-				return badInput(fmt.Errorf("--shape %q: want storm or control (or --program FILE)", shape))
+				return badInput(fmt.Errorf("--shape %q: want storm, control or inline-hang (or --program FILE)", shape))
 			}
-			if watchdog <= 0 {
+			if watchdog <= 0 && shape != "inline-hang" {
 				return badInput(fmt.Errorf("--watchdog %v: want a positive duration", watchdog))
 			}
 			compiled, err := program.Compile(prog)
@@ -119,6 +144,10 @@ entity counts chosen by what a replay saw, one waker at a time.`,
 			}
 			base := flow.Defaults(compiled)
 			base.MaxInline, base.RecoveryReplays, base.MaxDuration = maxInline, recovery, maxDuration
+			if maxDuration > 0 {
+				// Room for the kills and redeliveries a time limit makes.
+				base.MaxTime = max(base.MaxTime, time.Duration(base.MaxDeliveries)*(maxDuration+base.Redeliver))
+			}
 			if err := base.Validate(); err != nil {
 				return badInput(err)
 			}
@@ -186,7 +215,7 @@ entity counts chosen by what a replay saw, one waker at a time.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&shape, "shape", "storm", "the program: storm or control")
+	f.StringVar(&shape, "shape", "storm", "the program: storm, control or inline-hang")
 	f.StringVar(&programFile, "program", "", "a YAML file holding `program:` and its statements (docs/SCENARIOS.md, Programs), in place of --shape")
 	f.IntVar(&branches, "branches", 16, "the storm's branches")
 	f.IntVar(&rounds, "rounds", 3, "each branch's rounds (the control's rounds)")
@@ -197,7 +226,7 @@ entity counts chosen by what a replay saw, one waker at a time.`,
 	f.Uint64Var(&seed, "seed", 1, "run this one seed and tell its story (with one --view and one --sequential)")
 	f.IntVar(&maxInline, "max-inline", 3, "steps an invocation runs itself per suspension (core's MAX_INLINE_STEPS)")
 	f.IntVar(&recovery, "recovery-replays", 3, "fresh replays after a divergence before the run fails CORRUPTED_EVENT_LOG")
-	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none)")
+	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
 	return cmd
@@ -245,6 +274,10 @@ func (row *replayRow) add(res *flow.Result, seed int) {
 		row.Unreplayable++
 	}
 	row.MostAtOnce = max(row.MostAtOnce, res.MaxConcurrentReplays)
+	if res.HungSteps > 0 {
+		row.HungStepRuns++
+	}
+	row.Kills += res.Killed
 	row.Divergences += res.Divergences
 }
 
@@ -258,9 +291,9 @@ func onOff(b bool) string {
 func printReplayRows(w io.Writer, title string, rows []replayRow, partial bool, same string) {
 	fmt.Fprintln(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VIEW\tSEQUENTIAL\tSEEDS\tCOMPLETED\tFAILED\tCORRUPTED\tSTUCK\tUNREPLAYABLE LOGS\tDIVERGENT REPLAYS\tMOST REPLAYS AT ONCE")
+	fmt.Fprintln(tw, "VIEW\tSEQUENTIAL\tSEEDS\tCOMPLETED\tFAILED\tCORRUPTED\tSTUCK\tUNREPLAYABLE LOGS\tDIVERGENT REPLAYS\tMOST REPLAYS AT ONCE\tKILLS\tHUNG STEP")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce, r.Kills, r.HungStepRuns)
 	}
 	tw.Flush()
 	for _, r := range rows {

@@ -21,7 +21,7 @@ func TestReplaysCountsAndTellsTheFirstCorruptedRun(t *testing.T) {
 	rows := map[string][]string{}
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) == 10 && (f[0] == "prefix" || f[0] == "own-writes") {
+		if len(f) == 12 && (f[0] == "prefix" || f[0] == "own-writes") {
 			rows[f[0]+" "+f[1]] = f
 		}
 	}
@@ -77,6 +77,8 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--log"}, "--seed"},
 		{[]string{"--branches", "0"}, "--branches"},
 		{[]string{"--shape", "control", "--branches", "4"}, "--branches"},
+		{[]string{"--shape", "inline-hang", "--rounds", "2"}, "--rounds"},
+		{[]string{"--shape", "inline-hang", "--max-inline", "17"}, "--max-inline"},
 		{[]string{"--watchdog", "0s"}, "--watchdog"},
 		{[]string{"--max-inline", "-1"}, "max_inline"},
 		{[]string{"--program", filepath.Join(dir, "missing.yaml")}, "--program"},
@@ -123,7 +125,7 @@ func TestReplaysDocIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}} {
+	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "inline-hang"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}} {
 		out, _, err := runCLI(t, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -145,5 +147,28 @@ func TestReplaysDocIsCurrent(t *testing.T) {
 	}
 	if err := os.WriteFile(path, []byte(text[:i]+b.String()+text[j:]), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// inline-hang kills the invocation that runs the batch at the time limit
+// (800 s unless --max-duration says otherwise) and its redelivery runs the
+// hanging step again; in simlab no run corrupts.
+func TestReplaysInlineHangKills(t *testing.T) {
+	out, _, err := runCLI(t, "replays", "--shape", "inline-hang", "--seeds", "30", "--view", "prefix", "--sequential", "off", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Title string      `json:"title"`
+		Rows  []replayRow `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(got.Title, "time limit 13m20s") || len(got.Rows) != 1 {
+		t.Fatalf("%+v", got)
+	}
+	if r := got.Rows[0]; r.Kills == 0 || r.Corrupted != 0 || r.Completed != 30 {
+		t.Errorf("%+v: want kills, every run completed", r)
 	}
 }

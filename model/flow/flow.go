@@ -63,6 +63,17 @@ type Config struct {
 	// message comes back Redeliver later.
 	MaxDuration time.Duration
 	Redeliver   time.Duration
+	// MaxDeliveries is how many times the queue delivers one message
+	// (world-local's cap, the runtime's 48); a message killed that many
+	// times is dropped.
+	MaxDeliveries int
+	// InlineLease is the inline-ownership lease: a replay that finds a
+	// pending step another invocation's message claimed inline leaves it
+	// to that owner until the lease, counted from the step's latest
+	// step_started, runs out (a backstop invocation then decides again),
+	// and past it queues the step's message; the owner's own redelivery
+	// runs it again (WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS, 860 s).
+	InlineLease time.Duration
 	// MaxTime bounds the run's virtual time (0: none).
 	MaxTime time.Duration
 }
@@ -80,6 +91,8 @@ func Defaults(p *program.Compiled) Config {
 		Deliver:        sim.Dist{Min: 1 * ms, P50: 5 * ms, P90: 20 * ms, P99: 60 * ms, Max: 120 * ms},
 		Body:           sim.Dist{Min: 50 * ms, P50: 300 * ms, P90: 800 * ms, P99: 1500 * ms, Max: 2 * time.Second},
 		Redeliver:      5 * time.Second,
+		MaxDeliveries:  48,
+		InlineLease:    860 * time.Second,
 		MaxTime:        time.Hour,
 	}
 }
@@ -91,6 +104,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInline < 0 || c.RecoveryReplays < 0 {
 		return fmt.Errorf("flow: max_inline %d, recovery_replays %d: must not be negative", c.MaxInline, c.RecoveryReplays)
+	}
+	if c.MaxDeliveries < 1 || c.InlineLease <= 0 {
+		return fmt.Errorf("flow: max_deliveries %d, inline_lease %v: want at least one delivery and a positive lease", c.MaxDeliveries, c.InlineLease)
 	}
 	if c.ReplayPerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 {
 		return errors.New("flow: a duration is negative")
@@ -158,9 +174,11 @@ type Actor struct {
 	Replays []Replay
 	Killed  bool
 	// Cause is why a workflow invocation's message was sent; Attempt is
-	// its recovery replays so far.
-	Cause   Cause
-	Attempt int32
+	// its recovery replays so far; Delivery is which delivery of its
+	// message this is (1 the first).
+	Cause    Cause
+	Attempt  int32
+	Delivery int32
 }
 
 // Cause is why a workflow message was sent.
@@ -173,10 +191,11 @@ const (
 	CauseLock                    // the sequential-replay lock was held
 	CauseHandOff                 // a last completer could not take the lock
 	CauseRedelivery              // its invocation was killed
+	CauseBackstop                // an inline step another invocation owns
 )
 
 func (c Cause) String() string {
-	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill"}[c]
+	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill", "an inline step's backstop"}[c]
 }
 
 // ActorKind is what an actor is.
@@ -218,7 +237,13 @@ type Result struct {
 	RunEndAttempts int
 	// DuplicateStarts counts steps the log shows started more than once.
 	DuplicateStarts int
-	Stats           sim.Stats
+	// HungSteps counts steps the log shows started more than once, never
+	// retried and never finished: the production marker of the team's
+	// inline-hang runs (vercel/workflow #4199).
+	HungSteps int
+	// Killed counts invocations and queued steps killed at the time limit.
+	Killed int
+	Stats  sim.Stats
 }
 
 // Run runs the program once under seed's chooser.

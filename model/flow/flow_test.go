@@ -164,7 +164,7 @@ func TestRunsAreDeterministic(t *testing.T) {
 // anything after the run's end; a lazy claim logs its step's create.
 func TestWorldRules(t *testing.T) {
 	var w world
-	ok := func(e program.Event, lazy bool) bool { return w.apply(1, &Entry{Event: e}, lazy) }
+	ok := func(e program.Event, lazy bool) bool { return w.apply(1, &Entry{Event: e}, lazy, 0) }
 	created := program.E(program.StepCreated, 0).Named("a")
 	if !ok(created, false) || ok(program.E(program.StepCreated, 0).Named("b"), false) || ok(program.E(program.WaitCreated, 0), false) {
 		t.Error("a second create of #0 was accepted")
@@ -187,5 +187,45 @@ func TestWorldRules(t *testing.T) {
 	}
 	if i := slices.IndexFunc(w.log, func(e Entry) bool { return e.Type == program.RunCompleted }); i != len(w.log)-1 {
 		t.Errorf("the run's end is event %d of %d", i, len(w.log))
+	}
+}
+
+// The inline-hang shape in the pinned release's view: the invocation that
+// runs the whole batch inline is killed at the time limit while its hang
+// runs, its redelivery finds the step its own message claimed and runs it
+// again (a second step_started, no retry), and the run completes once an
+// attempt finishes in time: every run completes, none keeps the production
+// marker (a step started more than once and never finished), and none
+// corrupts, as the team found locally ("the shape alone does NOT
+// corrupt").
+func TestInlineHangKillsAndRerunsButDoesNotCorrupt(t *testing.T) {
+	cfg := config(t, InlineHang(3, HangBody), ViewPrefix)
+	cfg.MaxDuration, cfg.MaxTime = 800*time.Second, 24*time.Hour
+	killed, marked, completed := 0, 0, 0
+	for seed := range uint64(100) {
+		res := runSeed(t, cfg, seed+1)
+		if res.End == Corrupted || res.Fresh.Status == program.Diverged {
+			t.Fatalf("seed %d: %s, fresh replay %s\n%s", seed+1, res.End, res.Fresh, strings.Join(res.Story(cfg.Program), "\n"))
+		}
+		if res.Killed > 0 {
+			killed++
+			hang := slices.IndexFunc(res.Actors, func(a Actor) bool { return a.Name == "hang" && a.Killed })
+			rerun := slices.IndexFunc(res.Actors, func(a Actor) bool { return a.Name == "hang" && a.Parent >= 0 && res.Actors[a.Parent].Delivery > 1 })
+			if hang < 0 || rerun < 0 {
+				t.Errorf("seed %d: %d killed, but no killed hang (%d) or no re-run by a redelivery (%d)", seed+1, res.Killed, hang, rerun)
+			}
+		}
+		if res.Killed > 0 && res.DuplicateStarts == 0 {
+			t.Errorf("seed %d: %d killed and no step started twice", seed+1, res.Killed)
+		}
+		if res.HungSteps > 0 {
+			marked++
+		}
+		if res.End == Completed {
+			completed++
+		}
+	}
+	if killed == 0 || completed != 100 || marked != 0 {
+		t.Errorf("of 100 runs %d had a kill, %d completed, %d kept a hung step: want kills, all completed, none marked", killed, completed, marked)
 	}
 }

@@ -47,6 +47,8 @@ type message struct {
 	attempt int32 // recovery replays so far
 	wake    int64 // a wait's delayed invocation: the resumeAt it is for
 	cause   Cause
+	// delivered counts its deliveries.
+	delivered int32
 }
 
 type callKind uint8
@@ -60,8 +62,12 @@ const (
 
 // write is a write an actor has yet to issue, and what follows it.
 type write struct {
-	ev      Entry
-	lazy    bool
+	ev   Entry
+	lazy bool
+	// inline: a claim an invocation makes for a step it runs itself
+	// (lazy, or its own step again after its redelivery): the claim
+	// stamps the invocation's message as the step's owner.
+	inline  bool
 	publish bool // publish the step's message once its create is accepted
 	node    int32
 }
@@ -121,6 +127,9 @@ type runner struct {
 	// replaying counts the replays in progress.
 	replaying int
 	wakes     []int64 // delayed invocations queued and not yet delivered
+	// backstops are the ownership epochs (a claim's time) a backstop was
+	// armed for: core's key for it absorbs a second.
+	backstops []int64
 	rep       program.Replayer
 	view      []program.Event
 	scratch   []uint8
@@ -167,6 +176,7 @@ func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
 }
 
 func (r *runner) deliver(mi int32) {
+	r.msgs[mi].delivered++
 	m := r.msgs[mi]
 	switch m.kind {
 	case msgWorkflow:
@@ -175,7 +185,7 @@ func (r *runner) deliver(mi int32) {
 		}
 		a := r.newActor(ActorWorkflow, mi, -1)
 		r.actors[a].attempt = m.attempt
-		r.res.Actors[a].Cause, r.res.Actors[a].Attempt = m.cause, m.attempt
+		r.res.Actors[a].Cause, r.res.Actors[a].Attempt, r.res.Actors[a].Delivery = m.cause, m.attempt, m.delivered
 		if m.cause == CauseStart {
 			// The run's first invocation starts it (run_started).
 			r.actors[a].st = stStart
@@ -255,7 +265,11 @@ func (r *runner) land(a int32) {
 	case callWrite:
 		w := &ac.writes[ac.wi]
 		w.ev.By = a
-		ok := r.w.apply(r.now(), &w.ev, w.lazy)
+		owner := int32(0)
+		if w.inline {
+			owner = r.invocationMsg(a) + 1
+		}
+		ok := r.w.apply(r.now(), &w.ev, w.lazy, owner)
 		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok})
 		r.res.Writes[len(r.res.Writes)-1].At = r.now()
 		if w.ev.Type == program.RunFailed || w.ev.Type == program.RunCompleted {
@@ -334,6 +348,7 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 			slices.Sort(ac.own)
 		}
 		if w.publish {
+			r.w.entity(w.ev.Ordinal).queued = true
 			r.publish(message{kind: msgStep, ordinal: w.ev.Ordinal, node: w.node, name: w.ev.Name}, 0)
 		}
 	} else if r.cfg.View == ViewPrefix && (ac.st == stWaits || ac.st == stActing) {
@@ -488,6 +503,9 @@ func (r *runner) replayed(a int32) {
 		nowMS := int64(r.now() / sim.Time(time.Millisecond))
 		for i, p := range ac.pend {
 			if p.Created {
+				if p.Kind == program.EntityStep {
+					r.leftToItsOwner(a, i, p)
+				}
 				continue
 			}
 			switch p.Kind {
@@ -542,7 +560,11 @@ func (r *runner) acted(a int32) {
 	for j := range ac.inline {
 		// newActor grows the actors: read the invocation afresh.
 		ac := &r.actors[a]
-		p := ac.pend[ac.inline[j]]
+		i, again := ac.inline[j], false
+		if i < 0 {
+			i, again = -i-1, true
+		}
+		p := ac.pend[i]
 		c := r.newActor(ActorInline, -1, a)
 		rec := &r.res.Actors[c]
 		rec.Ordinal, rec.Name = p.Ordinal, p.Name
@@ -550,7 +572,12 @@ func (r *runner) acted(a int32) {
 		r.actors[c].st = stClaim
 		// The claim creates the step its invocation's replay named.
 		saw, loaded := r.actors[a].saw, r.actors[a].loaded
-		r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal).Named(p.Name), Saw: saw, Loaded: loaded}, lazy: true})
+		if again {
+			// Its own step again (owned recovery): a plain claim.
+			r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal), Saw: -1, Loaded: -1}, inline: true})
+			continue
+		}
+		r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal).Named(p.Name), Saw: saw, Loaded: loaded}, lazy: true, inline: true})
 	}
 }
 
@@ -621,11 +648,15 @@ func (r *runner) kill(a int32) {
 	}
 	r.res.Actors[a].Killed = true
 	r.die(a)
-	m := r.msgs[ac.msg]
+	// Not acked: the queue delivers the same message again, up to its cap.
+	m := &r.msgs[ac.msg]
+	if m.delivered >= int32(r.cfg.MaxDeliveries) {
+		return
+	}
 	if m.kind == msgWorkflow {
 		m.cause = CauseRedelivery
 	}
-	r.publish(m, r.cfg.Redeliver)
+	r.k.After(r.cfg.Redeliver+r.cfg.Deliver.Draw(r.c), evDeliver, 0, uint64(ac.msg))
 }
 
 func (r *runner) die(a int32) {
@@ -659,8 +690,16 @@ func (r *runner) finish(stats sim.Stats) {
 		res.End = Failed
 	}
 	for i := range r.w.ents {
-		if r.w.ents[i].started > 1 {
+		if e := &r.w.ents[i]; e.started > 1 {
 			res.DuplicateStarts++
+			if !e.finished {
+				res.HungSteps++
+			}
+		}
+	}
+	for i := range res.Actors {
+		if res.Actors[i].Killed && res.Actors[i].Kind != ActorInline {
+			res.Killed++ // (an inline step dies with its invocation)
 		}
 	}
 	events := make([]program.Event, len(res.Log))
@@ -669,4 +708,47 @@ func (r *runner) finish(stats sim.Stats) {
 	}
 	res.Fresh = program.Replay(r.cfg.Program, program.BeforeEnd(events))
 	res.Fresh.Pending = slices.Clone(res.Fresh.Pending)
+}
+
+// invocationMsg is the queue message of the invocation actor a runs in
+// (an inline step's, its invocation's).
+func (r *runner) invocationMsg(a int32) int32 {
+	if p := r.res.Actors[a].Parent; p >= 0 {
+		return r.actors[p].msg
+	}
+	return r.actors[a].msg
+}
+
+// leftToItsOwner is what a suspension does with pending step p (the i-th
+// the replay awaits), created and not finished in its log: a queued step's
+// message is out already; a step claimed inline by this invocation's own
+// message (it was killed and is redelivered) runs again inline; one another
+// invocation owns is left to it until the lease from its latest claim runs
+// out (a backstop invocation decides again then), and past the lease its
+// message goes out. The owner and the claim's time are the World's
+// (core reads them from the log's step_started: the same but for a claim
+// the log the replay loaded does not show yet).
+func (r *runner) leftToItsOwner(a int32, i int, p program.Pending) {
+	ac := &r.actors[a]
+	e := r.w.entity(p.Ordinal)
+	if e.finished || e.queued || e.owner == 0 {
+		return
+	}
+	if e.owner == r.invocationMsg(a)+1 {
+		if len(ac.inline) < r.cfg.MaxInline {
+			ac.inline = append(ac.inline, int32(-i-1))
+		}
+		return
+	}
+	left := time.Duration(e.lastStart) + r.cfg.InlineLease - time.Duration(r.now())
+	if left > 0 {
+		key := int64(e.lastStart) // the step's ownership epoch
+		if !slices.Contains(r.backstops, key) {
+			r.backstops = append(r.backstops, key)
+			r.publish(message{kind: msgWorkflow, cause: CauseBackstop}, left)
+		}
+		return
+	}
+	e.queued = true
+	r.publish(message{kind: msgStep, ordinal: p.Ordinal, node: p.Node, name: p.Name}, 0)
 }

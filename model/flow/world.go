@@ -20,6 +20,12 @@ type worldEntity struct {
 	resumeAt int64
 	finished bool
 	started  int32
+	// owner is 1 + the queue message whose invocation claimed the step
+	// inline (0: none, a queued step); lastStart its latest step_started;
+	// queued that its own message went out.
+	owner     int32
+	lastStart sim.Time
+	queued    bool
 }
 
 // world is one run's log and entities.
@@ -50,7 +56,9 @@ func (w *world) entity(ord int32) *worldEntity {
 // log's length after it. A lazy step_started creates its step and logs its
 // step_created with it (core's inline claim, docs/MODEL.md "An inline
 // step's claim creates it").
-func (w *world) apply(now sim.Time, wr *Entry, lazy bool) bool {
+// owner is the claiming invocation's queue message + 1 for an inline
+// claim, 0 for a queued step's own.
+func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32) bool {
 	if w.ended {
 		return false
 	}
@@ -89,6 +97,7 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool) bool {
 			return false
 		}
 		e.started++
+		e.owner, e.lastStart = owner, now
 		started := *wr
 		started.Name = ""
 		w.append(now, &started)
