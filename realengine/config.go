@@ -79,11 +79,16 @@ type HarnessConfig struct {
 	// reproduce of a world-postgres schedule): the package and the
 	// migrated database's connection string.
 	WorldPostgres *postgresWorld `json:"world_postgres,omitempty"`
-	BundleDir     string         `json:"bundle_dir"`
-	DataDir       string         `json:"data_dir"`
-	TraceOut      string         `json:"trace_out,omitempty"`
-	TimeoutMS     int64          `json:"timeout_ms"`
-	DumpCalls     bool           `json:"dump_calls,omitempty"`
+	// Program, if set, runs that workflow of programs.ts (WorkflowFunction)
+	// instead of the fan-out workflow, each step's body as ProgramSteps
+	// gives it by statement index (Runner.RunProgram sets these).
+	Program      string        `json:"program,omitempty"`
+	ProgramSteps []programStep `json:"program_steps,omitempty"`
+	BundleDir    string        `json:"bundle_dir"`
+	DataDir      string        `json:"data_dir"`
+	TraceOut     string        `json:"trace_out,omitempty"`
+	TimeoutMS    int64         `json:"timeout_ms"`
+	DumpCalls    bool          `json:"dump_calls,omitempty"`
 	// Gate, if set, holds chosen World calls and releases them together
 	// (gate.mjs): a race met every time instead of by timing.
 	Gate *GateConfig `json:"gate,omitempty"`
@@ -359,4 +364,11 @@ func Scaled(sc model.Scenario, k float64) model.Scenario {
 	p.StaleLag = s(p.StaleLag)
 	sc.Workflow.Body = sd(sc.Workflow.Body)
 	return sc
+}
+
+// programStep is how a real run's step of one statement behaves: its body
+// time and how many results it draws from (0: it returns 1).
+type programStep struct {
+	Body    dist `json:"body"`
+	Results int  `json:"results"`
 }

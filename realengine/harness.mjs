@@ -64,7 +64,11 @@ if (mode === 'build') {
 async function build(dir, buildersPkg) {
   await mkdir(dir, { recursive: true });
   await cp(path.join(here, 'workflow', 'fanout.ts'), path.join(dir, 'fanout.ts'));
-  const versions = await compileBundles(dir, buildersPkg, ['fanout.ts']);
+  // A build for programs (Runner.ProgramBundle) finds programs.ts, which
+  // the caller wrote, beside the fan-out workflow.
+  const files = ['fanout.ts'];
+  if (await readFile(path.join(dir, 'programs.ts')).then(() => true, () => false)) files.push('programs.ts');
+  const versions = await compileBundles(dir, buildersPkg, files);
   const code = await readFile(path.join(dir, 'workflows.mjs'), 'utf8');
   const id = code.match(/workflow\/\/\.\/fanout\/\/fanout/);
   if (!id) throw new Error('build: the compiled workflow bundle names no workflow//./fanout//fanout');
@@ -202,7 +206,19 @@ async function run(cfg) {
   await import(bundles + 'steps.mjs');
   const { POST } = await import(bundles + 'workflows.mjs');
   const built = JSON.parse(await readFile(path.join(cfg.bundle_dir, 'build.json'), 'utf8'));
-  const { workflowId } = built;
+  // cfg.program: a program of programs.ts (realengine.ProgramsTS) instead of
+  // the fan-out workflow; each step's body runs for its statement's body
+  // time and returns a result drawn as the statement says (cfg.program_steps,
+  // by statement index).
+  const workflowId = cfg.program ? `workflow//./programs//${cfg.program}` : built.workflowId;
+  if (cfg.program) {
+    globalThis[Symbol.for('simlab.program_step')] = async (i) => {
+      const st = cfg.program_steps[i];
+      const ms = Math.round(draw(st.body, rand));
+      if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+      return st.results > 0 ? Math.floor(rand() * st.results) : 1;
+    };
+  }
 
   let inFlight = 0;
   let probing = false;
@@ -303,7 +319,7 @@ async function run(cfg) {
     if (r > 0 && cfg.run_interval_ms > 0) await new Promise((res) => setTimeout(res, cfg.run_interval_ms));
     const bodyMs = cfg.fanouts.map((w) => Array.from({ length: w }, () => Math.round(draw(cfg.body, rand))));
     const start = store.now();
-    const run = await startRun({ workflowId }, [cfg.fanouts, bodyMs]);
+    const run = await startRun({ workflowId }, cfg.program ? [] : [cfg.fanouts, bodyMs]);
     const entry = { run_id: run.runId, start, handle: run };
     if (cfg.race || gate?.plan || settleQuietly) {
       // The client awaits the run's returnValue from its start on, as a
@@ -550,7 +566,8 @@ async function readRunBack(real, runId) {
 // core computes it: a monotonic ULID over the workflow VM's Math.random
 // seeded with run id, workflow name and deployment id, one fixed timestamp;
 // -1 for an id outside the sequence), the step name its data carries, the
-// short name after the bundle's file. The run's identity is run_created's.
+// short name after the bundle's file (a program's without its s_), and a
+// step_completed's result. The run's identity is run_created's.
 async function replayLog(runId, events) {
   const created = events.find((e) => e.eventType === 'run_created');
   if (!created) return [];
@@ -566,6 +583,19 @@ async function replayLog(runId, events) {
   const ids = new Map();
   const entities = events.filter((e) => e.correlationId).length;
   for (let k = 0; k < entities + 16; k++) ids.set(gen(fixed), k);
+  // A step's result, for a program whose if tests it (a number as is,
+  // anything else by its truth), hydrated with core's own serializer.
+  const ser = await import(pathToFileURL(path.join(dist, 'serialization.js')).href);
+  const results = new Map();
+  for (const e of events) {
+    if (e.eventType !== 'step_completed' || e.eventData?.result === undefined) continue;
+    try {
+      const v = await ser.hydrateStepReturnValue(e.eventData.result, runId, undefined);
+      results.set(e, typeof v === 'number' ? v : v ? 1 : 0);
+    } catch {
+      // an encrypted or foreign payload: the replay reads no result
+    }
+  }
   return events.map((e) => {
     const ev = { type: e.eventType, ordinal: -1 };
     if (e.correlationId) {
@@ -574,7 +604,12 @@ async function replayLog(runId, events) {
       ev.ordinal = ids.get(e.correlationId.slice(cut + 1)) ?? -1;
     }
     const name = e.eventData?.stepName;
-    if (name) ev.name = name.slice(name.lastIndexOf('//') + 2);
+    if (name) {
+      // programs.ts names its steps s_NAME (realengine.StepFunction).
+      const short = name.slice(name.lastIndexOf('//') + 2);
+      ev.name = name.includes('//./programs//') && short.startsWith('s_') ? short.slice(2) : short;
+    }
+    if (results.has(e)) ev.result = results.get(e);
     return ev;
   });
 }

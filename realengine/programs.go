@@ -22,8 +22,11 @@ import (
 //	if l             r = undefined; if (v.l) {...} else {...}
 //	loop n           for (...) { ...; if (v.until) break }
 //
-// A step's argument is its statement's index and its body returns it: the
-// offline replay never runs a body (the result comes from the log).
+// A step's argument is its statement's index. Its body is the harness's
+// (Symbol.for("simlab.program_step"): it runs for the statement's body time
+// and returns a result drawn as the statement says) when a real run installs
+// one; else it returns the index: the offline replay never runs a body (the
+// result comes from the log).
 
 // ProgramsFile is the name of the compiled source, and so the middle of
 // every step's and workflow's id (step//./programs//s_NAME).
@@ -60,7 +63,7 @@ func ProgramsTS(progs map[string][]program.Node) (string, error) {
 	}
 	sort.Strings(stepNames)
 	for _, s := range stepNames {
-		fmt.Fprintf(&b, "export async function %s(i: number) {\n  \"use step\";\n  return i;\n}\n\n", StepFunction(s))
+		fmt.Fprintf(&b, "export async function %s(i: number) {\n  \"use step\";\n  const body = (globalThis as any)[Symbol.for(\"simlab.program_step\")];\n  return body ? await body(i) : i;\n}\n\n", StepFunction(s))
 	}
 	for _, name := range names {
 		g := &tsGen{b: &b}

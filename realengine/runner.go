@@ -636,9 +636,12 @@ func (r *Runner) Run(ctx context.Context, core Core, cfg HarnessConfig, timeout 
 // after the harness printed one (a plan that timed out still has its
 // record), with the *RunError.
 func (r *Runner) run(ctx context.Context, core Core, cfg HarnessConfig, timeout time.Duration) (*RealRun, error) {
-	bundleDir, err := r.Bundle(ctx, core)
-	if err != nil {
-		return nil, err
+	bundleDir := cfg.BundleDir
+	if bundleDir == "" {
+		var err error
+		if bundleDir, err = r.Bundle(ctx, core); err != nil {
+			return nil, err
+		}
 	}
 	// The World the run is on: its name and the release asked for.
 	worldName, worldVersion := "world-local", ""

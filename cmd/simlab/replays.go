@@ -35,8 +35,11 @@ type replayRow struct {
 	// HungStepRuns counts runs whose log holds a step started more than
 	// once and never finished (#4199's production marker); Kills the
 	// invocations and steps killed at --max-duration.
-	HungStepRuns   int `json:"runs_with_hung_step"`
-	Kills          int `json:"kills"`
+	HungStepRuns int `json:"runs_with_hung_step"`
+	Kills        int `json:"kills"`
+	// EndedTwice counts runs whose log holds more than one accepted end
+	// (concurrent last completers each ending it).
+	EndedTwice     int `json:"ended_more_than_once"`
 	FirstCorrupted int `json:"first_corrupted_seed,omitempty"`
 }
 
@@ -75,7 +78,9 @@ fan-out exactly --max-inline wide, all run inline by one invocation, whose last
 step hangs past the time limit (--max-duration, 800s) about half the time, then
 a final step (the team's open production report, vercel/workflow #4199): the
 KILLS column counts invocations killed at the limit, HUNG STEP the runs whose
-log keeps a step started more than once and never finished.`,
+log keeps a step started more than once and never finished. ENDED TWICE counts
+runs the World accepted more than one end for (world-local checks the run's
+status, then writes: concurrent last completers' ends overlap).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -278,6 +283,9 @@ func (row *replayRow) add(res *flow.Result, seed int) {
 		row.HungStepRuns++
 	}
 	row.Kills += res.Killed
+	if res.RunEnds > 1 {
+		row.EndedTwice++
+	}
 	row.Divergences += res.Divergences
 }
 
@@ -291,9 +299,9 @@ func onOff(b bool) string {
 func printReplayRows(w io.Writer, title string, rows []replayRow, partial bool, same string) {
 	fmt.Fprintln(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VIEW\tSEQUENTIAL\tSEEDS\tCOMPLETED\tFAILED\tCORRUPTED\tSTUCK\tUNREPLAYABLE LOGS\tDIVERGENT REPLAYS\tMOST REPLAYS AT ONCE\tKILLS\tHUNG STEP")
+	fmt.Fprintln(tw, "VIEW\tSEQUENTIAL\tSEEDS\tCOMPLETED\tFAILED\tCORRUPTED\tSTUCK\tUNREPLAYABLE LOGS\tDIVERGENT REPLAYS\tMOST REPLAYS AT ONCE\tKILLS\tHUNG STEP\tENDED TWICE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce, r.Kills, r.HungStepRuns)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce, r.Kills, r.HungStepRuns, r.EndedTwice)
 	}
 	tw.Flush()
 	for _, r := range rows {

@@ -21,7 +21,7 @@ func TestReplaysCountsAndTellsTheFirstCorruptedRun(t *testing.T) {
 	rows := map[string][]string{}
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) == 12 && (f[0] == "prefix" || f[0] == "own-writes") {
+		if len(f) == 13 && (f[0] == "prefix" || f[0] == "own-writes") {
 			rows[f[0]+" "+f[1]] = f
 		}
 	}

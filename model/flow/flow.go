@@ -233,8 +233,11 @@ type Result struct {
 	// MaxConcurrentReplays is the most replays of the run in progress at
 	// once.
 	MaxConcurrentReplays int
-	// RunEndAttempts counts run_completed and run_failed writes issued.
+	// RunEndAttempts counts run_completed and run_failed writes issued;
+	// RunEnds those the World accepted (more than one: the run ended more
+	// than once).
 	RunEndAttempts int
+	RunEnds        int
 	// DuplicateStarts counts steps the log shows started more than once.
 	DuplicateStarts int
 	// HungSteps counts steps the log shows started more than once, never
@@ -270,4 +273,14 @@ func RunWith(cfg Config, c sim.Chooser) (*Result, error) {
 	}
 	r.finish(stats)
 	return r.res, nil
+}
+
+// EndAt is the index of the log's first run-end event, or -1.
+func (res *Result) EndAt() int {
+	for i := range res.Log {
+		if t := res.Log[i].Type; t == program.RunCompleted || t == program.RunFailed {
+			return i
+		}
+	}
+	return -1
 }

@@ -122,7 +122,7 @@ func TestRecoveryBudget(t *testing.T) {
 				continue
 			}
 			found = true
-			writer := res.Actors[res.Log[len(res.Log)-1].By]
+			writer := res.Actors[res.Log[res.EndAt()].By]
 			if writer.Attempt != int32(budget) || res.Divergences < budget+1 {
 				t.Errorf("budget %d, seed %d: CORRUPTED_EVENT_LOG written on attempt %d after %d divergences", budget, seed+1, writer.Attempt, res.Divergences)
 			}
@@ -164,7 +164,7 @@ func TestRunsAreDeterministic(t *testing.T) {
 // anything after the run's end; a lazy claim logs its step's create.
 func TestWorldRules(t *testing.T) {
 	var w world
-	ok := func(e program.Event, lazy bool) bool { return w.apply(1, &Entry{Event: e}, lazy, 0) }
+	ok := func(e program.Event, lazy bool) bool { return w.apply(1, &Entry{Event: e}, lazy, 0, w.ended) }
 	created := program.E(program.StepCreated, 0).Named("a")
 	if !ok(created, false) || ok(program.E(program.StepCreated, 0).Named("b"), false) || ok(program.E(program.WaitCreated, 0), false) {
 		t.Error("a second create of #0 was accepted")
@@ -187,6 +187,20 @@ func TestWorldRules(t *testing.T) {
 	}
 	if i := slices.IndexFunc(w.log, func(e Entry) bool { return e.Type == program.RunCompleted }); i != len(w.log)-1 {
 		t.Errorf("the run's end is event %d of %d", i, len(w.log))
+	}
+	// Two ends whose calls began before either landed are both accepted
+	// (world-local checks, then writes); a running step may still finish.
+	var v world
+	v.apply(1, &Entry{Event: program.E(program.StepStarted, 0).Named("a")}, true, 1, false)
+	if !v.apply(2, &Entry{Event: program.E(program.RunCompleted, -1)}, false, 0, false) ||
+		!v.apply(3, &Entry{Event: program.E(program.RunCompleted, -1)}, false, 0, false) || v.ends != 2 {
+		t.Errorf("two overlapping ends: %d accepted", v.ends)
+	}
+	if v.apply(4, &Entry{Event: program.E(program.RunFailed, -1)}, false, 0, true) {
+		t.Error("an end whose call began after the run ended was accepted")
+	}
+	if !v.apply(5, &Entry{Event: program.E(program.StepCompleted, 0)}, false, 0, true) {
+		t.Error("a running step could not finish after the run's end")
 	}
 }
 

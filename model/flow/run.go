@@ -64,6 +64,8 @@ const (
 type write struct {
 	ev   Entry
 	lazy bool
+	// endedAtIssue: the run had ended when the write's call began.
+	endedAtIssue bool
 	// inline: a claim an invocation makes for a step it runs itself
 	// (lazy, or its own step again after its redelivery): the claim
 	// stamps the invocation's message as the step's owner.
@@ -231,7 +233,11 @@ func (r *runner) takeLock(a int32) bool {
 }
 
 func (r *runner) callAt(a int32, k callKind, d sim.Dist) {
-	r.actors[a].call = k
+	ac := &r.actors[a]
+	ac.call = k
+	if k == callWrite {
+		ac.writes[ac.wi].endedAtIssue = r.w.ended
+	}
 	r.k.After(d.Draw(r.c), evLand, uint32(a), 0)
 }
 
@@ -269,12 +275,12 @@ func (r *runner) land(a int32) {
 		if w.inline {
 			owner = r.invocationMsg(a) + 1
 		}
-		ok := r.w.apply(r.now(), &w.ev, w.lazy, owner)
+		ok := r.w.apply(r.now(), &w.ev, w.lazy, owner, w.endedAtIssue)
 		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok})
 		r.res.Writes[len(r.res.Writes)-1].At = r.now()
 		if w.ev.Type == program.RunFailed || w.ev.Type == program.RunCompleted {
 			r.res.RunEndAttempts++
-			if ok && ac.st == stActing && w.ev.Type == program.RunFailed && r.corruptedWrite(a) {
+			if ok && r.w.ends == 1 && ac.st == stActing && w.ev.Type == program.RunFailed && r.corruptedWrite(a) {
 				r.w.corrupted = true
 			}
 		}
@@ -679,6 +685,7 @@ func (r *runner) finish(stats sim.Stats) {
 	res := r.res
 	res.Log = r.w.log
 	res.Stats = stats
+	res.RunEnds = r.w.ends
 	switch {
 	case !r.w.ended:
 		res.End = Stuck

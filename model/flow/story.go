@@ -25,7 +25,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 	var out []string
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
 	if res.End == Corrupted {
-		end := res.Log[len(res.Log)-1]
+		end := res.Log[res.EndAt()]
 		add("the run failed CORRUPTED_EVENT_LOG at %s, written by %s after %d divergent replays", at(end.At), res.ActorName(end.By), res.Divergences)
 	}
 	if res.Fresh.Status != program.Diverged {

@@ -37,6 +37,8 @@ type world struct {
 	ents    []worldEntity // by ordinal; kind EntityNone: none yet
 	ended   bool
 	started bool
+	// ends counts the accepted run-end events.
+	ends int
 	// corrupted marks the run_failed written for CORRUPTED_EVENT_LOG.
 	corrupted bool
 	end       program.EventType
@@ -57,15 +59,35 @@ func (w *world) entity(ord int32) *worldEntity {
 // step_created with it (core's inline claim, docs/MODEL.md "An inline
 // step's claim creates it").
 // owner is the claiming invocation's queue message + 1 for an inline
-// claim, 0 for a queued step's own.
-func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32) bool {
+// claim, 0 for a queued step's own. endedAtCheck is whether the run had
+// ended when a run-end write's call began: world-local reads the run's
+// status, then writes its event and row, so two ends whose calls overlap
+// are both accepted (docs/MODEL.md finding 1: the run ended more than
+// once), while one that begins after the end is refused.
+func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCheck bool) bool {
+	ev := wr.Event
 	if w.ended {
+		switch {
+		case ev.Type == program.RunCompleted || ev.Type == program.RunFailed:
+			if endedAtCheck {
+				return false
+			}
+			w.ends++
+			w.append(now, wr)
+			return true
+		case ev.Type == program.StepCompleted || ev.Type == program.StepFailed:
+			// Running steps may finish (model/world, rule 5).
+			if e := w.entity(ev.Ordinal); e.kind == program.EntityStep && e.started > 0 && !e.finished {
+				e.finished = true
+				w.append(now, wr)
+				return true
+			}
+		}
 		return false
 	}
-	ev := wr.Event
 	switch ev.Type {
 	case program.RunCompleted, program.RunFailed:
-		w.ended, w.end = true, ev.Type
+		w.ended, w.end, w.ends = true, ev.Type, 1
 		w.append(now, wr)
 		return true
 	case program.RunStarted:

@@ -1,0 +1,76 @@
+package realengine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/sim"
+)
+
+// ProgramBundle returns the directory of core's compiled workflows with the
+// programs (by name) beside the fan-out workflow, compiling it the first
+// time for this set of programs: programs.ts (ProgramsTS) and fanout.ts,
+// bundled by core's own builders over core's own install, as Bundle does.
+func (r *Runner) ProgramBundle(ctx context.Context, c Core, progs map[string][]program.Node) (string, error) {
+	src, err := ProgramsTS(progs)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(src))
+	key := c.Version + "+programs-" + hex.EncodeToString(sum[:6])
+	r.mu.Lock()
+	if r.build == "" {
+		r.mu.Unlock()
+		return "", errors.New("engine: Run before Prepare")
+	}
+	b, ok := r.bundles[key]
+	if !ok {
+		b = &bundle{dir: filepath.Join(r.build, "core-"+key), ready: make(chan struct{})}
+		r.bundles[key] = b
+		r.mu.Unlock()
+		b.err = os.MkdirAll(b.dir, 0o755)
+		if b.err == nil {
+			b.err = os.WriteFile(filepath.Join(b.dir, ProgramsFile+".ts"), []byte(src), 0o644)
+		}
+		if b.err == nil {
+			b.err = r.compile(ctx, c, b.dir)
+		}
+		close(b.ready)
+	} else {
+		r.mu.Unlock()
+	}
+	select {
+	case <-b.ready:
+		return b.dir, b.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("stopped while another caller compiled programs for core %s: %w", c.Version, context.Cause(ctx))
+	}
+}
+
+// RunProgram runs program prog (named name) on the real core: cfg.Runs runs
+// of its workflow, each step's body running for its statement's body time
+// (defaultBody where the statement gives none) and returning a result drawn
+// as the statement says. cfg's Fanouts are ignored.
+func (r *Runner) RunProgram(ctx context.Context, core Core, cfg HarnessConfig, name string, prog []program.Node, defaultBody sim.Dist, timeout time.Duration) (*RealRun, error) {
+	compiled, err := program.Compile(prog)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := r.ProgramBundle(ctx, core, map[string][]program.Node{name: prog})
+	if err != nil {
+		return nil, err
+	}
+	cfg.BundleDir, cfg.Program, cfg.Fanouts = dir, WorkflowFunction(name), []int{}
+	cfg.ProgramSteps = make([]programStep, len(compiled.Nodes))
+	for i := range compiled.Nodes {
+		cfg.ProgramSteps[i] = programStep{Body: distOf(compiled.Body(int32(i), defaultBody)), Results: compiled.Results(int32(i))}
+	}
+	return r.Run(ctx, core, cfg, timeout)
+}
