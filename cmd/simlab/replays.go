@@ -41,6 +41,7 @@ type replayRow struct {
 	// (concurrent last completers each ending it).
 	EndedTwice     int `json:"ended_more_than_once"`
 	FirstCorrupted int `json:"first_corrupted_seed,omitempty"`
+	real           bool
 }
 
 func newReplaysCommand() *cobra.Command {
@@ -49,6 +50,7 @@ func newReplaysCommand() *cobra.Command {
 	var seed uint64
 	var watchdog, maxDuration time.Duration
 	var asJSON, showLog bool
+	var real realFlags
 	cmd := &cobra.Command{
 		Use:   "replays",
 		Short: "Run a workflow program as the runtime replays it and count the runs whose event log is corrupted",
@@ -80,7 +82,14 @@ a final step (the team's open production report, vercel/workflow #4199): the
 KILLS column counts invocations killed at the limit, HUNG STEP the runs whose
 log keeps a step started more than once and never finished. ENDED TWICE counts
 runs the World accepted more than one end for (world-local checks the run's
-status, then writes: concurrent last completers' ends overlap).`,
+status, then writes: concurrent last completers' ends overlap).
+
+--real N also runs the program N times on a pinned core (--core, default the
+default pinned one) over world-local, one run per harness call, adds its row,
+and judges simlab's prefix view (sequential off) against it: the share of runs
+corrupted and of runs ended more than once, each against the real share's 95 %
+interval. Exit 1 when one disagrees. The real row has no replay columns: the
+harness does not see replays from inside.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -156,6 +165,9 @@ status, then writes: concurrent last completers' ends overlap).`,
 			if err := base.Validate(); err != nil {
 				return badInput(err)
 			}
+			if err := real.check(cmd, shape, viewList, seqList); err != nil {
+				return badInput(err)
+			}
 			if cmd.Flags().Changed("seed") {
 				if cmd.Flags().Changed("seeds") {
 					return badInput(fmt.Errorf("--seed runs one seed and --seeds a range: give one"))
@@ -204,17 +216,44 @@ status, then writes: concurrent last completers' ends overlap).`,
 					rows = append(rows, row)
 				}
 			}
+			// The real core's runs of the same program, once simlab's rows
+			// are in hand: an error there loses none of them.
+			var rr *realReplays
+			var realErr error
+			if real.runs > 0 && !partial {
+				rr, realErr = real.run(ctx, cmd, prog, base)
+				partial = ctx.Err() != nil
+			}
+			verdicts := rr.judge(rows)
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(map[string]any{"title": title, "partial": partial, "rows": rows}); err != nil {
+				doc := map[string]any{"title": title, "partial": partial, "rows": rows}
+				if rr != nil {
+					doc["real"], doc["agreements"] = rr, verdicts
+				}
+				if err := enc.Encode(doc); err != nil {
 					return err
 				}
 			} else {
+				if rr != nil {
+					rows = append(rows, rr.row())
+				}
 				printReplayRows(out, title, rows, partial, sameRun(cmd))
+				for _, v := range verdicts {
+					fmt.Fprintln(out, v)
+				}
 			}
 			if partial {
-				return interruptError(interrupted(), "the rows cover the seeds that ran (SEEDS says how many)")
+				return interruptError(interrupted(), "the rows cover the seeds and real runs that ran (SEEDS says how many)")
+			}
+			if realErr != nil {
+				return realErr
+			}
+			for _, v := range verdicts {
+				if !v.Agrees {
+					return &exitError{code: 1, err: fmt.Errorf("simlab disagrees with the real core on %s", v.What)}
+				}
 			}
 			return nil
 		},
@@ -234,6 +273,7 @@ status, then writes: concurrent last completers' ends overlap).`,
 	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
+	real.flags(f)
 	return cmd
 }
 
@@ -301,6 +341,12 @@ func printReplayRows(w io.Writer, title string, rows []replayRow, partial bool, 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VIEW\tSEQUENTIAL\tSEEDS\tCOMPLETED\tFAILED\tCORRUPTED\tSTUCK\tUNREPLAYABLE LOGS\tDIVERGENT REPLAYS\tMOST REPLAYS AT ONCE\tKILLS\tHUNG STEP\tENDED TWICE")
 	for _, r := range rows {
+		if r.real {
+			// The harness sees no replay from inside: those columns are
+			// simlab's alone.
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t-\t-\t-\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.HungStepRuns, r.EndedTwice)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce, r.Kills, r.HungStepRuns, r.EndedTwice)
 	}
 	tw.Flush()

@@ -84,6 +84,16 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--program", filepath.Join(dir, "missing.yaml")}, "--program"},
 		{[]string{"--program", bad}, "line 2"},
 		{[]string{"--program", bad, "--branches", "4"}, "one or the other"},
+		{[]string{"--core", "5.0.0-beta.52"}, "give --real N"},
+		{[]string{"--timeout", "1m"}, "give --real N"},
+		{[]string{"--real", "-1"}, "--real"},
+		{[]string{"--real", "2", "--view", "own-writes"}, "prefix view"},
+		{[]string{"--real", "2", "--sequential", "on"}, "--sequential off"},
+		{[]string{"--real", "2", "--shape", "inline-hang"}, "time limit"},
+		{[]string{"--real", "2", "--max-duration", "10s"}, "--max-duration"},
+		{[]string{"--real", "2", "--recovery-replays", "1"}, "recovery budget"},
+		{[]string{"--real", "2", "--seed", "3", "--view", "prefix", "--sequential", "off"}, "not with --seed"},
+		{[]string{"--real", "2", "--core", "4.0.0"}, "--core"},
 	} {
 		_, _, err := runCLI(t, append([]string{"replays"}, c.args...)...)
 		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
@@ -170,5 +180,35 @@ func TestReplaysInlineHangKills(t *testing.T) {
 	}
 	if r := got.Rows[0]; r.Kills == 0 || r.Corrupted != 0 || r.Completed != 30 {
 		t.Errorf("%+v: want kills, every run completed", r)
+	}
+}
+
+// --real runs the same program on the pinned core and judges simlab's
+// prefix view against it: the real core corrupts none of the storm's runs,
+// as simlab predicts (a real run could contradict it); how many end twice
+// moves with the machine's load, so only its presence is checked here.
+func TestReplaysJudgesSimlabAgainstTheRealCore(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	out, stderr, err := runCLI(t, "replays", "--real", "2", "--branches", "4", "--rounds", "2", "--view", "prefix", "--sequential", "off",
+		"--seeds", "20", "--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
+	if err != nil && exitCode(err) != 1 {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var got struct {
+		Rows       []replayRow     `json:"rows"`
+		Real       realReplays     `json:"real"`
+		Agreements []replayVerdict `json:"agreements"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if got.Real.Runs != 2 || got.Real.Completed != 2 || got.Real.Corrupted != 0 || got.Real.Unreplayable != 0 || got.Real.Core == "" {
+		t.Errorf("real side %+v: want 2 runs completed, none corrupted, every log replayed", got.Real)
+	}
+	if len(got.Agreements) != 2 || got.Agreements[0].What != "runs corrupted" || !got.Agreements[0].Agrees {
+		t.Errorf("verdicts %+v: want the corrupted share judged, and agreeing", got.Agreements)
 	}
 }

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/realengine"
+)
+
+// realFlags are simlab replays' real side: --real N runs the same program
+// N times on a pinned core, one run per harness call, and judges simlab's
+// prefix view against it.
+type realFlags struct {
+	runs      int
+	core      string
+	engineDir string
+	noInstall bool
+	timeout   time.Duration
+}
+
+func (f *realFlags) flags(fs *pflag.FlagSet) {
+	fs.IntVar(&f.runs, "real", 0, "also run the program N times on the real core (the prefix view's, sequential off) and judge simlab against it")
+	fs.StringVar(&f.core, "core", "", "with --real: the pinned core to run (default the default pinned core)")
+	fs.StringVar(&f.engineDir, "engine-dir", "", "with --real: the realengine directory (default: found upwards from the working directory)")
+	fs.BoolVar(&f.noInstall, "no-install", false, "with --real: use the installed packages, install nothing")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "with --real: the most one real run may take")
+}
+
+// check refuses what the real side cannot honour, before anything runs.
+func (f *realFlags) check(cmd *cobra.Command, shape string, views []flow.View, seqs []bool) error {
+	if f.runs < 0 {
+		return fmt.Errorf("--real %d: want a number of real runs", f.runs)
+	}
+	if f.runs == 0 {
+		for _, name := range []string{"core", "engine-dir", "no-install", "timeout"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s is for the real runs: give --real N", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case cmd.Flags().Changed("seed"):
+		return errors.New("--real runs the program on the real core beside simlab's rows: not with --seed")
+	case shape == "inline-hang":
+		return errors.New("--real: the harness cannot kill an invocation at a time limit, which inline-hang needs")
+	case cmd.Flags().Changed("max-duration"):
+		return errors.New("--real: the harness cannot kill an invocation at --max-duration")
+	case cmd.Flags().Changed("recovery-replays"):
+		return errors.New("--real: the real core's recovery budget is its own (3)")
+	case !slices.Contains(views, flow.ViewPrefix):
+		return errors.New("--real: every pinned core runs on slot ids, the prefix view; add --view prefix (or all)")
+	case !slices.Contains(seqs, false):
+		return errors.New("--real: the real runs do not switch sequential replays on; add --sequential off (or all)")
+	case f.timeout <= 0:
+		return fmt.Errorf("--timeout %v: want a positive duration", f.timeout)
+	}
+	if f.core != "" {
+		if _, err := realengine.CoreByVersion(f.core); err != nil {
+			return fmt.Errorf("--core: %w", err)
+		}
+	}
+	return nil
+}
+
+// realReplays is what the real runs showed, counted as simlab's rows are.
+type realReplays struct {
+	Core         string `json:"core"`
+	WorldLocal   string `json:"world_local"`
+	Runs         int    `json:"runs"`
+	Completed    int    `json:"completed"`
+	Failed       int    `json:"failed"`
+	Corrupted    int    `json:"corrupted"`
+	Stuck        int    `json:"stuck"`
+	Unreplayable int    `json:"unreplayable_logs"`
+	HungStepRuns int    `json:"runs_with_hung_step"`
+	EndedTwice   int    `json:"ended_more_than_once"`
+}
+
+func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, prog []program.Node, sim flow.Config) (*realReplays, error) {
+	r, err := engineRunner(cmd, f.engineDir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	version := f.core
+	if version == "" {
+		version = realengine.Pinned.DefaultCore
+	}
+	core, err := realengine.CoreByVersion(version)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if err := r.Prepare(ctx, !f.noInstall, core); err != nil {
+		return nil, err
+	}
+	out := &realReplays{Core: core.Version, WorldLocal: realengine.Pinned.DefaultWorldLocal}
+	bar := progress(cmd.ErrOrStderr(), "real runs")
+	for i := 1; i <= f.runs; i++ {
+		cfg := realengine.HarnessConfig{Seed: uint64(i), MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true}
+		run, err := r.RunProgram(ctx, core, cfg, "replays", prog, sim.Body, f.timeout)
+		if err != nil {
+			return out, fmt.Errorf("real run %d: %w", i, err)
+		}
+		for _, b := range run.ReadBack {
+			out.add(b, sim.Program)
+		}
+		if bar != nil {
+			bar(i, f.runs)
+		}
+	}
+	return out, nil
+}
+
+func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled) {
+	o.Runs++
+	switch {
+	case b.Corrupted():
+		o.Corrupted++
+	case b.FirstTerminal == "run_completed":
+		o.Completed++
+	case b.FirstTerminal == "":
+		o.Stuck++
+	default:
+		o.Failed++
+	}
+	if b.TerminalEvents > 1 {
+		o.EndedTwice++
+	}
+	log, err := realengine.ProgramEvents(b.Log)
+	if err != nil || program.Replay(p, program.BeforeEnd(log)).Status == program.Diverged {
+		o.Unreplayable++
+	}
+	if err == nil && hungStep(log) {
+		o.HungStepRuns++
+	}
+}
+
+// hungStep reports whether log holds a step started more than once, never
+// retried and never finished (flow.Result.HungSteps on a real log).
+func hungStep(log []program.Event) bool {
+	starts, done := map[int32]int{}, map[int32]bool{}
+	for _, e := range log {
+		if e.Kind != program.EntityStep {
+			continue
+		}
+		switch e.Type {
+		case program.StepStarted:
+			starts[e.Ordinal]++
+		case program.StepCompleted, program.StepFailed, program.StepRetrying:
+			done[e.Ordinal] = true
+		}
+	}
+	for k, n := range starts {
+		if n > 1 && !done[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *realReplays) row() replayRow {
+	return replayRow{View: "real " + o.Core, Seeds: o.Runs, Completed: o.Completed, Failed: o.Failed, Corrupted: o.Corrupted,
+		Stuck: o.Stuck, Unreplayable: o.Unreplayable, HungStepRuns: o.HungStepRuns, EndedTwice: o.EndedTwice, real: true}
+}
+
+// replayVerdict is one share simlab's prefix view predicts, against the
+// real runs' 95 % interval.
+type replayVerdict struct {
+	What    string  `json:"what"`
+	Simlab  float64 `json:"simlab_share"`
+	Real    int     `json:"real"`
+	Runs    int     `json:"real_runs"`
+	Low     float64 `json:"real_low"`
+	High    float64 `json:"real_high"`
+	Agrees  bool    `json:"agrees"`
+	simK    int
+	simSeed int
+}
+
+func (v replayVerdict) String() string {
+	verdict := "agrees"
+	if !v.Agrees {
+		verdict = "DISAGREES"
+	}
+	return fmt.Sprintf("%s: simlab %d of %d (%.2f), the real core %d of %d (95 %% interval %.2f-%.2f): %s",
+		v.What, v.simK, v.simSeed, v.Simlab, v.Real, v.Runs, v.Low, v.High, verdict)
+}
+
+// judge holds simlab's prefix view, sequential off, to the real runs: the
+// share of runs corrupted (failed for their log, or whose log no replay
+// consumes) and of runs ended more than once. A nil o judges nothing.
+func (o *realReplays) judge(rows []replayRow) []replayVerdict {
+	if o == nil || o.Runs == 0 {
+		return nil
+	}
+	i := slices.IndexFunc(rows, func(r replayRow) bool { return r.View == flow.ViewPrefix.String() && !r.Sequential })
+	if i < 0 {
+		return nil
+	}
+	sim := rows[i]
+	var out []replayVerdict
+	for _, c := range []struct {
+		what      string
+		sim, real int
+	}{
+		{"runs corrupted", max(sim.Corrupted, sim.Unreplayable), max(o.Corrupted, o.Unreplayable)},
+		{"runs ended more than once", sim.EndedTwice, o.EndedTwice},
+	} {
+		lo, hi := realengine.ShareInterval(c.real, o.Runs, 0.05)
+		share := float64(c.sim) / float64(sim.Seeds)
+		out = append(out, replayVerdict{What: c.what, Simlab: share, Real: c.real, Runs: o.Runs, Low: lo, High: hi,
+			Agrees: share >= lo && share <= hi, simK: c.sim, simSeed: sim.Seeds})
+	}
+	return out
+}
