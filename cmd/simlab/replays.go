@@ -199,6 +199,7 @@ harness does not see replays from inside.`,
 					cfg := base
 					cfg.View, cfg.SequentialReplays = v, sq
 					row := replayRow{View: v.String(), Sequential: sq}
+					var runner flow.Runner
 					for s := 1; s <= seedCount; s++ {
 						if ctx.Err() != nil {
 							partial = true
@@ -207,7 +208,7 @@ harness does not see replays from inside.`,
 							}
 							break cells
 						}
-						res, err := flow.Run(cfg, uint64(s))
+						res, err := runner.Run(cfg, uint64(s))
 						if err != nil {
 							return err
 						}

@@ -249,19 +249,48 @@ type Result struct {
 	Stats  sim.Stats
 }
 
-// Run runs the program once under seed's chooser.
+// Run runs the program once under seed's chooser. The Result is the
+// caller's to keep.
 func Run(cfg Config, seed uint64) (*Result, error) {
 	return RunWith(cfg, sim.NewPCG(seed))
 }
 
-// RunWith runs the program once under chooser c.
+// RunWith runs the program once under chooser c. The Result is the
+// caller's to keep.
 func RunWith(cfg Config, c sim.Chooser) (*Result, error) {
+	var x Runner
+	return x.run(cfg, c)
+}
+
+// A Runner runs seed after seed with one set of tables, reset between runs
+// and never reallocated once grown: a sweep of seeds allocates little per
+// seed. The Result its Run returns is valid until its next Run. A Runner
+// is not safe for use by more than one goroutine at a time.
+type Runner struct {
+	r   runner
+	res Result
+	k   sim.Kernel
+	pcg *sim.PCG
+}
+
+// Run runs the program once under seed's chooser, on x's tables.
+func (x *Runner) Run(cfg Config, seed uint64) (*Result, error) {
+	if x.pcg == nil {
+		x.pcg = sim.NewPCG(seed)
+	} else {
+		x.pcg.Reset(seed)
+	}
+	return x.run(cfg, x.pcg)
+}
+
+func (x *Runner) run(cfg Config, c sim.Chooser) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, c: c}
-	r.k = sim.New(sim.Config{Handler: r.dispatch})
-	r.res = &Result{}
+	r := &x.r
+	r.reset(cfg, c, &x.res)
+	x.k.Reset(sim.Config{Handler: r.dispatch})
+	r.k = &x.k
 	r.startRun()
 	var limits sim.Limits
 	if cfg.MaxTime > 0 {

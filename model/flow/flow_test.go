@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -241,5 +242,28 @@ func TestInlineHangKillsAndRerunsButDoesNotCorrupt(t *testing.T) {
 	}
 	if killed == 0 || completed != 100 || marked != 0 {
 		t.Errorf("of 100 runs %d had a kill, %d completed, %d kept a hung step: want kills, all completed, none marked", killed, completed, marked)
+	}
+}
+
+// A Runner's results are Run's, seed after seed, whatever ran on it
+// before (a wide storm, then narrower runs and another view).
+func TestRunnerGivesRunsResults(t *testing.T) {
+	var x Runner
+	for _, c := range []struct {
+		branches int
+		view     View
+	}{{48, ViewPrefix}, {4, ViewOwnWrites}, {16, ViewOwnWrites}, {1, ViewPrefix}} {
+		cfg := config(t, Storm(c.branches, 3, 300*time.Millisecond), c.view)
+		for seed := range uint64(5) {
+			want := runSeed(t, cfg, seed+1)
+			got, err := x.Run(cfg, seed+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (An empty table may be empty on a Runner where Run's is nil.)
+			if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", *want) {
+				t.Fatalf("%d branches, %s, seed %d: the Runner's result differs from Run's", c.branches, c.view, seed+1)
+			}
+		}
 	}
 }

@@ -167,9 +167,36 @@ func (r *runner) publish(m message, delay time.Duration) {
 	r.k.After(delay+r.cfg.Deliver.Draw(r.c), evDeliver, 0, uint64(len(r.msgs)-1))
 }
 
+// reset makes r ready for a run of cfg under c into res, keeping every
+// table's room from the runs before.
+func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
+	*res = Result{Log: res.Log[:0], Writes: res.Writes[:0], Actors: res.Actors[:0]}
+	*r = runner{cfg: cfg, c: c, res: res,
+		w:    world{log: res.Log[:0], events: r.w.events[:0], ents: r.w.ents[:0]},
+		msgs: r.msgs[:0], actors: r.actors[:0], wakes: r.wakes[:0], backstops: r.backstops[:0],
+		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0]}
+}
+
 func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
-	r.res.Actors = append(r.res.Actors, Actor{Kind: kind, Message: msg, Parent: parent, Start: r.now(), Ordinal: -1})
-	r.actors = append(r.actors, actor{msg: msg, node: -1})
+	// Reuse the room an earlier run's actor at this index left: its
+	// slices keep their arrays.
+	rec := Actor{Kind: kind, Message: msg, Parent: parent, Start: r.now(), Ordinal: -1}
+	if n := len(r.res.Actors); n < cap(r.res.Actors) {
+		r.res.Actors = r.res.Actors[:n+1]
+		rec.Replays = r.res.Actors[n].Replays[:0]
+		r.res.Actors[n] = rec
+	} else {
+		r.res.Actors = append(r.res.Actors, rec)
+	}
+	st := actor{msg: msg, node: -1}
+	if n := len(r.actors); n < cap(r.actors) {
+		r.actors = r.actors[:n+1]
+		old := &r.actors[n]
+		st.writes, st.own, st.inline, st.pend = old.writes[:0], old.own[:0], old.inline[:0], old.pend[:0]
+		*old = st
+	} else {
+		r.actors = append(r.actors, st)
+	}
 	a := int32(len(r.actors) - 1)
 	if kind != ActorInline && r.cfg.MaxDuration > 0 {
 		r.k.After(r.cfg.MaxDuration, evKill, uint32(a), 0)
@@ -709,11 +736,7 @@ func (r *runner) finish(stats sim.Stats) {
 			res.Killed++ // (an inline step dies with its invocation)
 		}
 	}
-	events := make([]program.Event, len(res.Log))
-	for i := range res.Log {
-		events[i] = res.Log[i].Event
-	}
-	res.Fresh = program.Replay(r.cfg.Program, program.BeforeEnd(events))
+	res.Fresh = r.rep.Replay(r.cfg.Program, program.BeforeEnd(r.w.events))
 	res.Fresh.Pending = slices.Clone(res.Fresh.Pending)
 }
 
