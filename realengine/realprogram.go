@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,34 +22,15 @@ func (r *Runner) ProgramBundle(ctx context.Context, c Core, progs map[string][]p
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(src))
-	key := c.Version + "+programs-" + hex.EncodeToString(sum[:6])
-	r.mu.Lock()
-	if r.build == "" {
-		r.mu.Unlock()
-		return "", errors.New("engine: Run before Prepare")
-	}
-	b, ok := r.bundles[key]
-	if !ok {
-		b = &bundle{dir: filepath.Join(r.build, "core-"+key), ready: make(chan struct{})}
-		r.bundles[key] = b
-		r.mu.Unlock()
-		b.err = os.MkdirAll(b.dir, 0o755)
-		if b.err == nil {
-			b.err = os.WriteFile(filepath.Join(b.dir, ProgramsFile+".ts"), []byte(src), 0o644)
+	return r.bundleOnce(ctx, c, c.Version+"+programs-"+hex.EncodeToString(sum[:6]), func(dir string) error {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
 		}
-		if b.err == nil {
-			b.err = r.compile(ctx, c, b.dir)
+		if err := os.WriteFile(filepath.Join(dir, ProgramsFile+".ts"), []byte(src), 0o644); err != nil {
+			return err
 		}
-		close(b.ready)
-	} else {
-		r.mu.Unlock()
-	}
-	select {
-	case <-b.ready:
-		return b.dir, b.err
-	case <-ctx.Done():
-		return "", fmt.Errorf("stopped while another caller compiled programs for core %s: %w", c.Version, context.Cause(ctx))
-	}
+		return r.compile(ctx, c, dir)
+	})
 }
 
 // RunProgram runs program prog (named name) on the real core: cfg.Runs runs

@@ -148,17 +148,23 @@ func (r *Runner) Prepare(ctx context.Context, install bool, cores ...Core) error
 // core's own install (overlayModules). So the runtime code the bundles
 // inline and import is the release under test, not the default core's.
 func (r *Runner) Bundle(ctx context.Context, c Core) (string, error) {
+	return r.bundleOnce(ctx, c, c.Version, func(dir string) error { return r.compile(ctx, c, dir) })
+}
+
+// bundleOnce returns the directory of the bundle named key, made by build
+// the first time (another caller asking meanwhile waits for it).
+func (r *Runner) bundleOnce(ctx context.Context, c Core, key string, build func(dir string) error) (string, error) {
 	r.mu.Lock()
 	if r.build == "" {
 		r.mu.Unlock()
 		return "", errors.New("engine: Run before Prepare")
 	}
-	b, ok := r.bundles[c.Version]
+	b, ok := r.bundles[key]
 	if !ok {
-		b = &bundle{dir: filepath.Join(r.build, "core-"+c.Version), ready: make(chan struct{})}
-		r.bundles[c.Version] = b
+		b = &bundle{dir: filepath.Join(r.build, "core-"+key), ready: make(chan struct{})}
+		r.bundles[key] = b
 		r.mu.Unlock()
-		b.err = r.compile(ctx, c, b.dir)
+		b.err = build(b.dir)
 		close(b.ready)
 	} else {
 		r.mu.Unlock()

@@ -110,17 +110,7 @@ func TestReplaysRunsAProgramFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runCLI(t, "replays", "--program", file, "--seeds", "10", "--view", "prefix", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Title string      `json:"title"`
-		Rows  []replayRow `json:"rows"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
+	got := replaysJSON(t, "--program", file, "--seeds", "10", "--view", "prefix")
 	if !strings.Contains(got.Title, file) || len(got.Rows) != 2 || got.Rows[0].Seeds != 10 || got.Rows[0].Completed != 10 {
 		t.Fatalf("%+v", got)
 	}
@@ -164,17 +154,7 @@ func TestReplaysDocIsCurrent(t *testing.T) {
 // (800 s unless --max-duration says otherwise) and its redelivery runs the
 // hanging step again; in simlab no run corrupts.
 func TestReplaysInlineHangKills(t *testing.T) {
-	out, _, err := runCLI(t, "replays", "--shape", "inline-hang", "--seeds", "30", "--view", "prefix", "--sequential", "off", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Title string      `json:"title"`
-		Rows  []replayRow `json:"rows"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
+	got := replaysJSON(t, "--shape", "inline-hang", "--seeds", "30", "--view", "prefix", "--sequential", "off")
 	if !strings.Contains(got.Title, "time limit 13m20s") || len(got.Rows) != 1 {
 		t.Fatalf("%+v", got)
 	}
@@ -211,4 +191,20 @@ func TestReplaysJudgesSimlabAgainstTheRealCore(t *testing.T) {
 	if len(got.Agreements) != 2 || got.Agreements[0].What != "runs corrupted" || !got.Agreements[0].Agrees {
 		t.Errorf("verdicts %+v: want the corrupted share judged, and agreeing", got.Agreements)
 	}
+}
+
+// replaysJSON is simlab replays ARGS --json, read back.
+func replaysJSON(t *testing.T, args ...string) (got struct {
+	Title string      `json:"title"`
+	Rows  []replayRow `json:"rows"`
+}) {
+	t.Helper()
+	out, _, err := runCLI(t, append(append([]string{"replays"}, args...), "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	return got
 }
