@@ -58,11 +58,6 @@ func TestCalibrationRowOfASerialWorld(t *testing.T) {
 	}
 }
 
-// simlab calibrate on the real World: every kind the runtime makes is
-// measured with positive times, the writes' throughput falls as the fan-out
-// widens (world-local's cost grows with the run's log), and the scenario
-// file it writes loads as a scenario whose store model has a write cost
-// per logged event.
 // A message's delivery delay is from its first publish: a replay's
 // re-dispatch under the same key gets the same message id back after the
 // message was delivered, and a delivery that began before its publish
@@ -82,6 +77,12 @@ func TestCalibrationDeliveryDelayIsFromTheFirstPublish(t *testing.T) {
 	}
 }
 
+// simlab calibrate on the real World: every kind the runtime makes is
+// measured with positive times, the scenario file it writes loads as a
+// scenario whose store model serves one write at a time at a cost per
+// contending write, that cost is explained by the writes in the World
+// more than by the run's log, the World answers overlapping writes out of
+// arrival order, and the queue's costs are the real queue's.
 func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	r := prepared(t)
 	cal, err := Calibrate(context.Background(), r, CalibrateOptions{Branches: []int{16, 64}, Repetitions: 1, Timeout: 2 * time.Minute})
@@ -91,7 +92,6 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	if len(cal.Rows) != 2 {
 		t.Fatalf("%d rows, want 2", len(cal.Rows))
 	}
-	thr := []float64{}
 	for _, row := range cal.Rows {
 		kinds := map[CallKind]KindCost{}
 		for _, k := range row.Kinds {
@@ -105,11 +105,11 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 				t.Errorf("%d branches: no %s measured: %v", row.Branches, want, row.Kinds)
 			}
 		}
-		thr = append(thr, kinds[writesPool].Throughput)
 	}
-	if !(thr[1] < thr[0]) {
-		t.Errorf("writes' throughput %v/s at 16 branches, %v/s at 64: want it to fall as the run's log grows", thr[0], thr[1])
-	}
+	// (Whether the writes' throughput falls from 16 to 64 branches moves
+	// with the machine's load: CI measured 68.8 and 71.5 per second with
+	// one repetition. What a write's cost grows with is judged below, on
+	// every write of the calibration.)
 	file := filepath.Join(t.TempDir(), "cal.yaml")
 	if err := os.WriteFile(file, []byte(cal.Profile().ScenarioYAML(cal, "test")), 0o644); err != nil {
 		t.Fatal(err)
