@@ -57,10 +57,15 @@ func (res *Result) Story(p *program.Compiled) []string {
 	add("event %d was written at %s by %s", i, at(ev.At), res.ActorName(ev.By))
 	if ev.Saw >= 0 {
 		own := ev.Saw - ev.Loaded
+		last := ""
+		if ev.Loaded > 0 {
+			l := res.Log[ev.Loaded-1]
+			last = fmt.Sprintf(" (the last: %s, at %s)", l.Event, at(l.At))
+		}
 		if own > 0 {
-			add("  from a replay of %d events: the log's first %d and %d of its own writes after them", ev.Saw, ev.Loaded, own)
+			add("  from a replay of %d events: the log's first %d%s and %d of its own writes after them", ev.Saw, ev.Loaded, last, own)
 		} else {
-			add("  from a replay of the log's first %d events", ev.Saw)
+			add("  from a replay of the log's first %d events%s", ev.Saw, last)
 		}
 		var missed []int
 		for j := int(max(ev.Loaded, 0)); j < i; j++ {
