@@ -2,6 +2,7 @@ package realengine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,14 @@ func TestRealStormRunsCleanOnThePinnedCore(t *testing.T) {
 		if b.RunStatus != "completed" || b.FirstTerminal != "run_completed" || b.Corrupted() || fresh.Status != program.Completed {
 			t.Errorf("run %s: status %s, first end %q, error codes %v, simlab's fresh replay %s; want completed, clean, consumed whole", b.RunID, b.RunStatus, b.FirstTerminal, b.ErrorCodes, fresh)
 		}
+	}
+}
+
+// A program's run has no fan-out widths: an error of one names the program
+// (it indexed the first width, and panicked, when a program's run timed out).
+func TestRunErrorNamesTheProgram(t *testing.T) {
+	e := &RunError{Core: "5.0.0-beta.52", Branches: firstWidth(nil), Program: WorkflowFunction("flowstorm"), Seed: 1, Msg: "killed after 50s"}
+	if got := e.Error(); !strings.Contains(got, "program prog_flowstorm") || strings.Contains(got, "branches") {
+		t.Errorf("%q: want it to name the program, not branches", got)
 	}
 }

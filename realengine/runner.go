@@ -603,6 +603,8 @@ type RunError struct {
 	Summary   *RealRun
 	Core, Msg string
 	Branches  int
+	// Program is the program a RunProgram ran ("" for the fan-out workflow).
+	Program   string
 	Seed      uint64
 	RunIDs    []string
 	LastSpans json.RawMessage
@@ -612,7 +614,11 @@ type RunError struct {
 
 func (e *RunError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "real engine, core %s, %d branches, repetition %d: %s", e.Core, e.Branches, e.Seed, e.Msg)
+	what := fmt.Sprintf("%d branches", e.Branches)
+	if e.Program != "" {
+		what = "program " + e.Program
+	}
+	fmt.Fprintf(&b, "real engine, core %s, %s, repetition %d: %s", e.Core, what, e.Seed, e.Msg)
 	if len(e.RunIDs) > 0 {
 		fmt.Fprintf(&b, "\n  run ids: %s", strings.Join(e.RunIDs, ", "))
 	}
@@ -711,14 +717,14 @@ func (r *Runner) run(ctx context.Context, core Core, cfg HarnessConfig, timeout 
 		case ctx.Err() != nil:
 			msg = fmt.Sprintf("killed after %v: %s", timeout+30*time.Second, msg)
 		}
-		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, Stderr: stderr.String()}
+		return nil, &RunError{Core: core.Version, Branches: firstWidth(cfg.Fanouts), Program: cfg.Program, Seed: cfg.Seed, Msg: msg, Stderr: stderr.String()}
 	}
 	if out.Error != "" || runErr != nil {
 		msg := out.Error
 		if msg == "" {
 			msg = runErr.Error()
 		}
-		return &out, &RunError{Summary: &out, Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
+		return &out, &RunError{Summary: &out, Core: core.Version, Branches: firstWidth(cfg.Fanouts), Program: cfg.Program, Seed: cfg.Seed, Msg: msg, RunIDs: out.RunIDs,
 			LastSpans: out.LastSpans, WorldLog: out.WorldLog, Stderr: stderr.String()}
 	}
 	// What ran is what was asked for, read from the packages the harness
@@ -728,7 +734,7 @@ func (r *Runner) run(ctx context.Context, core Core, cfg HarnessConfig, timeout 
 		ranWorld = out.WorldPostgres
 	}
 	if out.Core != core.Version || out.BundleCore != core.Version || ranWorld != worldVersion {
-		return nil, &RunError{Core: core.Version, Branches: cfg.Fanouts[0], Seed: cfg.Seed,
+		return nil, &RunError{Core: core.Version, Branches: firstWidth(cfg.Fanouts), Program: cfg.Program, Seed: cfg.Seed,
 			Msg: fmt.Sprintf("the harness ran core %q (its bundle compiled against core %q by builders %q) over %s %q, want core %s over %s %s",
 				out.Core, out.BundleCore, out.Builders, worldName, ranWorld, core.Version, worldName, worldVersion)}
 	}
@@ -749,4 +755,13 @@ func FirstLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// firstWidth is a run's first fan-out width (0 for a program's run, which
+// has none).
+func firstWidth(fanouts []int) int {
+	if len(fanouts) == 0 {
+		return 0
+	}
+	return fanouts[0]
 }
