@@ -97,3 +97,19 @@ func TestCalibrateWorldPostgresDrivesTheWorldAlone(t *testing.T) {
 		t.Errorf("simlab run on the written scenario: %v", err)
 	}
 }
+
+// A preparation that fails with no signal sent is that failure, exit 2,
+// never "interrupted" (exit 130): calibrate and reproduce on an engine
+// directory without packages, told not to install.
+func TestAFailedPreparationIsNotAnInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"calibrate", "--no-install", "--engine-dir", dir},
+		{"reproduce", "--no-install", "--engine-dir", dir, filepath.Join("..", "..", "realengine", "testdata", "reproduce", "many-lazy-reads.json")},
+	} {
+		_, _, err := runCLI(t, args...)
+		if exitCode(err) != 2 || err == nil || strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "package.json") {
+			t.Errorf("%v: exit %d, %v; want exit 2 naming what was missing", args, exitCode(err), err)
+		}
+	}
+}

@@ -282,9 +282,12 @@ func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Conte
 		release()
 	}
 	if err := r.Prepare(ctx, install); err != nil {
+		// Only a signal is an interrupt: done cancels the context too, so
+		// ask before it whether one came.
+		sig := interrupted()
 		done()
-		if ctx.Err() != nil {
-			return nil, nil, nil, nil, interruptError(interrupted(), "stopped while preparing the real engine; nothing was run")
+		if sig != nil {
+			return nil, nil, nil, nil, interruptError(sig, "stopped while preparing the real engine; nothing was run")
 		}
 		return nil, nil, nil, nil, err
 	}
