@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -189,7 +190,7 @@ func realWorlds(t *testing.T) ([]realworld.World, *stopper) {
 		}
 		worlds = []realworld.World{w}
 	}
-	if err := realworld.EnsurePackages(realworld.NodeDir(), t.TempDir()); err != nil {
+	if err := realworld.EnsurePackages(context.Background(), realworld.NodeDir(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	st := &stopper{}

@@ -6,9 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/internal/procgroup"
 )
 
 // TestGateReleasesByCountAndEscapes runs gate.mjs's and store.mjs's own
@@ -28,13 +29,9 @@ func TestGateReleasesByCountAndEscapes(t *testing.T) {
 	cmd.Dir = "."
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	procgroup.Set(cmd)
 	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	procgroup.Kill(cmd)
 	if err != nil {
 		t.Fatalf("node --test gate.test.mjs store.test.mjs: %v\n%s", err, out.String())
 	}

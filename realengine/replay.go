@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/internal/headbuf"
+	"github.com/simlab/simlab/internal/procgroup"
 	"github.com/simlab/simlab/model/program"
 )
 
@@ -63,7 +64,7 @@ func (r *Runner) OfflineReplayer(ctx context.Context, core Core, progs map[strin
 	cmd := exec.Command("node", "replay.mjs", "serve", dir)
 	cmd.Dir = r.Dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "WORKFLOW_DEFERRED_CHECK_DELAY_MS="+deferredCheckMS)
-	cmd.SysProcAttr = procAttr()
+	procgroup.Isolate(cmd)
 	o := &OfflineReplayer{Core: core, cmd: cmd, errb: &headbuf.Buffer{}}
 	cmd.Stderr = o.errb
 	if o.in, err = cmd.StdinPipe(); err != nil {
@@ -115,9 +116,7 @@ func (r *Runner) compilePrograms(ctx context.Context, core Core, dir, src string
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	procgroup.Set(cmd)
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("compiling programs.ts for core %s with %s: %w\n%s", core.Version, core.BuildersPackage(), err, tail(stderr.String(), 2000))
 	}

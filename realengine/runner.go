@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/simlab/simlab/internal/npminstall"
+	"github.com/simlab/simlab/internal/procgroup"
 )
 
 // Runner runs the Node harness in Dir (realengine).
@@ -96,15 +98,11 @@ func (r *Runner) Prepare(ctx context.Context, install bool, cores ...Core) error
 		if _, err := exec.LookPath("npm"); err != nil {
 			return fmt.Errorf("npm not found on PATH: needed once to install %s/package-lock.json", r.Dir)
 		}
-		cmd := exec.CommandContext(ctx, "npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = r.Dir
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if r.Log != nil {
 			fmt.Fprintf(r.Log, "installing the real engine's packages: npm install --no-save in %s\n", r.Dir)
 		}
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("npm install in %s: %w\n%s", r.Dir, err, tail(buf.String(), 2000))
+		if out, err := npminstall.Run(ctx, r.Dir, nil, "--no-save", "--no-audit", "--no-fund", "--loglevel=error"); err != nil {
+			return fmt.Errorf("npm install in %s: %w\n%s", r.Dir, err, tail(string(out), 2000))
 		}
 		if !r.installed() {
 			return fmt.Errorf("npm install in %s finished but a pinned package is still missing", r.Dir)
@@ -261,6 +259,9 @@ func overlayModules(dst, top, corePkg string) error {
 
 // installed says whether every package package.json names is present.
 func (r *Runner) installed() bool {
+	if npminstall.Unfinished(r.Dir) {
+		return false // an install cut short: its files cannot be trusted
+	}
 	for _, p := range r.Catalog.Packages {
 		if _, err := os.Stat(filepath.Join(r.Dir, "node_modules", p, "package.json")); err != nil {
 			return false
@@ -288,14 +289,10 @@ func (r *Runner) node(ctx context.Context, alias string, stdout, stderr io.Write
 	cmd.Dir = r.Dir
 	cmd.Env = append(os.Environ(), "SIMLAB_CORE_ALIAS="+alias, "NO_COLOR=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	procgroup.Set(cmd)
 	err := cmd.Run()
-	if cmd.Process != nil {
-		// The harness exits on its own; whatever it left in its group goes too.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	// The harness exits on its own; whatever it left in its group goes too.
+	procgroup.Kill(cmd)
 	return err
 }
 

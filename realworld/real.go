@@ -3,6 +3,7 @@ package realworld
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/internal/headbuf"
+	"github.com/simlab/simlab/internal/npminstall"
 )
 
 // NodeDir is the directory of the Node driver and its pinned packages.
@@ -51,8 +53,8 @@ var pinned = map[string]string{
 // locks it writes and then reports them missing. The lock must come out of the
 // install unchanged. npm's cache goes to cacheDir so nothing is written outside
 // the checkout and the test's temporary directory.
-func EnsurePackages(dir, cacheDir string) error {
-	if installed(dir) {
+func EnsurePackages(ctx context.Context, dir, cacheDir string) error {
+	if installed(dir) && !npminstall.Unfinished(dir) {
 		return nil
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -63,10 +65,8 @@ func EnsurePackages(dir, cacheDir string) error {
 	if err != nil {
 		return fmt.Errorf("the pinned lock file is missing: %v", err)
 	}
-	cmd := exec.Command("npm", "install", "--no-save", "--legacy-peer-deps", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_cache="+cacheDir, "npm_config_update_notifier=false")
-	out, err := cmd.CombinedOutput()
+	out, err := npminstall.Run(ctx, dir, []string{"npm_config_cache=" + cacheDir, "npm_config_update_notifier=false"},
+		"--no-save", "--legacy-peer-deps", "--no-audit", "--no-fund", "--loglevel=error")
 	if err != nil {
 		return fmt.Errorf("npm install in %s failed (%v): %s; %s", dir, err, firstLines(out, 4), installHint)
 	}

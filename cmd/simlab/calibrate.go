@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/internal/npminstall"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/realengine"
 	"github.com/simlab/simlab/realworld"
@@ -138,29 +139,48 @@ func calibrateBursts(cmd *cobra.Command, o realengine.CalibrateOptions, write st
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if noInstall && !realworld.Installed(realworld.NodeDir()) {
+	// A signal is caught from here on, so every way out runs the deferred
+	// stops below: npm, PostgreSQL and the driver are never left behind
+	// (a Ctrl-C while PostgreSQL started killed simlab and left it).
+	ctx, interrupted, release := onInterrupt(cmd.Context())
+	defer release()
+	stopped := func(while string) error {
+		return interruptError(interrupted(), "stopped while "+while+"; nothing was measured")
+	}
+	if noInstall && (!realworld.Installed(realworld.NodeDir()) || npminstall.Unfinished(realworld.NodeDir())) {
 		return fmt.Errorf("the pinned World packages are not installed in %s and --no-install is set: run npm install --no-save --legacy-peer-deps there, or drop --no-install", realworld.NodeDir())
 	}
-	if err := realworld.EnsurePackages(realworld.NodeDir(), filepath.Join(tmp, "npm")); err != nil {
+	if err := realworld.EnsurePackages(ctx, realworld.NodeDir(), filepath.Join(tmp, "npm")); err != nil {
+		if ctx.Err() != nil {
+			return stopped("installing the World packages")
+		}
 		return err
+	}
+	if progressHook != nil {
+		progressHook(ctx, 0) // a test's moment "while PostgreSQL starts"
 	}
 	pg, err := realworld.StartPostgres()
 	if err != nil {
 		return fmt.Errorf("world-postgres needs a PostgreSQL: %w", err)
 	}
 	defer pg.Stop()
+	if ctx.Err() != nil {
+		return stopped("starting PostgreSQL")
+	}
 	if err := realworld.Migrate(pg, w.Name, tmp); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return stopped("migrating the database")
 	}
 	d, err := realworld.StartDriver(w.Name, tmp, "WORKFLOW_POSTGRES_URL="+pg.URL())
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	// A signal stops the bursts: the driver and PostgreSQL are stopped by
-	// the deferred calls above, never left behind.
-	ctx, interrupted, release := onInterrupt(cmd.Context())
-	defer release()
+	if ctx.Err() != nil {
+		return stopped("starting the driver")
+	}
 	start := time.Now()
 	type result struct {
 		cal *realworld.BurstCalibration

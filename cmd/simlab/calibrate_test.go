@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,4 +113,57 @@ func TestAFailedPreparationIsNotAnInterrupt(t *testing.T) {
 			t.Errorf("%v: exit %d, %v; want exit 2 naming what was missing", args, exitCode(err), err)
 		}
 	}
+}
+
+// Ctrl-C while calibrate --world world-postgres starts PostgreSQL: simlab
+// says so and exits 130, and the PostgreSQL it started is stopped and its
+// temp dir removed (it was left running, listening, with its cluster).
+func TestCalibratePostgresInterruptedWhileStartingLeavesNothing(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	// (PostgreSQL's own temp dir must stay where initdb may write: the
+	// shared temp dir, compared before and after.)
+	ours := func() []string {
+		var dirs []string
+		for _, p := range []string{"simlab-pg-*", "simlab-calibrate-*"} {
+			m, _ := filepath.Glob(filepath.Join(os.TempDir(), p))
+			dirs = append(dirs, m...)
+		}
+		return dirs
+	}
+	beforeDirs := ours()
+	before := postgresPids(t)
+	interruptAfter(t, 0)
+	_, _, err := runCLI(t, "calibrate", "--world", "world-postgres", "--branches", "4", "--repetitions", "1")
+	if exitCode(err) != 130 || !strings.Contains(err.Error(), "stopped while starting PostgreSQL") {
+		t.Fatalf("exit %d (%v), want 130 saying it stopped while PostgreSQL started", exitCode(err), err)
+	}
+	for _, pid := range postgresPids(t) {
+		if !slices.Contains(before, pid) {
+			t.Errorf("a PostgreSQL server started by the command is still running: pid %s", pid)
+		}
+	}
+	for _, d := range ours() {
+		if !slices.Contains(beforeDirs, d) {
+			t.Errorf("left in the temp dir: %s", d)
+		}
+	}
+}
+
+// postgresPids lists the running PostgreSQL servers (postgres -D ...).
+func postgresPids(t *testing.T) []string {
+	t.Helper()
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []string
+	for _, c := range cmdlines {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		if args := strings.Split(string(b), "\x00"); len(args) > 1 && strings.HasSuffix(args[0], "postgres") && args[1] == "-D" {
+			out = append(out, filepath.Base(filepath.Dir(c)))
+		}
+	}
+	return out
 }
