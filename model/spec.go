@@ -25,6 +25,15 @@ func (s Spec) Load() (Scenario, error) {
 			return sc, err
 		}
 	}
+	if sc.Swarm {
+		// A swarm run draws these for every seed: a --set of one would be
+		// ignored, and every replay command would repeat it.
+		for _, kv := range s.Sets {
+			if key, _, _ := strings.Cut(kv, "="); SwarmDraws(strings.TrimSpace(key)) {
+				return sc, fmt.Errorf("--set %s: a swarm scenario draws %s for every seed, so the --set would be ignored: drop it, or add --set swarm=false", kv, strings.TrimSpace(key))
+			}
+		}
+	}
 	sc.Variants = append(sc.Variants, s.Variants...)
 	if err := sc.Validate(); err != nil {
 		return sc, fmt.Errorf("scenario %s: %w", sc.Name, err)
@@ -36,19 +45,19 @@ func (s Spec) Load() (Scenario, error) {
 // quoted for a shell.
 func (s Spec) RunCommand(seed uint64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "simlab run --scenario %s --seed %d", shellQuote(s.Scenario), seed)
+	fmt.Fprintf(&b, "simlab run --scenario %s --seed %d", ShellQuote(s.Scenario), seed)
 	for _, kv := range s.Sets {
-		fmt.Fprintf(&b, " --set %s", shellQuote(kv))
+		fmt.Fprintf(&b, " --set %s", ShellQuote(kv))
 	}
 	for _, v := range s.Variants {
-		fmt.Fprintf(&b, " --variant %s", shellQuote(v))
+		fmt.Fprintf(&b, " --variant %s", ShellQuote(v))
 	}
 	return b.String()
 }
 
-// shellQuote leaves a word of safe characters alone and single-quotes the
+// ShellQuote leaves a word of safe characters alone and single-quotes the
 // rest, so a printed command can be pasted as it is.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ',' || r == ':' ||
 			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')

@@ -211,3 +211,32 @@ func DrawSwarm(sc Scenario, c sim.Chooser) (Scenario, SwarmDraw) {
 	sort.Strings(d.Features)
 	return out, d
 }
+
+// swarmDrawn are the scenario keys DrawSwarm replaces for every seed (a
+// key, or the start of one: deployments[0].producer); swarmKept are keys
+// under them it keeps from the scenario.
+var (
+	swarmDrawn = []string{"world", "store", "faults", "deployments", "rollout", "runs", "run_interval",
+		"workflow.fanouts", "workflow.program", "workflow.max_inline", "workflow.flaky_steps", "workflow.flaky_times",
+		"workflow.fatal_steps", "workflow.quickjs_share", "workflow.resilient_dispatch", "workflow.retry_delay"}
+	swarmKept = []string{"store.atomic_calls", "store.shared_writes", "store.write_order"}
+)
+
+// SwarmDraws reports whether a swarm scenario draws key for every seed, so
+// that a --set of it would be ignored.
+func SwarmDraws(key string) bool {
+	under := func(prefix string) bool {
+		return key == prefix || strings.HasPrefix(key, prefix+".") || strings.HasPrefix(key, prefix+"[")
+	}
+	for _, k := range swarmKept {
+		if under(k) {
+			return false
+		}
+	}
+	for _, k := range swarmDrawn {
+		if under(k) {
+			return true
+		}
+	}
+	return false
+}

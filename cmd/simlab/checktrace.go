@@ -62,7 +62,8 @@ func (f *judgeFlags) refuse(cmd *cobra.Command) error {
 		if f.file == "" {
 			by = "--jaeger"
 		}
-		if n := changed("scenario", "set", "variant", "seeds", "seed-range", "shard", "jobs", "schedules"); n != "" {
+		if n := changed("scenario", "set", "variant", "seeds", "seed-range", "shard", "jobs", "schedules",
+			"diff", "base-set", "base-variant", "baseline", "write-baseline", "until-stable", "reproduce", "engine-dir", "junit", "report"); n != "" {
 			return fmt.Errorf("%s judges recorded spans; --%s is for a simulation and does not apply: drop it", by, n)
 		}
 	}

@@ -50,6 +50,15 @@ func TestCheckTrace(t *testing.T) {
 			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)
 		}
 	}
+	// A simulation's flag with --trace is refused, naming it, never
+	// ignored (--diff was, and the verdict was not the one asked for).
+	for _, flag := range [][]string{{"--diff"}, {"--base-set", "store.name=x"}, {"--baseline", "b.json"}, {"--write-baseline", "b.json"},
+		{"--until-stable", "3"}, {"--reproduce"}, {"--junit", "j.xml"}, {"--report", "r.html"}} {
+		_, _, err := runCLI(t, append([]string{"check", "--trace", bug}, flag...)...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), flag[0]+" is for a simulation") {
+			t.Errorf("check --trace %v: exit %d (%v), want 2 naming %s", flag, exitCode(err), err, flag[0])
+		}
+	}
 }
 
 // A file with every span twice (a collector's retry, a cat of two copies)

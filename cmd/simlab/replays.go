@@ -396,15 +396,7 @@ func sameRun(cmd *cobra.Command) string {
 		case "seeds", "seed", "view", "sequential", "json", "log":
 			return
 		}
-		fmt.Fprintf(&b, " --%s %s", f.Name, shellQuote(f.Value.String()))
+		fmt.Fprintf(&b, " --%s %s", f.Name, model.ShellQuote(f.Value.String()))
 	})
 	return b.String()
-}
-
-// shellQuote is v as one shell word.
-func shellQuote(v string) string {
-	if v != "" && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-") == "" {
-		return v
-	}
-	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
