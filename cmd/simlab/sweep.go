@@ -200,6 +200,12 @@ func printSweep(w io.Writer, res *sweep.Result) {
 			r.RunsGetCount, r.RunsGetP50MS, r.RunsGetP90MS, r.ReadsPerFanout, r.LazyPerFanout, 100*r.ConcurrentLastCompleters)
 	}
 	tw.Flush()
+	for _, r := range res.Rows {
+		if r.Undrained > 0 {
+			fmt.Fprintf(w, "UNDRAINED: %d branches, %s: %d of %d runs stopped at a limit (limits.max_time or limits.max_events) with work left; the row counts only what happened before (raise the limit with --set)\n",
+				r.Branches, r.Prologue, r.Undrained, r.Seeds)
+		}
+	}
 }
 
 // checkChartPath refuses a chart format before any simulation runs.

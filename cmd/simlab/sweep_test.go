@@ -339,3 +339,17 @@ func TestSweepSensitivity(t *testing.T) {
 		}
 	}
 }
+
+// A sweep row of runs stopped at a limit says so under the table.
+func TestSweepMarksUndrainedRows(t *testing.T) {
+	out, _, err := runCLI(t, "sweep", "--branches", "16", "--seeds", "2", "--prologue", "run_context", "--set", "limits.max_time=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "UNDRAINED: 16 branches, run_context: 2 of 2 runs stopped at a limit") {
+		t.Errorf("no UNDRAINED line:\n%s", out)
+	}
+	if out, _, _ := runCLI(t, "sweep", "--branches", "16", "--seeds", "2", "--prologue", "run_context"); strings.Contains(out, "UNDRAINED") {
+		t.Errorf("an UNDRAINED line for drained runs:\n%s", out)
+	}
+}

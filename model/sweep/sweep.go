@@ -108,6 +108,9 @@ type Row struct {
 	// ConcurrentLastCompleters is the fraction of fan-outs with more than
 	// one last completer.
 	ConcurrentLastCompleters float64 `json:"concurrent_last_completers"`
+	// Undrained counts the row's seeds whose run stopped at a limit with
+	// work left: the row's figures count only what happened before.
+	Undrained int `json:"undrained,omitempty"`
 }
 
 // Sample is what one cell — one seed at one (branches, prologue) — adds to
@@ -130,6 +133,9 @@ type Sample struct {
 	// QueuedBranches sums each fan-out's branches beyond max_inline: the
 	// deliveries a legacy prologue pays one read for.
 	QueuedBranches int `json:"queued_branches"`
+	// Undrained: the run stopped at a limit (limits.max_time or
+	// max_events) with work left, so its sample is of what happened first.
+	Undrained bool `json:"undrained,omitempty"`
 }
 
 // Result is a sweep: its grid, the calibration's uncontended read, and a row
@@ -358,7 +364,7 @@ func runCell(r *cellRunner, sc model.Scenario, c cell) (Sample, error) {
 }
 
 func sampleOf(h *model.History, c cell, maxInline int) Sample {
-	s := Sample{Branches: c.branches, Prologue: c.prologue, Seed: c.seed}
+	s := Sample{Branches: c.branches, Prologue: c.prologue, Seed: c.seed, Undrained: !h.Drained}
 	for i := range h.Calls {
 		call := &h.Calls[i]
 		// A call the simulation stopped before answering has no end.
@@ -432,6 +438,9 @@ func rows(res *Result, samples []Sample) []Row {
 				lazy += s.LazyReads
 				lastc += s.LastCompleters
 				conc += s.ConcurrentLast
+				if s.Undrained {
+					row.Undrained++
+				}
 			}
 			if row.Seeds == 0 {
 				continue

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/sweep"
@@ -280,5 +281,25 @@ func BenchmarkSweep(b *testing.B) {
 	}
 	if s := b.Elapsed().Seconds(); s > 0 {
 		b.ReportMetric(float64(cells)/s, "cells/s")
+	}
+}
+
+// A run stopped at a limit with work left is counted in its row (it was
+// printed as a row like any other, with no warning); a drained one is not.
+func TestARowCountsItsUndrainedRuns(t *testing.T) {
+	sc := durabench(t)
+	short := sc
+	short.Limits.MaxTime = 50 * time.Millisecond
+	for _, c := range []struct {
+		sc   model.Scenario
+		want int
+	}{{sc, 0}, {short, 2}} {
+		res, err := sweep.Run(c.sc, sweep.Options{Branches: []int{16}, Prologues: []string{sweep.RunContext}, Seeds: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Rows[0].Undrained; got != c.want {
+			t.Errorf("max_time %v: %d undrained runs, want %d", c.sc.Limits.MaxTime, got, c.want)
+		}
 	}
 }
