@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,6 +72,9 @@ func LoadSchedule(path string) (Schedule, error) {
 		return s, fmt.Errorf("schedule %s: %w", path, &bounded.TooLargeError{Path: path, Limit: MaxScheduleBytes, What: "a schedule file"})
 	}
 	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return s, fmt.Errorf("schedule %s: the file is empty: want a schedule simlab check saved (JSON)", path)
+		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return s, fmt.Errorf("schedule %s: unknown field %s: not a field of a schedule or of its scenario", path, f)
 		}

@@ -56,6 +56,11 @@ func parseScenario(data []byte) (Scenario, bool, error) {
 	if err != nil {
 		return Scenario{}, false, err
 	}
+	if root == nil {
+		// Most likely a file not yet written, or the wrong one: running
+		// the defaults in its name would hide that. {} asks for them.
+		return Scenario{}, false, errors.New("the file holds no scenario (it is empty or only comments): write at least one key, or {} for the defaults")
+	}
 	s, named, err := decodeScenarioDocument(root)
 	if err != nil {
 		return Scenario{}, false, err

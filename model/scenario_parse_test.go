@@ -54,10 +54,17 @@ func mustParse(t *testing.T, doc string) Scenario {
 	return s
 }
 
-func TestParseScenarioEmptyIsDefault(t *testing.T) {
-	for _, doc := range []string{"", "\n", "# only a comment\n", "---\n", "{}", "{}\n...\n"} {
+// {} is the defaults; a document with nothing in it is refused, not run as
+// the defaults in the file's name (a file not yet written, or the wrong one).
+func TestParseScenarioEmptyIsRefusedAndBracesAreDefault(t *testing.T) {
+	for _, doc := range []string{"{}", "{}\n...\n"} {
 		if got := mustParse(t, doc); !reflect.DeepEqual(got, DefaultScenario()) {
 			t.Errorf("ParseScenario(%q) = %+v, want DefaultScenario()", doc, got)
+		}
+	}
+	for _, doc := range []string{"", "\n", "# only a comment\n", "---\n"} {
+		if _, err := ParseScenario([]byte(doc)); err == nil || !strings.Contains(err.Error(), "holds no scenario") {
+			t.Errorf("ParseScenario(%q): %v, want it refused as empty", doc, err)
 		}
 	}
 }

@@ -441,7 +441,7 @@ type Published func(pkg, version string) (bool, error)
 // published, each world-local under AliasFor("wl", v).
 func PlanAdd(c *Catalog, core string, wls []string, published Published) (*AddPlan, error) {
 	if core == "" && len(wls) == 0 {
-		return nil, fmt.Errorf("name a @workflow/core version to add (simlab releases add 5.0.0-beta.57), or --world-local VERSION")
+		return nil, fmt.Errorf("name a @workflow/core version to add (simlab releases add 5.0.0-beta.57), or --add-world-local VERSION")
 	}
 	p := &AddPlan{}
 	taken := map[string]bool{}

@@ -97,7 +97,7 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 			if err != nil {
 				return err
 			}
-			if untilStable < 0 {
+			if untilStable < 0 || untilStable == 0 && cmd.Flags().Changed("until-stable") {
 				return badInput(fmt.Errorf("--until-stable = %d: want a number of seeds, at least 1", untilStable))
 			}
 			if seedRange != "" && cmd.Flags().Changed("seeds") {

@@ -270,7 +270,7 @@ anything is installed, and the npm command is printed.`,
 			}
 			for _, v := range addWLs {
 				if !realengine.ValidVersion(v) {
-					return badInput(fmt.Errorf("--world-local %q: want an exact version such as 5.0.0-beta.47 (no range, no tag)", v))
+					return badInput(fmt.Errorf("--add-world-local %q: want an exact version such as 5.0.0-beta.47 (no range, no tag)", v))
 				}
 			}
 			if _, err := exec.LookPath("npm"); err != nil {
