@@ -26,6 +26,7 @@ func TestEmptyAndZeroInputsAreRefusedClearly(t *testing.T) {
 		{[]string{"run", "--scenario", empty("empty.yaml")}, "holds no scenario"},
 		{[]string{"replay", empty("empty.json")}, "the file is empty"},
 		{[]string{"check", "--scenario", "fanout", "--seeds", "2", "--until-stable", "0"}, "--until-stable = 0"},
+		{[]string{"merge", filepath.Join(dir, "missing.json")}, "missing.json: no such file"},
 		{[]string{"releases", "add", "--engine-dir", filepath.Join("..", "..", "realengine")}, "--add-world-local VERSION"},
 	} {
 		_, _, err := runCLI(t, c.args...)

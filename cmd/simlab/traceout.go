@@ -115,6 +115,10 @@ func userPathError(path string, err error) error {
 		err = le.Err
 	}
 	if errors.Is(err, fs.ErrNotExist) {
+		if st, serr := os.Stat(filepath.Dir(path)); serr == nil && st.IsDir() {
+			// The directory is there: the file is what is missing (a read).
+			return fmt.Errorf("%s: no such file", path)
+		}
 		return fmt.Errorf("%s: the directory %s does not exist: create it or name another file", path, filepath.Dir(path))
 	}
 	return fmt.Errorf("%s: %w", path, err)
