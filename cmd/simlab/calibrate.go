@@ -58,6 +58,11 @@ then saves each kind's time, the two pools and the write order.`,
 			if o.Repetitions < 1 {
 				return badInput(fmt.Errorf("--repetitions %d: want at least 1", o.Repetitions))
 			}
+			// The calibration takes minutes: a file it could not write
+			// is refused before, not after (its model would be lost).
+			if err := checkWritePath(write); err != nil {
+				return badInput(fmt.Errorf("--write: %w", err))
+			}
 			switch worldName {
 			case "world-local":
 			case "world-postgres":
@@ -270,4 +275,28 @@ func orderNote(order string, share float64) string {
 		return fmt.Sprintf(", served in random order (%.2f of the overlapping writes answered out of arrival order)", share)
 	}
 	return fmt.Sprintf(", served in arrival order (%.2f answered out of it)", share)
+}
+
+// checkWritePath says why a file could not be written at path ("" is no
+// file): a directory, a read-only file, or a directory that is missing or
+// does not let a file be made in it (tried with a temporary one).
+func checkWritePath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case st.IsDir():
+			return fmt.Errorf("%s is a directory: name a file in it", path)
+		case st.Mode().IsRegular() && !writable(path, st):
+			return fmt.Errorf("%s is read-only (mode %v): make it writable (chmod u+w) or name another file", path, st.Mode().Perm())
+		}
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check*")
+	if err != nil {
+		return userPathError(path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }

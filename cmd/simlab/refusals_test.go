@@ -10,7 +10,7 @@ import (
 // Inputs a newcomer met that ran something else, or said too little
 // (issue 36): each is refused with exit 2 and a message naming what was
 // wrong.
-func TestEmptyAndZeroInputsAreRefusedClearly(t *testing.T) {
+func TestInputsANewcomerMetAreRefusedClearly(t *testing.T) {
 	dir := t.TempDir()
 	empty := func(name string) string {
 		p := filepath.Join(dir, name)
@@ -27,6 +27,8 @@ func TestEmptyAndZeroInputsAreRefusedClearly(t *testing.T) {
 		{[]string{"replay", empty("empty.json")}, "the file is empty"},
 		{[]string{"check", "--scenario", "fanout", "--seeds", "2", "--until-stable", "0"}, "--until-stable = 0"},
 		{[]string{"merge", filepath.Join(dir, "missing.json")}, "missing.json: no such file"},
+		{[]string{"calibrate", "--write", filepath.Join(dir, "no", "such", "dir", "cal.yaml"), "--engine-dir", dir}, "--write"},
+		{[]string{"calibrate", "--write", dir, "--engine-dir", dir}, "is a directory"},
 		{[]string{"releases", "add", "--engine-dir", filepath.Join("..", "..", "realengine")}, "--add-world-local VERSION"},
 	} {
 		_, _, err := runCLI(t, c.args...)
