@@ -1,8 +1,13 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/sim"
 )
 
 func TestParseProgram(t *testing.T) {
@@ -23,4 +28,36 @@ func TestParseProgram(t *testing.T) {
 			t.Errorf("%q: error %v, want one naming %q", c.file, err, c.want)
 		}
 	}
+}
+
+// program.Format writes what ParseProgram reads back as the same program:
+// every drawn shape, and a step with a body and results.
+func TestFormattedProgramsParseBack(t *testing.T) {
+	progs := [][]program.Node{{{Step: "a", Body: sim.Dist{Min: time.Millisecond, P50: 2 * time.Millisecond, P90: 3 * time.Millisecond, P99: 4 * time.Millisecond, Max: 5 * time.Millisecond}, Results: 3, As: "x"}}}
+	for seed := range uint64(200) {
+		progs = append(progs, program.Random(sim.NewPCG(seed), 3))
+	}
+	for _, p := range progs {
+		text := program.Format(p)
+		got, err := ParseProgram([]byte(text))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if program.Format(got) != text || fmt.Sprint(withoutLines(got)) != fmt.Sprint(p) {
+			t.Fatalf("parsed back differently:\n%s\n%s", text, program.Format(got))
+		}
+	}
+}
+
+// withoutLines is ns with every statement's line number cleared, as a
+// program that came from no file has them.
+func withoutLines(ns []program.Node) []program.Node {
+	for i := range ns {
+		n := &ns[i]
+		n.Line = 0
+		for _, kids := range [][]program.Node{n.All, n.Race, n.Seq, n.Then, n.Else, n.Do} {
+			withoutLines(kids)
+		}
+	}
+	return ns
 }

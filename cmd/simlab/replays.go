@@ -51,6 +51,7 @@ func newReplaysCommand() *cobra.Command {
 	var watchdog, maxDuration time.Duration
 	var asJSON, showLog bool
 	var real realFlags
+	var search bool
 	cmd := &cobra.Command{
 		Use:   "replays",
 		Short: "Run a workflow program as the runtime replays it and count the runs whose event log is corrupted",
@@ -84,6 +85,11 @@ log keeps a step started more than once and never finished. ENDED TWICE counts
 runs the World accepted more than one end for (world-local checks the run's
 status, then writes: concurrent last completers' ends overlap).
 
+--search draws, per seed, a program up to 3 deep, a time limit and a crash rate
+between a claim and its body (flow.DrawCase): a search over shapes and faults
+for the ones that corrupt; --seed N --search prints case N's program, in the
+program file's format, and its story.
+
 --real N also runs the program N times on a pinned core (--core, default the
 default pinned one) over world-local, one run per harness call, adds its row,
 and judges simlab's prefix view (sequential off) against it: the share of runs
@@ -96,6 +102,14 @@ harness does not see replays from inside.`,
 			var prog []program.Node
 			var title string
 			switch {
+			case search:
+				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "max-duration", "real"} {
+					if cmd.Flags().Changed(f) {
+						return badInput(fmt.Errorf("--search draws each seed's program and faults: --%s does not apply", f))
+					}
+				}
+				prog = []program.Node{{Step: "a"}} // each seed draws its own (flow.DrawCase)
+				title = "search: each seed draws a program up to 3 deep (program.Random), a time limit (none, 500ms or 2s) and a crash rate between claim and body (0, 5 % or 20 %)"
 			case programFile != "":
 				if cmd.Flags().Changed("shape") || cmd.Flags().Changed("branches") || cmd.Flags().Changed("rounds") || cmd.Flags().Changed("watchdog") {
 					return badInput(fmt.Errorf("--program takes the place of --shape, --branches, --rounds and --watchdog: give one or the other"))
@@ -141,7 +155,7 @@ harness does not see replays from inside.`,
 			default:
 				return badInput(fmt.Errorf("--shape %q: want storm, control or inline-hang (or --program FILE)", shape))
 			}
-			if watchdog <= 0 && shape != "inline-hang" {
+			if watchdog <= 0 && shape != "inline-hang" && !search {
 				return badInput(fmt.Errorf("--watchdog %v: want a positive duration", watchdog))
 			}
 			compiled, err := program.Compile(prog)
@@ -165,6 +179,14 @@ harness does not see replays from inside.`,
 			if err := base.Validate(); err != nil {
 				return badInput(err)
 			}
+			// caseOf is what seed s runs: the base, or with --search the
+			// seed's own program and faults.
+			caseOf := func(s uint64) flow.Config {
+				if search {
+					return flow.DrawCase(s).Config(base)
+				}
+				return base
+			}
 			if err := real.check(cmd, shape, viewList, seqList); err != nil {
 				return badInput(err)
 			}
@@ -175,11 +197,15 @@ harness does not see replays from inside.`,
 				if len(viewList) != 1 || len(seqList) != 1 {
 					return badInput(fmt.Errorf("--seed tells one run's story: choose one --view (prefix or own-writes) and one --sequential (on or off)"))
 				}
-				cfg := base
+				cfg := caseOf(seed)
 				cfg.View, cfg.SequentialReplays = viewList[0], seqList[0]
 				res, err := flow.Run(cfg, seed)
 				if err != nil {
 					return err
+				}
+				if search && !asJSON {
+					k := flow.DrawCase(seed)
+					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, the program:\n%s", seed, k.MaxDuration, k.Crash, strings.TrimRight(program.Format(k.Program), "\n"))
 				}
 				return printReplayRun(out, title, cfg, seed, res, showLog, asJSON)
 			}
@@ -196,11 +222,11 @@ harness does not see replays from inside.`,
 		cells:
 			for _, v := range viewList {
 				for _, sq := range seqList {
-					cfg := base
-					cfg.View, cfg.SequentialReplays = v, sq
 					row := replayRow{View: v.String(), Sequential: sq}
 					var runner flow.Runner
 					for s := 1; s <= seedCount; s++ {
+						cfg := caseOf(uint64(s))
+						cfg.View, cfg.SequentialReplays = v, sq
 						if ctx.Err() != nil {
 							partial = true
 							if row.Seeds > 0 {
@@ -274,6 +300,7 @@ harness does not see replays from inside.`,
 	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
+	f.BoolVar(&search, "search", false, "search over shapes and faults: each seed draws its own program, time limit and crash rate (with --seed: that case, its program and story)")
 	real.flags(f)
 	return cmd
 }
@@ -394,6 +421,11 @@ func sameRun(cmd *cobra.Command) string {
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		switch f.Name {
 		case "seeds", "seed", "view", "sequential", "json", "log":
+			return
+		}
+		if f.Value.Type() == "bool" {
+			// A bool flag takes no separate word: --search true is two.
+			fmt.Fprintf(&b, " --%s=%s", f.Name, f.Value.String())
 			return
 		}
 		fmt.Fprintf(&b, " --%s %s", f.Name, model.ShellQuote(f.Value.String()))

@@ -95,6 +95,9 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--real", "2", "--recovery-replays", "1"}, "recovery budget"},
 		{[]string{"--real", "2", "--seed", "3", "--view", "prefix", "--sequential", "off"}, "not with --seed"},
 		{[]string{"--real", "2", "--core", "4.0.0"}, "--core"},
+		{[]string{"--search", "--shape", "control"}, "--shape does not apply"},
+		{[]string{"--search", "--max-duration", "1s"}, "--max-duration does not apply"},
+		{[]string{"--search", "--real", "2"}, "--real does not apply"},
 	} {
 		_, _, err := runCLI(t, append([]string{"replays"}, c.args...)...)
 		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
@@ -126,7 +129,7 @@ func TestReplaysDocIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "inline-hang"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}} {
+	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "inline-hang"}, {"replays", "--search", "--seeds", "1000"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}} {
 		out, _, err := runCLI(t, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -239,6 +242,7 @@ func TestREADMEReplaysRatesAreCurrent(t *testing.T) {
 		{"storm, 16 branches × 3 rounds", "0 of 20 (`--real 20`)", "step-storm 554–583 of 600 before slot ids (#3172, #3179)", []string{"--shape", "storm"}},
 		{"control", "0 of 10 (`--shape control --real 10`)", "hook-sleep 0 of 200", []string{"--shape", "control"}},
 		{"inline-hang (800 s limit)", "not run: the harness cannot kill at a time limit", "about 1 % of one customer's runs; \"the shape alone does NOT corrupt\" locally (#4199)", []string{"--shape", "inline-hang"}},
+		{"search: a random program, time limit and crash rate per seed", "not run", "none published", []string{"--search", "--seeds", "1000"}},
 	} {
 		p, o := row(c.args...)
 		fmt.Fprintf(&b, "| %s | %d of %d | %d of %d | %s | %s |\n", c.shape, p.Corrupted, p.Seeds, o.Corrupted, o.Seeds, c.real, c.upstream)
@@ -258,5 +262,24 @@ func TestREADMEReplaysRatesAreCurrent(t *testing.T) {
 	}
 	if err := os.WriteFile(path, []byte(text[:i]+b.String()+text[j:]), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --search draws each seed's program and faults: the pinned release's view
+// corrupts none of them, the own-writes view some, and the printed command
+// tells a corrupted case's story with its program.
+func TestReplaysSearch(t *testing.T) {
+	got := replaysJSON(t, "--search", "--seeds", "300", "--sequential", "off")
+	if len(got.Rows) != 2 || got.Rows[0].Corrupted != 0 || got.Rows[0].Unreplayable != 0 || got.Rows[1].Corrupted == 0 || got.Rows[0].Kills == 0 {
+		t.Fatalf("%+v: want the prefix view clean (with kills), the own-writes view corrupting", got.Rows)
+	}
+	out, _, err := runCLI(t, "replays", "--search", "--seed", fmt.Sprint(got.Rows[1].FirstCorrupted), "--view", "own-writes", "--sequential", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"search case", "program:\n  - ", "failed CORRUPTED_EVENT_LOG", "a fresh replay of the log diverges"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the case's story lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -63,6 +63,11 @@ type Config struct {
 	// message comes back Redeliver later.
 	MaxDuration time.Duration
 	Redeliver   time.Duration
+	// Crash is the chance that a step's process dies between its claim
+	// and its body (a queued step's delivery, or the invocation running it
+	// inline): nothing more is written and the message comes back after
+	// Redeliver.
+	Crash float64
 	// MaxDeliveries is how many times the queue delivers one message
 	// (world-local's cap, the runtime's 48); a message killed that many
 	// times is dropped.
@@ -104,6 +109,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInline < 0 || c.RecoveryReplays < 0 {
 		return fmt.Errorf("flow: max_inline %d, recovery_replays %d: must not be negative", c.MaxInline, c.RecoveryReplays)
+	}
+	if c.Crash < 0 || c.Crash > 1 {
+		return fmt.Errorf("flow: crash %v: want a chance in [0, 1]", c.Crash)
+	}
+	if c.Crash > 0 && c.Redeliver == 0 {
+		return errors.New("flow: crash needs a positive redeliver")
 	}
 	if c.MaxDeliveries < 1 || c.InlineLease <= 0 {
 		return fmt.Errorf("flow: max_deliveries %d, inline_lease %v: want at least one delivery and a positive lease", c.MaxDeliveries, c.InlineLease)
@@ -244,9 +255,11 @@ type Result struct {
 	// retried and never finished: the production marker of the team's
 	// inline-hang runs (vercel/workflow #4199).
 	HungSteps int
-	// Killed counts invocations and queued steps killed at the time limit.
-	Killed int
-	Stats  sim.Stats
+	// Killed counts invocations and queued steps killed at the time limit
+	// or by a crash; Crashes the crashes.
+	Killed  int
+	Crashes int
+	Stats   sim.Stats
 }
 
 // Run runs the program once under seed's chooser. The Result is the

@@ -267,3 +267,54 @@ func TestRunnerGivesRunsResults(t *testing.T) {
 		}
 	}
 }
+
+// A crash between a claim and its body kills the process that claimed (a
+// queued step's delivery, or the invocation running the step inline), and
+// its message comes back: the storm still completes in the pinned
+// release's view, with crashes and re-run steps, and never corrupts.
+func TestCrashesBetweenClaimAndBodyDoNotCorruptThePrefixView(t *testing.T) {
+	cfg := config(t, Storm(16, 3, 300*time.Millisecond), ViewPrefix)
+	cfg.Crash = 0.1
+	crashes, reruns := 0, 0
+	for seed := range uint64(50) {
+		res := runSeed(t, cfg, seed+1)
+		if res.End == Corrupted || res.Fresh.Status == program.Diverged {
+			t.Fatalf("seed %d: %s, fresh %s\n%s", seed+1, res.End, res.Fresh, strings.Join(res.Story(cfg.Program), "\n"))
+		}
+		crashes += res.Crashes
+		reruns += res.DuplicateStarts
+	}
+	if crashes == 0 || reruns == 0 {
+		t.Errorf("%d crashes and %d steps started twice in 50 storms: want both", crashes, reruns)
+	}
+}
+
+// A search over shapes and faults: DrawCase gives the same case for the
+// same seed, valid programs with time limits and crashes across seeds,
+// and the pinned release's view corrupts none of them (the claim a real
+// run could contradict: simlab replays --search).
+func TestSearchCasesNeverCorruptThePrefixView(t *testing.T) {
+	limits, crashes := 0, 0
+	for seed := uint64(1); seed <= 200; seed++ {
+		k := DrawCase(seed)
+		if fmt.Sprint(k) != fmt.Sprint(DrawCase(seed)) {
+			t.Fatalf("seed %d drew two cases", seed)
+		}
+		if k.MaxDuration > 0 {
+			limits++
+		}
+		if k.Crash > 0 {
+			crashes++
+		}
+		res, err := Run(k.Config(Defaults(nil)), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.End == Corrupted || res.Fresh.Status == program.Diverged {
+			t.Fatalf("seed %d: %s, fresh %s\n%s\n%s", seed, res.End, res.Fresh, program.Format(k.Program), strings.Join(res.Story(program.MustCompile(k.Program)), "\n"))
+		}
+	}
+	if limits == 0 || crashes == 0 {
+		t.Errorf("200 cases drew %d time limits and %d crash rates: want both", limits, crashes)
+	}
+}

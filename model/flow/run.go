@@ -395,7 +395,28 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		return
 	case stClaim:
 		if !ok {
+			if r.res.Actors[a].Kind == ActorStep && !r.w.ended && r.w.entity(r.res.Actors[a].Ordinal).finished {
+				// A queued step found finished (its message came back
+				// after the delivery that ran it died): core goes on to
+				// the fan-in as after its own result (model/consumer.go,
+				// an EntityConflict claim), so its inline continuation
+				// is not lost with the dead delivery.
+				ac.st = stFanIn
+				r.callAt(a, callList, r.cfg.List)
+				return
+			}
 			r.finishActor(a)
+			return
+		}
+		if r.cfg.Crash > 0 && sim.Chance(r.c, r.cfg.Crash) {
+			// The process dies between the claim and the body: a queued
+			// step's delivery, or the invocation running it inline.
+			r.res.Crashes++
+			victim := a
+			if p := r.res.Actors[a].Parent; p >= 0 {
+				victim = p
+			}
+			r.kill(victim)
 			return
 		}
 		r.startBody(a)
