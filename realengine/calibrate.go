@@ -22,6 +22,8 @@ type CalibrateOptions struct {
 	Core        string // default: the pinned default core
 	WorldLocal  string // default: the pinned default world-local
 	Timeout     time.Duration
+	// Progress, if set, is told after each real run how many have ended.
+	Progress func(done int)
 }
 
 // CallKind is one kind of World call a calibration measures: an
@@ -88,12 +90,17 @@ type Calibration struct {
 	Core       string           `json:"core"`
 	WorldLocal string           `json:"world_local"`
 	Rows       []CalibrationRow `json:"rows"`
+	// Partial: the calibration stopped (Ctrl-C, a failed run) before
+	// every width ran all its repetitions; Rows are what did (a width cut
+	// short counts the runs it finished).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Calibrate bursts the real World: the fanout workflow at each width with
 // no injected latency, pool or fault (the World's own costs only), every
 // call recorded, and reports each call kind's cost. It is what the World
-// profiles' service times rest on (docs/VALIDATION.md).
+// profiles' service times rest on (docs/VALIDATION.md). When it stops
+// early it returns what it measured so far, marked Partial, with the error.
 func Calibrate(ctx context.Context, r *Runner, o CalibrateOptions) (*Calibration, error) {
 	core, err := CoreByVersion(cmp.Or(o.Core, Pinned.DefaultCore))
 	if err != nil {
@@ -125,9 +132,16 @@ func Calibrate(ctx context.Context, r *Runner, o CalibrateOptions) (*Calibration
 			cfg.Seed = uint64(rep)
 			run, err := r.Run(ctx, core, cfg, o.Timeout)
 			if err != nil {
-				return nil, fmt.Errorf("%d branches, repetition %d: %w", b, rep, err)
+				if len(runs) > 0 {
+					out.Rows = append(out.Rows, calibrationRow(b, runs))
+				}
+				out.Partial = true
+				return out, fmt.Errorf("%d branches, repetition %d: %w", b, rep, err)
 			}
 			runs = append(runs, run)
+			if o.Progress != nil {
+				o.Progress(len(out.Rows)*o.Repetitions + len(runs))
+			}
 		}
 		out.Rows = append(out.Rows, calibrationRow(b, runs))
 	}

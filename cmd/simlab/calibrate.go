@@ -89,8 +89,22 @@ then saves each kind's time, the two pools and the write order.`,
 			}
 			defer done()
 			start := time.Now()
+			o.Progress = func(done int) {
+				if progressHook != nil {
+					progressHook(ctx, done)
+				}
+			}
 			cal, err := realengine.Calibrate(ctx, r, o)
 			if err != nil {
+				// What was measured before is printed, not lost; a partial
+				// calibration writes no model (--write).
+				if cal != nil && len(cal.Rows) > 0 {
+					if asJSON {
+						_ = writeJSON(cmd.OutOrStdout(), cal)
+					} else {
+						printCalibration(cmd.OutOrStdout(), cal, time.Since(start))
+					}
+				}
 				if ctx.Err() != nil {
 					return interruptError(interrupted(), fmt.Sprintf("stopped while calibrating: %v", err))
 				}
@@ -245,6 +259,9 @@ func printBursts(w io.Writer, pkg string, cal *realworld.BurstCalibration, took 
 func printCalibration(w io.Writer, cal *realengine.Calibration, took time.Duration) {
 	fmt.Fprintf(w, "the real world-local %s under core %s, its own time per call (ms), no injected latency (%s)\n\n",
 		cal.WorldLocal, cal.Core, took.Round(time.Second))
+	if cal.Partial {
+		fmt.Fprintln(w, "PARTIAL: stopped before every width ran all its repetitions; a width cut short is over the runs it finished")
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "BRANCHES\tKIND\tCALLS\tMIN\tP50\tP90\tP99\tMAX\tUNCONTENDED P50\tPEAK IN WORLD\tMEAN IN WORLD\tSERVED AT ONCE\t")
 	for _, row := range cal.Rows {

@@ -167,3 +167,23 @@ func postgresPids(t *testing.T) []string {
 	}
 	return out
 }
+
+// Ctrl-C during calibrate's second real run prints what the first
+// measured, marked partial, and exits 130; no model is written.
+func TestCalibrateInterruptedPrintsWhatItMeasured(t *testing.T) {
+	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
+		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
+	}
+	write := filepath.Join(t.TempDir(), "cal.yaml")
+	interruptAfter(t, 1)
+	out, _, err := runCLI(t, "calibrate", "--engine-dir", filepath.Join("..", "..", "realengine"), "--branches", "4", "--repetitions", "2", "--write", write)
+	if exitCode(err) != 130 || !strings.Contains(err.Error(), "stopped while calibrating") {
+		t.Fatalf("exit %d (%v), want 130", exitCode(err), err)
+	}
+	if !strings.Contains(out, "PARTIAL") || !strings.Contains(out, "step_completed") {
+		t.Errorf("the first run's measurement is not printed, marked partial:\n%s", out)
+	}
+	if _, err := os.Stat(write); err == nil {
+		t.Error("a partial calibration wrote a store model")
+	}
+}
