@@ -84,6 +84,9 @@ func (res *Result) Story(p *program.Compiled) []string {
 			}
 		}
 	}
+	if line := res.raceTakenOtherwise(p, i); line != "" {
+		add("%s", line)
+	}
 	var others []string
 	for _, w := range res.Writes {
 		if w.Ordinal != ev.Ordinal || w.Kind != ev.Kind || (w.At == ev.At && w.By == ev.By) {
@@ -140,4 +143,77 @@ func (res *Result) ActorName(a int32) string {
 
 func at(t sim.Time) string {
 	return "+" + time.Duration(t).Round(time.Microsecond).String()
+}
+
+// raceTakenOtherwise names the first race that the writer of log event i
+// saw settled by another branch than the log settles it before i: the
+// writer's own wrong act, when its view was not the log's. "" when its
+// view is not known or settles every race as the log does.
+func (res *Result) raceTakenOtherwise(p *program.Compiled, i int) string {
+	ev := res.Log[i]
+	if ev.Saw < 0 || ev.Loaded < 0 {
+		return ""
+	}
+	// The writer's view: the log's first Loaded events, then its own
+	// writes (and its inline steps') below event i that it had made before
+	// the replay.
+	view := make([]int, 0, ev.Saw)
+	for j := range int(ev.Loaded) {
+		view = append(view, j)
+	}
+	// Its own writes land in the order it issued them, so the ones its
+	// replay saw are the first Saw - Loaded of them.
+	for j := int(ev.Loaded); j < i && len(view) < int(ev.Saw); j++ {
+		if res.Log[j].By == ev.By || res.ownedBy(j, ev.By) {
+			view = append(view, j)
+		}
+	}
+	if len(view) != int(ev.Saw) {
+		return "" // (a view this reconstruction does not match)
+	}
+	events := func(pos []int) []program.Event {
+		out := make([]program.Event, len(pos))
+		for k, j := range pos {
+			out[k] = res.Log[j].Event
+		}
+		return out
+	}
+	wins := func(pos []int) []program.RaceWin {
+		r := program.Replayer{Explain: true}
+		r.Replay(p, events(pos))
+		return r.Wins
+	}
+	truth := make([]int, i)
+	for j := range truth {
+		truth[j] = j
+	}
+	inView, inLog := wins(view), wins(truth)
+	// Pair the races by statement and occurrence.
+	type key struct{ node, nth int32 }
+	index := func(ws []program.RaceWin) map[key]program.RaceWin {
+		seen, out := map[int32]int32{}, map[key]program.RaceWin{}
+		for _, w := range ws {
+			out[key{w.Node, seen[w.Node]}] = w
+			seen[w.Node]++
+		}
+		return out
+	}
+	viewWins := index(inView)
+	seen := map[int32]int32{}
+	for _, w := range inLog {
+		k := key{w.Node, seen[w.Node]}
+		seen[w.Node]++
+		vw, ok := viewWins[k]
+		if ok && vw.Branch == w.Branch {
+			continue
+		}
+		logEv := fmt.Sprintf("event %d %s, by %s", w.At, res.Log[w.At].Event, res.ActorName(res.Log[w.At].By))
+		if !ok {
+			return fmt.Sprintf("  the race of statement %d was settled in the log by branch %d (%s); its replay saw it unsettled", w.Node, w.Branch, logEv)
+		}
+		j := view[vw.At]
+		return fmt.Sprintf("  the race of statement %d: its replay saw branch %d win on %s (event %d, by %s), the log has branch %d winning first (%s)",
+			w.Node, vw.Branch, res.Log[j].Event, j, res.ActorName(res.Log[j].By), w.Branch, logEv)
+	}
+	return ""
 }

@@ -204,6 +204,13 @@ type frame struct {
 // zero value is ready to use; it is not safe for use by more than one
 // goroutine at a time.
 type Replayer struct {
+	// Explain keeps, for each race the replay settles, which branch won
+	// and on which event (Wins); off, a replay records nothing more.
+	Explain bool
+	// Wins are the races settled by the last Replay, in the order they
+	// settled (valid until the next Replay).
+	Wins []RaceWin
+
 	prog     *Compiled
 	log      []Event
 	ents     []entity
@@ -228,7 +235,7 @@ func Replay(p *Compiled, log []Event) Outcome {
 // Replay replays program p against log, as core's replay does. The
 // Outcome's Pending is the Replayer's, valid until its next Replay.
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
-	*m = Replayer{prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
+	*m = Replayer{Explain: m.Explain, Wins: m.Wins[:0], prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
 		parked: m.parked[:0], pending: m.pending[:0], at: -1}
 	for range p.labels {
 		m.vars = append(m.vars, undefined)
@@ -531,6 +538,9 @@ func (m *Replayer) notify(f, slot int32, v value, failed bool) {
 			m.complete(f, truthy, false)
 		}
 	case KindRace:
+		if m.Explain && !fr.settled {
+			m.Wins = append(m.Wins, RaceWin{Node: fr.node.index, Branch: slot, At: m.at})
+		}
 		m.complete(f, v, failed)
 	case KindPool:
 		if failed {
@@ -563,4 +573,12 @@ func BeforeEnd(log []Event) []Event {
 		}
 	}
 	return log
+}
+
+// RaceWin is a race a replay settled: the race statement (its index in
+// Compiled.Nodes), the branch that settled first, and the event whose
+// consumption settled it (its index in the replayed log).
+type RaceWin struct {
+	Node, Branch int32
+	At           int
 }

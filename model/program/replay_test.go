@@ -169,3 +169,21 @@ func TestPoolWorkersGoOnAfterACallFailed(t *testing.T) {
 		t.Fatal(o)
 	}
 }
+
+// An explaining replay names each race it settles: the branch that won and
+// the event that settled it.
+func TestExplainNamesEachRacesWinner(t *testing.T) {
+	p := MustCompile([]Node{{Race: []Node{{Step: "a"}, {Sleep: time.Second}}, As: "w"}, {Step: "b"}})
+	log := []Event{E(RunCreated, -1), E(RunStarted, -1), E(StepCreated, 0).Named("a"), E(WaitCreated, 1),
+		E(WaitCompleted, 1), E(StepCompleted, 0)}
+	r := Replayer{Explain: true}
+	r.Replay(p, log)
+	if len(r.Wins) != 1 || r.Wins[0].Branch != 1 || r.Wins[0].At != 4 || r.Wins[0].Node != 0 {
+		t.Fatalf("wins %+v: want the race (statement 0) won by branch 1 at event 4", r.Wins)
+	}
+	var plain Replayer
+	plain.Replay(p, log)
+	if len(plain.Wins) != 0 {
+		t.Errorf("a replay without Explain recorded %v", plain.Wins)
+	}
+}
