@@ -48,7 +48,7 @@ func newReplaysCommand() *cobra.Command {
 	var shape, programFile, views, sequential string
 	var branches, rounds, seedCount, maxInline, recovery int
 	var seed uint64
-	var watchdog, maxDuration time.Duration
+	var watchdog, maxDuration, replayCost time.Duration
 	var asJSON, showLog bool
 	var real realFlags
 	var search bool
@@ -172,6 +172,12 @@ harness does not see replays from inside.`,
 			}
 			base := flow.Defaults(compiled)
 			base.MaxInline, base.RecoveryReplays, base.MaxDuration = maxInline, recovery, maxDuration
+			if cmd.Flags().Changed("replay-cost") {
+				if replayCost < 0 {
+					return badInput(fmt.Errorf("--replay-cost %v: want a duration of at least 0", replayCost))
+				}
+				base.ReplayPerEvent = replayCost
+			}
 			if maxDuration > 0 {
 				// Room for the kills and redeliveries a time limit makes.
 				base.MaxTime = max(base.MaxTime, time.Duration(base.MaxDeliveries)*(maxDuration+base.Redeliver))
@@ -297,6 +303,7 @@ harness does not see replays from inside.`,
 	f.Uint64Var(&seed, "seed", 1, "run this one seed and tell its story (with one --view and one --sequential)")
 	f.IntVar(&maxInline, "max-inline", 3, "steps an invocation runs itself per suspension (core's MAX_INLINE_STEPS)")
 	f.IntVar(&recovery, "recovery-replays", 3, "fresh replays after a divergence before the run fails CORRUPTED_EVENT_LOG")
+	f.DurationVar(&replayCost, "replay-cost", 20*time.Microsecond, "what a replay costs per event of its log (the real core's workflow.replay.execute is not fitted yet)")
 	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")

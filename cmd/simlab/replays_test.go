@@ -96,6 +96,7 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--real", "2", "--seed", "3", "--view", "prefix", "--sequential", "off"}, "not with --seed"},
 		{[]string{"--real", "2", "--core", "4.0.0"}, "--core"},
 		{[]string{"--search", "--shape", "control"}, "--shape does not apply"},
+		{[]string{"--replay-cost", "-1ms"}, "--replay-cost"},
 		{[]string{"--search", "--max-duration", "1s"}, "--max-duration does not apply"},
 		{[]string{"--search", "--real", "2"}, "--real does not apply"},
 	} {
