@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/internal/testtmp"
 	"github.com/simlab/simlab/realworld"
 
@@ -179,9 +180,7 @@ func TestConformance(t *testing.T) {
 // installed, and a stopper that stops what it starts on Ctrl-C too.
 func realWorlds(t *testing.T) ([]realworld.World, *stopper) {
 	t.Helper()
-	if os.Getenv("SIMLAB_NO_REAL_WORLDS") == "1" {
-		t.Skip("SIMLAB_NO_REAL_WORLDS=1: the real Worlds are not checked on this machine")
-	}
+	testreal.Need(t, testreal.Worlds)
 	worlds := realworld.Worlds
 	if *worldFlag != "" {
 		w, err := realworld.WorldByName(*worldFlag)

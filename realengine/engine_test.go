@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/sim"
@@ -49,9 +50,7 @@ func TestMain(m *testing.M) {
 // fails, never skips, when Node is missing, unless the opt-out is set.
 func prepared(t *testing.T) *Runner {
 	t.Helper()
-	if os.Getenv(optOut) == "1" {
-		t.Skipf("%s=1: the real-engine validation is switched off explicitly", optOut)
-	}
+	testreal.Need(t, testreal.Engine)
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is not on PATH: the real-engine smoke needs Node.js ≥ 20 and npm (set %s=1 to opt out explicitly)", optOut)
 	}

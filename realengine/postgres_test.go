@@ -3,12 +3,12 @@ package realengine
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/realworld"
 )
 
@@ -22,9 +22,7 @@ import (
 // a pinned world-postgres, this test fails and says so.
 func TestNoPinnedCoreRunsOnWorldPostgres(t *testing.T) {
 	r := prepared(t)
-	if os.Getenv("SIMLAB_NO_REAL_WORLDS") == "1" {
-		t.Skip("SIMLAB_NO_REAL_WORLDS=1: no PostgreSQL on this machine")
-	}
+	testreal.Need(t, testreal.Worlds)
 	if len(r.Catalog.WorldPostgreses) == 0 {
 		t.Fatalf("%s/package.json pins no @workflow/world-postgres", r.Dir)
 	}

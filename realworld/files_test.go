@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 func writeFile(t *testing.T, body string) string {
@@ -52,9 +54,7 @@ func TestTableMarksTheDifference(t *testing.T) {
 
 // A driver that dies is reported with what it wrote to stderr.
 func TestCrashedDriverIsReportedWithItsStderr(t *testing.T) {
-	if os.Getenv("SIMLAB_NO_REAL_WORLDS") == "1" {
-		t.Skip("SIMLAB_NO_REAL_WORLDS=1")
-	}
+	testreal.Need(t, testreal.Worlds)
 	d, err := StartDriver("no-such-world", t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/model"
 )
 
@@ -22,9 +23,7 @@ import (
 // skips the browser test on a machine that cannot have one.
 func chromium(t *testing.T) string {
 	t.Helper()
-	if os.Getenv("SIMLAB_NO_BROWSER") == "1" {
-		t.Skip("SIMLAB_NO_BROWSER=1: the HTML report is not opened in a browser")
-	}
+	testreal.Need(t, testreal.Browser)
 	out, err := exec.Command(filepath.Join("..", "scripts", "ensure-chromium")).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 3 {

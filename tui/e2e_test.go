@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // tmuxSession is the real binary in a 120×40 pane of a private tmux server
@@ -32,6 +34,7 @@ type tmuxSession struct {
 // without polling.
 func startTUI(t *testing.T, args ...string) *tmuxSession {
 	t.Helper()
+	testreal.Need(t, testreal.Tmux)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

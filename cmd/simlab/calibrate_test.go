@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/model"
 )
 
@@ -77,6 +78,7 @@ func TestValidateSimStoreSaysWhatItRan(t *testing.T) {
 // store model simlab runs: one write at a time is not what it measured,
 // and it keeps arrival order, where world-local does not.
 func TestCalibrateWorldPostgresDrivesTheWorldAlone(t *testing.T) {
+	testreal.Need(t, testreal.Worlds)
 	file := filepath.Join(t.TempDir(), "pg.yaml")
 	out, stderr, err := runCLI(t, "calibrate", "--world", "world-postgres", "--branches", "32", "--repetitions", "1", "--write", file)
 	if err != nil {
@@ -119,9 +121,7 @@ func TestAFailedPreparationIsNotAnInterrupt(t *testing.T) {
 // says so and exits 130, and the PostgreSQL it started is stopped and its
 // temp dir removed (it was left running, listening, with its cluster).
 func TestCalibratePostgresInterruptedWhileStartingLeavesNothing(t *testing.T) {
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Worlds)
 	// (PostgreSQL's own temp dir must stay where initdb may write: the
 	// shared temp dir, compared before and after.)
 	ours := func() []string {
@@ -171,9 +171,7 @@ func postgresPids(t *testing.T) []string {
 // Ctrl-C during calibrate's second real run prints what the first
 // measured, marked partial, and exits 130; no model is written.
 func TestCalibrateInterruptedPrintsWhatItMeasured(t *testing.T) {
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Engine)
 	write := filepath.Join(t.TempDir(), "cal.yaml")
 	interruptAfter(t, 1)
 	out, _, err := runCLI(t, "calibrate", "--engine-dir", filepath.Join("..", "..", "realengine"), "--branches", "4", "--repetitions", "2", "--write", write)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/traces"
 )
 
@@ -141,6 +142,7 @@ func tailBytes(b []byte, n int) string {
 // The binary is built first, by the script, within the test's deadline.
 func startJaeger(t *testing.T) jaeger {
 	t.Helper()
+	testreal.Need(t, testreal.Jaeger)
 	script := filepath.Join("..", "..", "scripts", "jaeger")
 	state := t.TempDir()
 	p := freePorts(t, 5)

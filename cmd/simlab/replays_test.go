@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // simlab replays as a user runs it: the table over both views and both
@@ -181,9 +183,7 @@ func TestReplaysInlineHangKills(t *testing.T) {
 // as simlab predicts (a real run could contradict it); how many end twice
 // moves with the machine's load, so only its presence is checked here.
 func TestReplaysJudgesSimlabAgainstTheRealCore(t *testing.T) {
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Engine)
 	t.Setenv("TMPDIR", t.TempDir())
 	out, stderr, err := runCLI(t, "replays", "--real", "2", "--branches", "4", "--rounds", "2", "--view", "prefix", "--sequential", "off",
 		"--seeds", "20", "--engine-dir", filepath.Join("..", "..", "realengine"), "--json")

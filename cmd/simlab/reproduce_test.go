@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/check"
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // The saved schedule of docs/MODEL.md finding 15 (realengine's
@@ -60,9 +61,7 @@ func TestReproduceRefusesUpFront(t *testing.T) {
 // Node and the engine's pinned packages, as go test ./realengine/...
 // does.
 func TestReproduceCommandReproducesFinding15(t *testing.T) {
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Engine)
 	out := t.TempDir()
 	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--out", out, "--engine-dir", filepath.Join("..", "..", "realengine"))
 	if err != nil {
@@ -96,9 +95,7 @@ func TestReproduceCommandReproducesFinding15(t *testing.T) {
 // stale-pending failure is reproduced on core beta.52; the other violated
 // properties' verdicts follow; the exit code stays the check's (1).
 func TestCheckReproduce(t *testing.T) {
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Engine)
 	dir := t.TempDir()
 	stdout, _, err := runCLI(t, "check", "--scenario", "golden-t3", "--seeds", "5", "--schedules", dir, "--reproduce",
 		"--engine-dir", filepath.Join("..", "..", "realengine"))
@@ -145,9 +142,7 @@ func TestReproduceWhatIf(t *testing.T) {
 	if _, _, err := runCLI(t, "reproduce", f15Schedule, "--what-if", "-1", "--engine-dir", t.TempDir()); exitCode(err) != 2 || !strings.Contains(err.Error(), "--what-if -1") {
 		t.Errorf("--what-if -1: %v, want exit 2 naming it", err)
 	}
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Engine)
 	out := t.TempDir()
 	stdout, _, err := runCLI(t, "reproduce", f15Schedule, "--what-if", "2", "--json", "--out", out, "--engine-dir", filepath.Join("..", "..", "realengine"))
 	if exitCode(err) > 1 {

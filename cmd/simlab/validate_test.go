@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/realengine"
 )
 
@@ -47,9 +48,7 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 // code -1 became simlab's) as during a real run. It needs Node and the
 // engine's pinned packages, as go test ./realengine/... does.
 func TestValidateInterrupted(t *testing.T) {
-	if os.Getenv("SIMLAB_SKIP_REAL_ENGINE") == "1" {
-		t.Skip("SIMLAB_SKIP_REAL_ENGINE=1: the real-engine validation is switched off explicitly")
-	}
+	testreal.Need(t, testreal.Engine)
 	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "realengine"),
 		"--branches", "4", "--repetitions", "1", "--seeds", "1", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}
 	// The engine's temp dirs go to a directory of this test's own: other
