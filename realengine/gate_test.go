@@ -3,13 +3,13 @@ package realengine
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/simlab/simlab/internal/procgroup"
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // TestGateReleasesByCountAndEscapes runs gate.mjs's and store.mjs's own
@@ -20,9 +20,7 @@ import (
 // has a read reach the World as it is served and a write after its latency,
 // as simlab's store does.
 func TestGateReleasesByCountAndEscapes(t *testing.T) {
-	if os.Getenv(optOut) == "1" {
-		t.Skipf("%s=1", optOut)
-	}
+	testreal.Need(t, testreal.Engine)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "--test", "gate.test.mjs", "store.test.mjs")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // An install cut short leaves its tree marked unfinished, and npm (with
@@ -15,6 +17,7 @@ import (
 // package.json whose only dependency's registry never answers (127.0.0.1,
 // a listener that accepts and says nothing).
 func TestAnInstallCutShortStaysMarked(t *testing.T) {
+	testreal.Need(t, testreal.Engine) // (npm is how the real engine and Worlds are installed)
 	ok := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ok, "package.json"), []byte(`{"name":"x","version":"1.0.0"}`), 0o644); err != nil {
 		t.Fatal(err)
