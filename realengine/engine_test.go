@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,49 +19,29 @@ import (
 	"github.com/simlab/simlab/traces"
 )
 
-// optOut is the explicit opt-out of the tests that run the real engine;
-// .ci/run never sets it, so CI always runs them.
-const optOut = "SIMLAB_SKIP_REAL_ENGINE"
-
-// shared is the package's one prepared Runner: the packages installed once
-// and each pinned core's workflow compiled once (by its own builders), for
+// shared is the package's one prepared Runner (Shared), for
 // every test that runs the real engine; TestMain removes what it built.
-var shared struct {
-	once sync.Once
-	r    *Runner
-	err  error
-}
+var shared = Shared{Dir: "."}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.r != nil {
-		if err := shared.r.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "removing the build dir: %v\n", err)
-			code = 1
-		}
+	if err := shared.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "removing the build dir: %v\n", err)
+		code = 1
 	}
 	os.Exit(code)
 }
 
-// prepared returns the Runner with the pinned packages installed (from the
-// lock file on a fresh clone) and every pinned core's workflow compiled; it
-// fails, never skips, when Node is missing, unless the opt-out is set.
+// prepared returns the shared Runner; it fails, never skips, when Node is
+// missing, unless the real engine is switched off (testreal).
 func prepared(t *testing.T) *Runner {
 	t.Helper()
 	testreal.Need(t, testreal.Engine)
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH: the real-engine smoke needs Node.js ≥ 20 and npm (set %s=1 to opt out explicitly)", optOut)
+	r, err := shared.Runner()
+	if err != nil {
+		t.Fatal(err)
 	}
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		shared.r = &Runner{Dir: "."}
-		shared.err = shared.r.Prepare(ctx, true, Cores...)
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.r
+	return r
 }
 
 // pinnedCore is the pinned core of version v.

@@ -762,3 +762,38 @@ func firstWidth(fanouts []int) int {
 	}
 	return fanouts[0]
 }
+
+// Shared is one Runner on Dir prepared once, on first use, with every
+// pinned core, for many users at once (a package's tests): the packages
+// installed once and each core's workflow compiled once. Close removes
+// what it built.
+type Shared struct {
+	Dir  string
+	once sync.Once
+	r    *Runner
+	err  error
+}
+
+// Runner is the prepared Runner, or why it could not be prepared (Node
+// missing, an install or a compile that failed).
+func (s *Shared) Runner() (*Runner, error) {
+	s.once.Do(func() {
+		if _, err := exec.LookPath("node"); err != nil {
+			s.err = fmt.Errorf("node is not on PATH: the real engine needs Node.js ≥ 20 and npm (set %s=1 to opt out explicitly)", "SIMLAB_SKIP_REAL_ENGINE")
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		s.r = &Runner{Dir: s.Dir}
+		s.err = s.r.Prepare(ctx, true, Cores...)
+	})
+	return s.r, s.err
+}
+
+// Close removes the shared Runner's builds, if it was ever prepared.
+func (s *Shared) Close() error {
+	if s.r == nil {
+		return nil
+	}
+	return s.r.Close()
+}
