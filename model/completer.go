@@ -217,7 +217,7 @@ func (lc *lastCompleter) continueFanout(p int32) {
 		// made: core loads the log once after its inline steps and goes
 		// on with that load (nextEventLogLoad), no second list.
 		lc.procs[p].loadAt = lc.logAt(p) // (the list's log, as it was served)
-		lc.orch.replay(p)
+		lc.orch.startReplay(p)
 		return
 	}
 	lc.call(p, OpEventsList, 0, world.NoStep, -1)

@@ -27,6 +27,7 @@ const (
 	psListed
 	psLazyRead
 	psReplayListed
+	psReplaying // the replay's cost is passing (orchestrator.startReplay)
 	psRecreated
 	psSuspending
 	psDispatched
@@ -173,6 +174,8 @@ func (e *engine) advance(p int32) {
 		// The list took its log when the store served it (serve): a step
 		// created while it was answering is not in it.
 		e.procs[p].loadAt = e.calls[pr.lastCall].Served
+		e.orch.startReplay(p)
+	case psReplaying:
 		e.orch.replay(p)
 	case psSuspending:
 		e.orch.suspendChunk(p)

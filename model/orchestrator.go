@@ -119,14 +119,14 @@ func (o *orchestrator) started(p int32) {
 		// TestForcedCancelRacingStartReopensTheRealRun). run_started's call
 		// carries no LogTerminal: an empty log holds no end.
 		pr.loadAt = -1
-		o.replay(p)
+		o.startReplay(p)
 		return
 	}
 	// Any other delivery replays the log run_started preloaded after its
 	// write.
 	o.calls[pr.lastCall].LogTerminal = o.store.LogEnded(d.Run)
 	pr.loadAt = o.calls[pr.lastCall].End
-	o.replay(p)
+	o.startReplay(p)
 }
 
 // turboDelivery reports whether workflow delivery p runs in turbo: the
@@ -170,15 +170,7 @@ func (o *orchestrator) replay(p int32) {
 	}
 	fans := o.h.Runs[d.Run].Fanouts
 	settled := &o.completer.settled[d.Run]
-	// The settled fan-outs are finished in the World; a log loaded before
-	// the last of them finished does not show it so, and the replay goes on
-	// from there. (Each fan-out's steps are created only once a replay saw
-	// the one before finished, so the fan-outs' last marks grow in order.)
-	from := int(*settled)
-	for from > 0 && pr.loadAt < o.completer.fans[fans[from-1]].lastMark {
-		from--
-	}
-	for i := from; i < len(fans); i++ {
+	for i := o.replayFrom(p); i < len(fans); i++ {
 		fan := fans[i]
 		fo := &o.h.Fanouts[fan]
 		created, finished, failed := o.completer.logView(fan, pr.loadAt)
@@ -221,6 +213,74 @@ func (o *orchestrator) replay(p int32) {
 	}
 	pr.state = psEnding
 	o.call(p, OpEventsCreate, world.EvRunCompleted, world.NoStep, -1)
+}
+
+// replayFrom is the first of p's run's fan-outs p's replay must judge: the
+// settled fan-outs are finished in the World; a log loaded before the last
+// of them finished does not show it so, and the replay goes on from there.
+// (Each fan-out's steps are created only once a replay saw the one before
+// finished, so the fan-outs' last marks grow in order.)
+func (o *orchestrator) replayFrom(p int32) int {
+	run := o.h.Deliveries[p].Run
+	fans := o.h.Runs[run].Fanouts
+	from := int(o.completer.settled[run])
+	for from > 0 && o.procs[p].loadAt < o.completer.fans[fans[from-1]].lastMark {
+		from--
+	}
+	return from
+}
+
+// startReplay replays the workflow from the log p just loaded, once the
+// replay's cost (replayCost) has passed.
+func (o *orchestrator) startReplay(p int32) {
+	if cost := o.replayCost(p); cost > 0 {
+		pr := &o.procs[p]
+		pr.state = psReplaying
+		pr.outstanding++
+		o.k.After(cost, evBodyDone, 0, uint64(p))
+		return
+	}
+	o.replay(p)
+}
+
+// replayCost is what p's replay costs the runtime before it acts
+// (Workflow.ReplayBase, ReplayPerEntity, ReplayPerEvent): the entities it
+// mints are the steps of every fan-out up to the first its log does not
+// show finished, that one included (all of them when the run ends); the
+// events are the run's log as the list answered (none for turbo's empty
+// one). A replay that runs no workflow code costs nothing: one whose log
+// holds the run's end, or that a stale pending row fails first (replay).
+func (o *orchestrator) replayCost(p int32) time.Duration {
+	w := &o.sc.Workflow
+	if w.ReplayBase == 0 && w.ReplayPerEntity == 0 && w.ReplayPerEvent == 0 {
+		return 0
+	}
+	pr := &o.procs[p]
+	if o.calls[pr.lastCall].LogTerminal && !o.vs.replayIgnoresTerminalLog {
+		return 0
+	}
+	if pr.hasHeld && pr.held == world.RunPending && !o.vs.replayOnStalePending {
+		return 0
+	}
+	run := o.h.Deliveries[p].Run
+	fans := o.h.Runs[run].Fanouts
+	from := o.replayFrom(p)
+	entities := 0
+	if from < len(fans) {
+		entities = int(o.h.Fanouts[fans[from]].FirstStep)
+	}
+	for i := from; i < len(fans); i++ {
+		fo := &o.h.Fanouts[fans[i]]
+		entities += int(fo.Branches)
+		if _, finished, failed := o.completer.logView(fans[i], pr.loadAt); finished < fo.Branches || failed > 0 {
+			break
+		}
+	}
+	events := 0
+	if pr.loadAt >= 0 {
+		events = len(o.store.Log(run))
+	}
+	return w.ReplayBase + w.ReplayPerEntity*time.Duration(entities) + w.ReplayPerEvent*time.Duration(events)
 }
 
 // suspendChunk writes the next chunk of step_created events (the whole

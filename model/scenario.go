@@ -90,6 +90,20 @@ type Workflow struct {
 	// another invocation leaves it to a backstop message delayed by what is
 	// left of the lease, instead of running it.
 	InlineOwnershipLease time.Duration `json:"inline_ownership_lease,omitempty" yaml:"inline_ownership_lease,omitempty"`
+	// ReplayBase is the fixed part of what a replay of the workflow costs
+	// the runtime, from the log's answer to the replay's first act (its
+	// write, suspension or end), as the real core's workflow.replay.execute
+	// spans measure it (simlab calibrate fits the three replay costs,
+	// docs/VALIDATION.md). A replay that finds the run's end in its log
+	// costs nothing: core's loop exits before the workflow runs.
+	ReplayBase time.Duration `json:"replay_base,omitempty" yaml:"replay_base,omitempty"`
+	// ReplayPerEntity is a replay's cost per entity the workflow code mints
+	// as far as the replay goes (the steps of every fan-out up to the first
+	// its log does not show finished, that one included).
+	ReplayPerEntity time.Duration `json:"replay_per_entity,omitempty" yaml:"replay_per_entity,omitempty"`
+	// ReplayPerEvent is a replay's cost per event of the log it loaded
+	// (core consumes and hydrates each).
+	ReplayPerEvent time.Duration `json:"replay_per_event,omitempty" yaml:"replay_per_event,omitempty"`
 }
 
 // Lease is the inline-ownership lease in effect (InlineOwnershipLease, or
@@ -275,6 +289,14 @@ func (s *Scenario) Validate() error {
 	}
 	if w.RetryDelay < 0 {
 		return fmt.Errorf("workflow.retry_delay = %v: must not be negative", w.RetryDelay)
+	}
+	for _, c := range []struct {
+		key string
+		d   time.Duration
+	}{{"replay_base", w.ReplayBase}, {"replay_per_entity", w.ReplayPerEntity}, {"replay_per_event", w.ReplayPerEvent}} {
+		if c.d < 0 {
+			return fmt.Errorf("workflow.%s = %v: must not be negative", c.key, c.d)
+		}
 	}
 	if l := w.InlineOwnershipLease; l != 0 && (l < time.Second || l > 900*time.Second || l%time.Second != 0) {
 		return fmt.Errorf("workflow.inline_ownership_lease = %v: want whole seconds from 1s to 900s (core clamps WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS to 1..900), or 0 for core's 860s", l)
