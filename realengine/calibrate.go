@@ -83,6 +83,8 @@ type CalibrationRow struct {
 	// run's writes cost, and lists what each list cost (order.go, callCost).
 	served []callCost
 	lists  []callCost
+	// Replays are the runs' workflow.replay.execute spans (ReplaySample).
+	Replays []ReplaySample `json:"replays"`
 }
 
 // Calibration is a calibration's result.
@@ -148,6 +150,16 @@ func Calibrate(ctx context.Context, r *Runner, o CalibrateOptions) (*Calibration
 	return out, nil
 }
 
+// Replay fits what a replay costs the real core over every width's
+// replays (FitReplayCost).
+func (c *Calibration) Replay() ReplayCost {
+	var all []ReplaySample
+	for _, row := range c.Rows {
+		all = append(all, row.Replays...)
+	}
+	return FitReplayCost(all)
+}
+
 // zeroLatency is sc with no injected latency, pool, stale read or fault:
 // the real side runs on the World's own costs.
 func zeroLatency(sc model.Scenario) model.Scenario {
@@ -184,7 +196,7 @@ var (
 
 // calibrationRow measures the runs of one width.
 func calibrationRow(branches int, runs []*RealRun) CalibrationRow {
-	row := CalibrationRow{Branches: branches, Runs: len(runs)}
+	row := CalibrationRow{Branches: branches, Runs: len(runs), Replays: replaySamples(branches, runs)}
 	type span struct {
 		from, to float64
 		n        int // events in the run's log at the call
@@ -536,6 +548,8 @@ func fitPerEvent(own []float64, n []int) ([]float64, float64) {
 // fanout scenario on world-local with the calibrated store model, for
 // simlab validate --sim-store FILE.
 func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
+	rc := c.Replay()
+	rbase, rentity, revent := rc.Durations()
 	d := func(x dist) string {
 		ms := func(v float64) string { return fmt.Sprintf("%.3fms", v) }
 		return fmt.Sprintf("{min: %s, p50: %s, p90: %s, p99: %s, max: %s}", ms(x.Min), ms(x.P50), ms(x.P90), ms(x.P99), ms(x.Max))
@@ -552,6 +566,8 @@ func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 # on the time per write served (R² %.2f; on the log's length instead, R²
 # %.2f; docs/VALIDATION.md). The queue: its publishes' own times and its
 # delivery times, all widths pooled.
+# The workflow: what a replay costs core %s, fitted on the replays that
+# overlapped no other (%d of %d; R² %.2f; docs/VALIDATION.md).
 name: calibrated-world-local
 description: fanout on world-local's measured service times and concurrency
 world: world-local
@@ -567,5 +583,9 @@ store:
   max_concurrent_reads: %d
   max_concurrent_writes: %d
   write_order: %s
-`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder)
+workflow:
+  replay_base: %v
+  replay_per_entity: %v
+  replay_per_event: %v
+`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, c.Core, rc.Solo, rc.Samples, rc.R2, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder, rbase, rentity, revent)
 }

@@ -147,6 +147,26 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 	if sc.Store.WriteOrder != want {
 		t.Errorf("calibrated store: write_order %q with %.2f out of order, want %q (random from %.2f)", sc.Store.WriteOrder, p0.OutOfOrder, want, randomOrderAt)
 	}
+	// What a replay costs the real core: every run's turbo replay at least
+	// is measured, a wider fan-out's replay costs more (it mints more
+	// steps, and its last completer loads a longer log), and the file
+	// gives the fit to the workflow as it was fitted.
+	rc := cal.Replay()
+	for _, row := range cal.Rows {
+		if len(row.Replays) < row.Runs {
+			t.Errorf("%d branches: %d replay spans in %d runs, want at least the turbo replay of each", row.Branches, len(row.Replays), row.Runs)
+		}
+	}
+	if rc.Solo < 2 || !(rc.At(64, 0) > rc.At(16, 0)) {
+		t.Errorf("replay cost %+v: want a fit on at least 2 solo replays that grows with the entities minted", rc)
+	}
+	base, perEntity, perEvent := rc.Durations()
+	if w := sc.Workflow; w.ReplayBase != base || w.ReplayPerEntity != perEntity || w.ReplayPerEvent != perEvent {
+		t.Errorf("calibrated workflow: replay %v + %v/entity + %v/event, fitted %v + %v + %v", w.ReplayBase, w.ReplayPerEntity, w.ReplayPerEvent, base, perEntity, perEvent)
+	}
+	if len(sc.Workflow.Fanouts) != 1 {
+		t.Errorf("calibrated workflow: fan-outs %v, want fanout's one", sc.Workflow.Fanouts)
+	}
 	// The queue's costs are the real queue's, not world-local's profile.
 	p := cal.Profile()
 	for _, q := range []struct {

@@ -96,7 +96,26 @@ async function run(cfg) {
   const { NodeTracerProvider } = await import('@opentelemetry/sdk-trace-node');
   const { SimpleSpanProcessor, InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base');
   const exporter = new InMemorySpanExporter();
-  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  // Every workflow.replay.execute span, with the delivery it ran in and its
+  // times on the harness's clock (performance.now; made relative below):
+  // what a replay costs the real runtime (replayCosts).
+  const replaySpans = [];
+  const open = new Map();
+  const replayWatch = {
+    onStart(span) {
+      if (span.name !== 'workflow.replay.execute') return;
+      open.set(span, { delivery: delivery.getStore()?.index ?? -1, start: performance.now() });
+    },
+    onEnd(span) {
+      const r = open.get(span);
+      if (!r) return;
+      open.delete(span);
+      replaySpans.push({ ...r, end: performance.now() });
+    },
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
+  const provider = new NodeTracerProvider({ spanProcessors: [replayWatch, new SimpleSpanProcessor(exporter)] });
   provider.register();
 
   const coreVersion = JSON.parse(await readFile(
@@ -448,6 +467,7 @@ async function run(cfg) {
   if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
   const summary = summarize({ cfg, coreVersion, calls: calls.slice(0, callsRun), deliveries: deliveries.slice(0, deliveriesRun), runs, spans });
   summary.read_back = readBack;
+  summary.replays = replayCosts(replaySpans.map((r) => ({ ...r, start: r.start - t0, end: r.end - t0 })), calls.slice(0, callsRun), deliveries.slice(0, deliveriesRun));
   if (pg) summary.world_postgres = worldVersion;
   else summary.world_local = worldVersion;
   summary.builders = built.builders;
@@ -764,6 +784,30 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     dispatch_prologue: dispatchPrologue,
     attribute_keys: [...attrKeys].sort(),
   };
+}
+
+// replayCosts is each replay span with what it replayed: the delivery it
+// ran in (and whether that was a step's, a last completer's inline replay),
+// its time in ms, the events its replay loaded (the pages the delivery
+// listed since its last write before the span began) and how many other replays ran in
+// this one Node process meanwhile (they share its one thread, so only a
+// replay that overlapped none measures its own cost).
+export function replayCosts(spans, calls, deliveries) {
+  const byDelivery = new Map();
+  for (const c of calls) {
+    if (c.delivery < 0) continue;
+    if (!byDelivery.has(c.delivery)) byDelivery.set(c.delivery, []);
+    byDelivery.get(c.delivery).push(c);
+  }
+  return spans.map((r) => {
+    const cs = (byDelivery.get(r.delivery) ?? []).filter((c) => c.end >= 0 && c.end <= r.start);
+    // The listing is every page (and the delta the runtime fetches after
+    // a lazy read) since the delivery's last write: reads only.
+    let events = 0;
+    for (let i = cs.length - 1; i >= 0 && (cs[i].op.startsWith('events.list') || cs[i].op === 'runs.get'); i--) events += cs[i].events ?? 0;
+    const overlap = spans.filter((o) => o !== r && o.start < r.end && o.end > r.start).length;
+    return { delivery: r.delivery, step: !!deliveries[r.delivery]?.step, start_ms: r.start, ms: r.end - r.start, events, overlap };
+  });
 }
 
 // serveFlowRoute listens on 127.0.0.1 (a free port) and answers every POST

@@ -365,6 +365,9 @@ type RealRun struct {
 	// ReadBack is every run read back from the real World after it went
 	// quiet (harness.mjs readRunBack).
 	ReadBack []ReadBack `json:"read_back"`
+	// Replays is every workflow.replay.execute span of the run
+	// (harness.mjs replayCosts).
+	Replays []ReplaySpan `json:"replays"`
 	// RuntimeLog counts the runtime's console warnings and errors during
 	// the runs, with the first lines.
 	RuntimeLog struct {
@@ -390,6 +393,20 @@ type RealRun struct {
 	RunIDs    []string        `json:"run_ids,omitempty"`
 	LastSpans json.RawMessage `json:"last_spans,omitempty"`
 	WorldLog  json.RawMessage `json:"world_log,omitempty"`
+}
+
+// ReplaySpan is one workflow.replay.execute span: the delivery it ran in
+// (Step: a step's delivery, so a last completer's inline replay), its time
+// and start (ms on the harness's clock), the events of the log it replayed
+// (the pages its delivery listed since its last write before it began), and how many
+// other replays overlapped it in the harness's one Node process.
+type ReplaySpan struct {
+	Delivery int     `json:"delivery"`
+	Step     bool    `json:"step"`
+	StartMS  float64 `json:"start_ms"`
+	MS       float64 `json:"ms"`
+	Events   int     `json:"events"`
+	Overlap  int     `json:"overlap"`
 }
 
 // Call is one World call (or publish) as the store wrapper saw it: which

@@ -34,9 +34,15 @@ mean in the World at once, and the concurrency it served bursts with (the
 busy-period throughput times the uncontended time: 1 for a World that serves
 a kind one at a time).
 
+It also times core's own workflow.replay.execute spans and fits what a
+replay costs: a fixed part, a part per entity the workflow code mints and a
+part per event of the log it loaded, on the replays that overlapped no other
+in the harness's one Node process.
+
 --write FILE saves the store model that follows (service times from the
-uncontended calls, the read and write pools from the served concurrency) as
-a scenario file for simlab validate --sim-store FILE.
+uncontended calls, the read and write pools from the served concurrency, and
+the replay's costs as workflow.replay_*) as a scenario file for simlab
+validate --sim-store FILE.
 
 --world world-postgres measures world-postgres instead, which no published
 core runs on: a real PostgreSQL on 127.0.0.1 (started in a temp directory and
@@ -281,6 +287,13 @@ func printCalibration(w io.Writer, cal *realengine.Calibration, took time.Durati
 	p := cal.Profile()
 	fmt.Fprintf(w, "\nstore model (uncontended calls, fitted): runs.get p50 %.2f ms; events.list p50 %.2f ms + %.4f ms per logged event + %.4f ms per write of its run in the World; events.create p50 %.2f ms + %.4f ms per write of its run in the World (R² %.2f; on the log's length instead %.2f); pools: %d reads, %d writes at once%s\n",
 		p.RunsGet.P50, p.EventsList.P50, p.ListPerEventMS, p.ListPerContenderMS, p.EventsWrite.P50, p.WritePerContenderMS, p.R2, p.R2Log, p.MaxConcurrentReads, p.MaxConcurrentWrites, orderNote(p.WriteOrder, p.OutOfOrder))
+	rc := cal.Replay()
+	fmt.Fprintf(w, "replay (core's workflow.replay.execute, fitted on the %d of %d replays that overlapped no other): %.3f ms + %.4f ms per entity minted + %.4f ms per event loaded (R² %.2f)",
+		rc.Solo, rc.Samples, rc.BaseMS, rc.PerEntityMS, rc.PerEventMS, rc.R2)
+	if rc.OverlappedRatio > 0 {
+		fmt.Fprintf(w, "; an overlapped replay took %.1f× its fit (median: replays share the harness's one Node process)", rc.OverlappedRatio)
+	}
+	fmt.Fprintln(w)
 }
 
 // orderNote says in which order the one write at a time is given out.
