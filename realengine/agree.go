@@ -4,8 +4,9 @@ import "math"
 
 // Agreement is whether one simlab row agrees with the real row of its
 // width and prologue on the two counts the protocol's headline rests on,
-// and on the corruption both sides count (runs that ended more than once,
-// runs whose log could not be replayed):
+// on the corruption both sides count (runs that ended more than once,
+// runs whose log could not be replayed), and on who ends the run (a queued
+// last completer or the orchestrator):
 // lazy reads per fan-out, simlab's mean inside the real runs' range (their
 // fan-outs' fewest to most), and the share of fan-outs with concurrent
 // last completers, simlab's share inside the real share's 95 % interval
@@ -44,6 +45,15 @@ type Agreement struct {
 	CorruptedHigh  float64 `json:"real_corrupted_high"`
 	RealCorrupted  int     `json:"real_corrupted"`
 	CorruptedAgree bool    `json:"corrupted_agrees"`
+	// EndedByStep is simlab's share of runs whose first accepted end a
+	// step message's delivery wrote (a queued last completer, not the
+	// orchestrator), EndedByStepLow..High the real share's interval, from
+	// RealEndedByStep of RealRuns.
+	EndedByStep       float64 `json:"ended_by_step_share"`
+	EndedByStepLow    float64 `json:"real_ended_by_step_low"`
+	EndedByStepHigh   float64 `json:"real_ended_by_step_high"`
+	RealEndedByStep   int     `json:"real_ended_by_step"`
+	EndedByStepAgrees bool    `json:"ended_by_step_agrees"`
 }
 
 // corrupted counts a row's runs that failed for their log or whose log
@@ -66,8 +76,12 @@ func Agreements(rows []Row) []Agreement {
 			endLo, endHi := ShareInterval(real.RunsMultiTerminal, real.RunsCounted, 0.05)
 			corLo, corHi := ShareInterval(corrupted(real), real.RunsCounted, 0.05)
 			ended, corr := ratio(sim.RunsMultiTerminal, sim.RunsCounted), ratio(corrupted(sim), sim.RunsCounted)
+			byLo, byHi := ShareInterval(real.RunsEndedByStep, real.RunsCounted, 0.05)
+			bySim := ratio(sim.RunsEndedByStep, sim.RunsCounted)
 			out = append(out, Agreement{
-				Ended: ended, EndedLow: endLo, EndedHigh: endHi, RealEnded: real.RunsMultiTerminal, RealRuns: real.RunsCounted,
+				EndedByStep: bySim, EndedByStepLow: byLo, EndedByStepHigh: byHi, RealEndedByStep: real.RunsEndedByStep,
+				EndedByStepAgrees: bySim >= byLo && bySim <= byHi,
+				Ended:             ended, EndedLow: endLo, EndedHigh: endHi, RealEnded: real.RunsMultiTerminal, RealRuns: real.RunsCounted,
 				EndedAgrees: ended >= endLo && ended <= endHi,
 				Corrupted:   corr, CorruptedLow: corLo, CorruptedHigh: corHi, RealCorrupted: corrupted(real),
 				CorruptedAgree: corr >= corLo && corr <= corHi, Branches: real.Branches, Prologue: real.Prologue, Core: real.Core,

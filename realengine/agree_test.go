@@ -3,6 +3,10 @@ package realengine
 import (
 	"math"
 	"testing"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/world"
+	"github.com/simlab/simlab/sim"
 )
 
 // The interval is Clopper-Pearson's: the published values for 0, 1 and 5
@@ -74,6 +78,22 @@ func TestAgreementsJudgeTheEnds(t *testing.T) {
 	}
 }
 
+// Who ends the run: every one of 17 real runs ended by a queued last
+// completer admits 80-100 %; simlab's orchestrator ending 36 of 40 (10 %
+// by a step) is outside it, 39 of 40 inside.
+func TestAgreementsJudgeWhoEndsTheRun(t *testing.T) {
+	real := Row{Branches: 96, Engine: "real", Core: "5.0.0-beta.52", Prologue: RunContext, Fanouts: 17, RunsCounted: 17, RunsEndedByStep: 17}
+	sim := Row{Branches: 96, Engine: "simlab", Prologue: RunContext, RunsCounted: 40, RunsEndedByStep: 4}
+	got := Agreements([]Row{real, sim})
+	if len(got) != 1 || got[0].EndedByStepAgrees || got[0].RealEndedByStep != 17 || math.Abs(got[0].EndedByStep-0.1) > 1e-9 || got[0].EndedByStepHigh != 1 {
+		t.Fatalf("%+v: want 10 %% judged outside 17 of 17", got)
+	}
+	sim.RunsEndedByStep = 39
+	if got := Agreements([]Row{real, sim}); !got[0].EndedByStepAgrees {
+		t.Fatalf("%+v: want 97.5 %% inside 17 of 17", got[0])
+	}
+}
+
 // A real run's log, as the harness reads it back, is judged by simlab's
 // replay of the harness workflow: the fan-out list it ran, up to the log's
 // end; an entity no replay mints, another step's name or an event type the
@@ -107,5 +127,34 @@ func TestReplayableJudgesTheRealLog(t *testing.T) {
 	}
 	if !(ReadBack{ErrorCodes: []string{"CORRUPTED_EVENT_LOG"}}).Corrupted() || (ReadBack{ErrorCodes: []string{"USER_ERROR"}}).Corrupted() {
 		t.Error("Corrupted reads the run_failed error codes")
+	}
+}
+
+// Who ended a simlab run is the message behind the first accepted terminal
+// write (by its answer): an inline step counts as its orchestrator's, a
+// refused write is an attempt that ended nothing.
+func TestSimWhoEndedReadsTheFirstAcceptedEnd(t *testing.T) {
+	h := &model.History{
+		Runs: make([]model.RunInfo, 2),
+		Deliveries: []model.Delivery{
+			{Msg: 0, Kind: model.MsgWorkflow, Parent: -1},
+			{Msg: -1, Kind: model.MsgStep, Parent: 0}, // an inline step of d0
+			{Msg: 1, Kind: model.MsgStep, Parent: -1},
+			{Msg: 2, Kind: model.MsgStep, Parent: -1},
+		},
+	}
+	end := func(run world.RunID, d int32, res world.Result, at sim.Time) model.Call {
+		return model.Call{Op: model.OpEventsCreate, Event: world.EvRunCompleted, Run: run, Caller: model.Caller{Kind: model.CallerConsumer, Delivery: d}, Result: res, End: at}
+	}
+	h.Calls = []model.Call{
+		// Run 0: the queued d2 answered first though the inline step issued
+		// first; d3's write was refused.
+		end(0, 1, world.OK, 20), end(0, 2, world.OK, 10), end(0, 3, world.EntityConflict, 15),
+		// Run 1: ended by the inline step, its orchestrator's.
+		end(1, 1, world.OK, 30),
+	}
+	byStep, attempts := simWhoEnded(h)
+	if byStep != 1 || attempts != 4 {
+		t.Fatalf("ended by a step %d, attempts %d; want 1 (run 0's d2) and 4", byStep, attempts)
 	}
 }

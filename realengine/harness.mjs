@@ -746,7 +746,7 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     core: coreVersion,
     prologue: cfg.strip_run_context ? 'runs_get' : undefined,
     seed: cfg.seed,
-    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown', output: r.output, return_value: r.return_value })),
+    runs: runs.map((r) => ({ run_id: r.run_id, status: r.status ?? 'unknown', output: r.output, return_value: r.return_value, ...whoEnded(r.run_id, calls, deliveries) })),
     fanouts,
     counts: {
       deliveries: deliveries.length,
@@ -784,6 +784,18 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
     dispatch_prologue: dispatchPrologue,
     attribute_keys: [...attrKeys].sort(),
   };
+}
+
+// whoEnded says who wrote a run's first accepted terminal event: 'step' for
+// a step message's delivery (a queued last completer's inline replay),
+// 'workflow' for a workflow message's (the orchestrator, its inline steps
+// included), 'client' for a call outside any delivery; and how many
+// terminal run writes were attempted, accepted or not.
+export function whoEnded(runId, calls, deliveries) {
+  const ends = calls.filter((c) => c.op === 'events.create' && c.run === runId && ['run_completed', 'run_failed', 'run_cancelled'].includes(c.event));
+  const first = ends.filter((c) => c.result === 'ok').sort((a, b) => a.end - b.end)[0];
+  const d = first ? deliveries[first.delivery] : undefined;
+  return { ended_by: !first ? '' : first.delivery < 0 ? 'client' : d?.step ? 'step' : 'workflow', end_attempts: ends.length };
 }
 
 // replayCosts is each replay span with what it replayed: the delivery it

@@ -328,6 +328,12 @@ type RealRun struct {
 	Runs              []struct {
 		RunID  string `json:"run_id"`
 		Status string `json:"status"`
+		// EndedBy is who wrote the run's first accepted terminal event
+		// (harness.mjs whoEnded): step (a queued last completer), workflow
+		// (the orchestrator) or client; EndAttempts the terminal run
+		// writes attempted, accepted or not.
+		EndedBy     string `json:"ended_by"`
+		EndAttempts int    `json:"end_attempts"`
 		// Output is the client's returnValue, when it resolved.
 		Output json.RawMessage `json:"output,omitempty"`
 		// ReturnValue is what the client's returnValue did (a forced race

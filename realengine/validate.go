@@ -160,6 +160,13 @@ type Row struct {
 	// (model/program) cannot consume.
 	RunsCorrupted    int `json:"runs_corrupted"`
 	RunsUnreplayable int `json:"runs_unreplayable"`
+	// Who ends the run: RunsEndedByStep are the runs whose first accepted
+	// terminal event a step message's delivery wrote (a queued last
+	// completer's inline replay; the rest the orchestrator's invocation,
+	// its inline steps included), EndAttempts the terminal run writes
+	// attempted per run, accepted or not.
+	RunsEndedByStep int     `json:"runs_ended_by_step"`
+	EndAttempts     float64 `json:"end_attempts"`
 }
 
 // Result is a validation: the scenario and its rows, widths outer.
@@ -356,6 +363,9 @@ type sample struct {
 	// corrupted and unreplayable the runs counted as Row's fields are.
 	terminal                            []int
 	unreadable, corrupted, unreplayable int
+	// endedByStep and endAttempts are Row's RunsEndedByStep and the
+	// terminal writes attempted, over the sample's runs.
+	endedByStep, endAttempts int
 }
 
 // rowSums accumulates a row's samples; finish turns them into the row.
@@ -364,7 +374,7 @@ type rowSums struct {
 	runs, fans, lazy, lastc, conc int
 	sum                           [5]int // prologue, accepted, rejected, deliveries, redeliveries
 	ttfs, ttls                    []int64
-	terminal                      int
+	terminal, endAttempts         int
 }
 
 func (a *rowSums) add(s sample) {
@@ -400,6 +410,8 @@ func (a *rowSums) add(s sample) {
 	a.row.UnreadableRows += s.unreadable
 	a.row.RunsCorrupted += s.corrupted
 	a.row.RunsUnreplayable += s.unreplayable
+	a.row.RunsEndedByStep += s.endedByStep
+	a.endAttempts += s.endAttempts
 }
 
 // finish turns the sums into per-run means and the times into nearest-rank
@@ -416,6 +428,7 @@ func (a *rowSums) finish() Row {
 	row.Deliveries, row.Redeliveries = per(a.sum[3]), per(a.sum[4])
 	row.LazyPerFanout = ratio(a.lazy, a.fans)
 	row.TerminalEvents = ratio(a.terminal, row.RunsCounted)
+	row.EndAttempts = ratio(a.endAttempts, row.RunsCounted)
 	row.LastCompletersPerFanout = ratio(a.lastc, a.fans)
 	row.ConcurrentLastCompleters = ratio(a.conc, a.fans)
 	row.Fanouts, row.ConcurrentFanouts = a.fans, a.conc
@@ -449,6 +462,12 @@ func RealRow(b int, c Core, wl WorldLocal, stripped bool, runs []*RealRun) Row {
 		for _, f := range r.Fanouts {
 			s.lazy = append(s.lazy, f.LazyReads)
 			s.last = append(s.last, f.LastCompleters)
+		}
+		for _, run := range r.Runs {
+			if run.EndedBy == "step" {
+				s.endedByStep++
+			}
+			s.endAttempts += run.EndAttempts
 		}
 		for _, b := range r.ReadBack {
 			s.terminal = append(s.terminal, b.TerminalEvents)
@@ -503,6 +522,7 @@ func simRow(sc model.Scenario, b int, prologue string, seeds int, withOrder bool
 		s.ttfs, s.ttls = sweep.StepTimes(h)
 		s.terminal, s.unreadable = simCorruption(h)
 		s.unreplayable = simUnreplayable(h)
+		s.endedByStep, s.endAttempts = simWhoEnded(h)
 		a.add(s)
 		if withOrder {
 			order = order.Add(simWriteOrder(h))
@@ -547,6 +567,36 @@ func simCorruption(h *model.History) (terminal []int, unreadable int) {
 		}
 	}
 	return terminal, unreadable
+}
+
+// simWhoEnded counts the runs whose first accepted terminal event a step
+// message's delivery wrote (its invocation's message, so an inline step
+// counts as the orchestrator's, as on the real side), and the terminal
+// run writes attempted.
+func simWhoEnded(h *model.History) (byStep, attempts int) {
+	first := make([]int, len(h.Runs)) // 1 + the call that ended the run first
+	for i := range h.Calls {
+		c := &h.Calls[i]
+		if c.Op != model.OpEventsCreate || !c.Event.EndsRun() {
+			continue
+		}
+		attempts++
+		if c.Result != world.OK || int(c.Run) >= len(first) {
+			continue
+		}
+		if f := first[c.Run]; f == 0 || c.End < h.Calls[f-1].End {
+			first[c.Run] = i + 1
+		}
+	}
+	for _, f := range first {
+		if f == 0 {
+			continue
+		}
+		if inv := h.Invocation(h.Calls[f-1].Caller.Delivery); inv >= 0 && h.Deliveries[inv].Kind == model.MsgStep {
+			byStep++
+		}
+	}
+	return byStep, attempts
 }
 
 // simUnreplayable counts the runs whose log, up to its end, the fan-out

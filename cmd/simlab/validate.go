@@ -212,6 +212,7 @@ func printValidate(w io.Writer, res *realengine.Result) {
 		fmt.Fprintf(w, "\nworkflow.step.dispatch_prologue on the real spans (total over repetitions):\n%s\n", strings.Join(spans, "\n"))
 	}
 	printCorruption(w, res)
+	printWhoEnds(w, res)
 }
 
 // printAgreement judges each simlab row against the real row of its width
@@ -220,7 +221,7 @@ func printAgreement(w io.Writer, res *realengine.Result) {
 	if len(res.Agreement) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nsimlab against the real runs: LAZY simlab's mean inside the real runs' range; CONC simlab's share inside\nthe real share's 95%% interval (Clopper-Pearson, from the real fan-outs); ENDED and CORRUPTED the same for runs\nwhose log holds more than one terminal event, and runs failed for their log or whose log simlab's replay\ncannot consume (from the real runs):\n")
+	fmt.Fprintf(w, "\nsimlab against the real runs: LAZY simlab's mean inside the real runs' range; CONC simlab's share inside\nthe real share's 95%% interval (Clopper-Pearson, from the real fan-outs); ENDED and CORRUPTED the same for runs\nwhose log holds more than one terminal event, runs failed for their log or whose log simlab's replay\ncannot consume, and runs a queued last completer ended rather than the orchestrator (from the real runs):\n")
 	verdict := func(ok bool) string {
 		if ok {
 			return "agrees"
@@ -234,6 +235,8 @@ func printAgreement(w io.Writer, res *realengine.Result) {
 		fmt.Fprintf(w, "  %*s  ended twice %.1f%% in %.0f-%.0f%% (%d of %d): %s  corrupted %.1f%% in %.0f-%.0f%% (%d of %d): %s\n",
 			len(strconv.Itoa(a.Branches))+len(" branches"), "", 100*a.Ended, 100*a.EndedLow, 100*a.EndedHigh, a.RealEnded, a.RealRuns, verdict(a.EndedAgrees),
 			100*a.Corrupted, 100*a.CorruptedLow, 100*a.CorruptedHigh, a.RealCorrupted, a.RealRuns, verdict(a.CorruptedAgree))
+		fmt.Fprintf(w, "  %*s  ended by a last completer %.1f%% in %.0f-%.0f%% (%d of %d): %s\n",
+			len(strconv.Itoa(a.Branches))+len(" branches"), "", 100*a.EndedByStep, 100*a.EndedByStepLow, 100*a.EndedByStepHigh, a.RealEndedByStep, a.RealRuns, verdict(a.EndedByStepAgrees))
 	}
 }
 
@@ -279,6 +282,30 @@ func printCorruption(w io.Writer, res *realengine.Result) {
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d runs >1 end\tmax %d\tunreadable %d\tcorrupted %d\tunreplayable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows, r.RunsCorrupted, r.RunsUnreplayable)
+	}
+	tw.Flush()
+}
+
+// printWhoEnds sets who ended each width's runs side by side, real and
+// simlab: a queued last completer or the orchestrator's invocation.
+func printWhoEnds(w io.Writer, res *realengine.Result) {
+	if len(res.Rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nwho ends the run, real beside simlab: runs whose first accepted end a step message's delivery wrote (a\nqueued last completer's inline replay; the rest the orchestrator's invocation, its inline steps included), and\nthe terminal run writes attempted per run, accepted or not\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	last := -1
+	for _, r := range res.Rows {
+		lead := ""
+		if r.Branches != last {
+			lead = fmt.Sprintf("%d branches", r.Branches)
+			last = r.Branches
+		}
+		who := r.Core + onWL(r)
+		if r.Engine == "simlab" {
+			who = "simlab"
+		}
+		fmt.Fprintf(tw, "  %s\t%s %s\tby a last completer %d/%d\tend writes %s per run\n", lead, who, r.Prologue, r.RunsEndedByStep, r.RunsCounted, trim(r.EndAttempts))
 	}
 	tw.Flush()
 }
