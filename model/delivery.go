@@ -31,6 +31,7 @@ const (
 	psRecreated
 	psSuspending
 	psDispatched
+	psBatching // a batched suspension's creates, publishes and inline steps (suspendBatched)
 	psInlineWait
 	psAfterPublish
 	psEnding
@@ -181,6 +182,8 @@ func (e *engine) advance(p int32) {
 		e.orch.suspendChunk(p)
 	case psDispatched:
 		e.orch.startInline(p)
+	case psBatching:
+		e.orch.batchDone(p)
 	case psPrologueDone:
 		e.cons.prologueDone(p)
 	case psClaimed:

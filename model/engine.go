@@ -94,6 +94,9 @@ type engine struct {
 	procs   []proc
 	// priors holds the procs' prior steps (suspension.priorAt).
 	priors []world.StepID
+	// batchLeft holds, per chunk of a batched suspension, the creates
+	// still unanswered (suspension.batchAt).
+	batchLeft []int32
 	// The actors (DOMAIN.md §5): each a file, each driven by advance.
 	client    client
 	orch      orchestrator
@@ -296,6 +299,7 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 		q:           e.q,
 		procs:       e.procs[:0],
 		priors:      e.priors[:0],
+		batchLeft:   e.batchLeft[:0],
 		deployments: e.deployments[:0],
 		shareCum:    e.shareCum[:0],
 		completer:   lastCompleter{fans: e.completer.fans[:0], logged: e.completer.logged[:0], createdAt: e.completer.createdAt[:0], finishedAt: e.completer.finishedAt[:0], owner: e.completer.owner[:0], settled: e.completer.settled[:0]},

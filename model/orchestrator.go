@@ -32,6 +32,9 @@ type suspension struct {
 	// large run over and over while it grows (docs/PERFORMANCE.md, point 4,
 	// third pass).
 	priorAt, priorN int32
+	// batchAt is where a batched suspension's chunks start in the engine's
+	// batchLeft (suspendBatched).
+	batchAt int32
 }
 
 // addPrior appends step to p's prior steps. A proc's steps are contiguous
@@ -311,6 +314,10 @@ func (o *orchestrator) suspendChunk(p int32) {
 		o.startInline(p)
 		return
 	}
+	if o.prof.BatchCreates && !w.ResilientDispatch {
+		o.suspendBatched(p)
+		return
+	}
 	chunk := int32(w.ChunkSize)
 	if !o.prof.BatchCreates || w.ResilientDispatch {
 		// The runtime's single-event path: every create at once. It
@@ -348,6 +355,89 @@ func (o *orchestrator) suspendChunk(p int32) {
 	if pr.outstanding == 0 {
 		o.suspendChunk(p)
 	}
+}
+
+// suspendBatched is core's batched fan-out (a World with
+// events.createBatch, no resilient dispatch; core 5.0.0-beta.52
+// runtime/suspension-handler.js, batchFanoutEligible): every chunk's
+// creates go out at once, each chunk's steps are published as soon as its
+// own creates are in (publish-after-create per chunk), and the inline steps
+// start at once, their lazy claims standing for the pair chunk that alone
+// gates the handler's return; the invocation acks once the trailing chunks,
+// their publishes and the inline steps are done (deferredBatchWork, joined
+// before ack). The queued steps its log showed created and unfinished are
+// published last, as the dispatch loop does (batchDone).
+func (o *orchestrator) suspendBatched(p int32) {
+	pr := &o.procs[p]
+	fan := pr.suspendFan
+	fo := &o.h.Fanouts[fan]
+	cs := int32(o.sc.Workflow.ChunkSize)
+	pr.state = psBatching
+	pr.batchAt = int32(len(o.batchLeft))
+	for range (fo.Branches - fo.Inline + cs - 1) / cs {
+		o.batchLeft = append(o.batchLeft, 0)
+	}
+	// The pairs' chunk leads: the inline claims go out first.
+	o.backstops(p, fan)
+	o.spawnInline(p)
+	for i := fo.Inline; i < fo.Branches; i++ {
+		step := fo.FirstStep + world.StepID(i)
+		if created, finished := o.completer.stepView(fan, step, pr.loadAt); created {
+			if !finished {
+				o.addPrior(p, step)
+			}
+			continue
+		}
+		o.batchLeft[pr.batchAt+(i-fo.Inline)/cs]++
+		o.call(p, OpEventsCreate, world.EvStepCreated, step, fan)
+	}
+	if pr.outstanding == 0 {
+		o.batchDone(p)
+	}
+}
+
+// batchCreated is one of batched suspension p's creates answered: once
+// its chunk's are all in, the chunk's steps are published.
+func (o *orchestrator) batchCreated(p int32, step world.StepID) {
+	pr := &o.procs[p]
+	fan := pr.suspendFan
+	fo := &o.h.Fanouts[fan]
+	cs := int32(o.sc.Workflow.ChunkSize)
+	k := (int32(step-fo.FirstStep) - fo.Inline) / cs
+	if o.batchLeft[pr.batchAt+k]--; o.batchLeft[pr.batchAt+k] > 0 {
+		return
+	}
+	site := o.dispatchSite(o.h.Deliveries[p].Run, false)
+	for i := fo.Inline + k*cs; i < min(fo.Branches, fo.Inline+(k+1)*cs); i++ {
+		s := fo.FirstStep + world.StepID(i)
+		if created, _ := o.completer.stepView(fan, s, pr.loadAt); !created {
+			o.republishStep(p, s, fan, site)
+		}
+	}
+}
+
+// batchDone is batched suspension p with its chunks, their publishes and
+// its inline steps done: the prior steps go out, then p acks.
+func (o *orchestrator) batchDone(p int32) {
+	pr := &o.procs[p]
+	if pr.priorN > 0 {
+		at, n := pr.priorAt, pr.priorN
+		pr.priorN = 0
+		site := o.dispatchSite(o.h.Deliveries[p].Run, false)
+		for _, step := range o.priors[at : at+n] {
+			if _, finished := o.completer.stepView(pr.suspendFan, step, pr.loadAt); !finished {
+				o.republishStep(p, step, pr.suspendFan, site)
+			}
+		}
+		if int(at+n) == len(o.priors) {
+			o.priors = o.priors[:at]
+		}
+		if pr.outstanding > 0 {
+			pr.state = psAfterPublish
+			return
+		}
+	}
+	o.done(p, DispAck, 0)
 }
 
 // redispatch is core's dispatch loop over the pending queued steps of
@@ -494,10 +584,18 @@ func (o *orchestrator) dispatchSite(run world.RunID, resilient bool) Site {
 
 // startInline runs the fan-out's first maxInline steps inside p, in parallel.
 func (o *orchestrator) startInline(p int32) {
+	o.procs[p].state = psInlineWait
+	if o.spawnInline(p) == 0 {
+		o.done(p, DispAck, 0)
+	}
+}
+
+// spawnInline starts the fan-out's inline steps inside p, in parallel, and
+// says how many it started.
+func (o *orchestrator) spawnInline(p int32) int {
 	d := &o.h.Deliveries[p]
 	pr := &o.procs[p]
 	fo := &o.h.Fanouts[pr.suspendFan]
-	pr.state = psInlineWait
 	var children []int32
 	for i := int32(0); i < fo.Inline; i++ {
 		step := fo.FirstStep + world.StepID(i)
@@ -515,11 +613,8 @@ func (o *orchestrator) startInline(p int32) {
 		o.procs[p].outstanding++
 		children = append(children, c)
 	}
-	if len(children) == 0 {
-		o.done(p, DispAck, 0)
-		return
-	}
 	for _, c := range children {
 		o.advance(c)
 	}
+	return len(children)
 }

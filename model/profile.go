@@ -107,9 +107,12 @@ type Profile struct {
 	// has no bound on how long an invocation may run, so it does not.
 	RedeliverInFlight bool `json:"redeliver_in_flight" yaml:"redeliver_in_flight"`
 	// BatchCreates: the World implements events.createBatch, so the
-	// orchestrator writes a fan-out's step_created events workflow.chunk_size
-	// at a time, one chunk after another, unless workflow.resilient_dispatch
-	// is on (the runtime never batches a resilient dispatch). Without it (world-local and
+	// orchestrator writes a fan-out's step_created events in chunks of
+	// workflow.chunk_size, every chunk at once, publishing each chunk's
+	// steps as soon as its own creates are in, while the inline steps run
+	// (core beta.52's batched fan-out, orchestrator.suspendBatched), unless
+	// workflow.resilient_dispatch is on (the runtime never batches a
+	// resilient dispatch). Without it (world-local and
 	// world-postgres 5.0 betas have no createBatch) the runtime takes its
 	// single-event path: every step_created of the fan-out is written at
 	// once, and the queued steps are published after the last one lands.

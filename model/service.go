@@ -312,6 +312,9 @@ func (e *engine) answer(idx int32) {
 		r := c.Row
 		e.procs[p].row, e.procs[p].hasRow = RunContext{DeploymentID: r.DeploymentID, SpecVersion: r.SpecVersion, StartedAt: r.StartedAt, RootRunID: r.RootRunID}, true
 	}
+	if c.Event == world.EvStepCreated && c.Op == OpEventsCreate && e.procs[p].state == psBatching {
+		e.orch.batchCreated(p, c.Step) // (before resume: its publishes keep p waiting)
+	}
 	e.resume(p)
 	e.recycleIfUnused(p, idx)
 }
