@@ -90,3 +90,54 @@ func TestBatchedSuspensionLaunchesEveryChunkAndTheInlineStepsAtOnce(t *testing.T
 		}
 	}
 }
+
+// The invocation goes on from its inline steps only once its batch's
+// creates and publishes are in: core joins the deferred batch work before
+// it reloads the log (runtime.js). With publishes slower than the inline
+// steps, the last inline step waits, then lists.
+func TestBatchedSuspensionListsAfterItsPublishes(t *testing.T) {
+	parked := 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		sc, _ := Builtin("fanout")
+		for _, kv := range []string{"store.batch_creates=true", "workflow.resilient_dispatch=false", "workflow.fanouts=40",
+			"store.publish.min=2s", "store.publish.p50=2s", "store.publish.p90=2s", "store.publish.p99=2s", "store.publish.max=2s"} {
+			if err := sc.Set(kv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := r.History
+		if !h.Drained || h.ReadBack[0].Status != world.RunCompleted {
+			t.Fatalf("seed %d: drained %v, run %v; want a completed run", seed, h.Drained, h.ReadBack[0].Status)
+		}
+		const orch = 0
+		var lastPublish, lastInlineEnd sim.Time
+		for _, p := range h.Publishes {
+			if p.Caller.Delivery == orch {
+				lastPublish = max(lastPublish, p.Done)
+			}
+		}
+		for _, c := range h.Calls {
+			if c.Op == OpEventsCreate && c.Event == world.EvStepCompleted && c.Caller.Delivery != orch && h.Invocation(c.Caller.Delivery) == orch {
+				lastInlineEnd = max(lastInlineEnd, c.End)
+			}
+		}
+		for _, c := range h.Calls {
+			if c.Op != OpEventsList || c.Caller.Delivery == orch || h.Invocation(c.Caller.Delivery) != orch {
+				continue
+			}
+			if c.Start < lastPublish {
+				t.Fatalf("seed %d: the invocation's inline continuation listed at %v, before its last publish was in (%v)", seed, c.Start, lastPublish)
+			}
+			if lastInlineEnd < lastPublish {
+				parked++
+			}
+		}
+	}
+	if parked == 0 {
+		t.Fatal("no inline step finished before its batch's publishes: the test shows nothing")
+	}
+}

@@ -78,7 +78,7 @@ func (lc *lastCompleter) checkPending(p int32) {
 		lc.done(p, DispAck, 0)
 		return
 	}
-	if pr := &lc.procs[p]; d.Msg < 0 && pr.parent >= 0 && lc.procs[pr.parent].outstanding > 1 {
+	if pr := &lc.procs[p]; d.Msg < 0 && pr.parent >= 0 && lc.procs[pr.parent].outstanding-lc.batchWorkOf(pr.parent) > 1 {
 		// An inline step whose invocation still runs others of its inline
 		// steps: core's orchestrator awaits all of them and lists the log
 		// once after (runtime.js, "Load events to check if all parallel
@@ -86,6 +86,16 @@ func (lc *lastCompleter) checkPending(p int32) {
 		lc.done(p, DispAck, 0)
 		return
 	}
+	if d.Msg < 0 && lc.orch.parkFanIn(p) {
+		return // (orchestrator.batchWorkDone goes on with fanIn)
+	}
+	lc.fanIn(p)
+}
+
+// fanIn loads the log (listing it, or from an inline delta) to learn
+// whether the fan-out is finished.
+func (lc *lastCompleter) fanIn(p int32) {
+	d := &lc.h.Deliveries[p]
 	if lc.inlineDelta(p) {
 		// The write's answer carried the log's delta since the
 		// invocation's cursor (what it appended, and anything else logged
@@ -99,6 +109,15 @@ func (lc *lastCompleter) checkPending(p int32) {
 	}
 	lc.procs[p].state = psListed
 	lc.call(p, OpEventsList, 0, world.NoStep, d.Fanout)
+}
+
+// batchWorkOf is what of p's outstanding work is its batched suspension's
+// creates and publishes, not its inline steps.
+func (lc *lastCompleter) batchWorkOf(p int32) int32 {
+	if lc.procs[p].state != psBatching {
+		return 0
+	}
+	return lc.procs[p].batchWork
 }
 
 // inlineDelta reports whether inline step p's accepted step_completed

@@ -32,6 +32,7 @@ const (
 	psSuspending
 	psDispatched
 	psBatching // a batched suspension's creates, publishes and inline steps (suspendBatched)
+	psParked   // an inline step waiting for its batched suspension's creates and publishes (parkFanIn)
 	psInlineWait
 	psAfterPublish
 	psEnding
@@ -184,6 +185,8 @@ func (e *engine) advance(p int32) {
 		e.orch.startInline(p)
 	case psBatching:
 		e.orch.batchDone(p)
+	case psParked:
+		e.completer.fanIn(p)
 	case psPrologueDone:
 		e.cons.prologueDone(p)
 	case psClaimed:
@@ -242,6 +245,12 @@ func (e *engine) crash(p int32) {
 		e.h.Deliveries[q].Disposition = DispCrash
 	}
 	e.settle(root, DispCrash, 0)
+	if c := e.procs[root].parked - 1; c >= 0 {
+		// An inline step parked on the dead invocation's batch work dies
+		// with it.
+		e.procs[root].parked = 0
+		e.advance(c)
+	}
 }
 
 // done ends p's work; a message-backed delivery settles with the queue, an

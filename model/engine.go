@@ -499,7 +499,12 @@ func (e *engine) newDelivery(m, dep, attempt int32) int32 {
 
 func (e *engine) startDelivery(p int32) { e.advance(p) }
 
-func (e *engine) published(p int32) { e.resume(p) }
+func (e *engine) published(p int32) {
+	if e.procs[p].state == psBatching {
+		e.orch.batchPublished(p) // (before resume: it may let a parked inline step go on)
+	}
+	e.resume(p)
+}
 
 // exhausted is the World's rule for a message past its delivery cap: the
 // run cannot make progress through that message, so the World fails it.

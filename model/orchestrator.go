@@ -33,8 +33,11 @@ type suspension struct {
 	// third pass).
 	priorAt, priorN int32
 	// batchAt is where a batched suspension's chunks start in the engine's
-	// batchLeft (suspendBatched).
-	batchAt int32
+	// batchLeft (suspendBatched); batchWork counts its creates and
+	// publishes still in flight (the deferred batch work core joins before
+	// its inline continuation), and parked is 1 + the inline step that
+	// finished last and waits for that work before it lists (0: none).
+	batchAt, batchWork, parked int32
 }
 
 // addPrior appends step to p's prior steps. A proc's steps are contiguous
@@ -378,7 +381,7 @@ func (o *orchestrator) suspendBatched(p int32) {
 		o.batchLeft = append(o.batchLeft, 0)
 	}
 	// The pairs' chunk leads: the inline claims go out first.
-	o.backstops(p, fan)
+	pr.batchWork, pr.parked = int32(o.backstops(p, fan)), 0
 	o.spawnInline(p)
 	for i := fo.Inline; i < fo.Branches; i++ {
 		step := fo.FirstStep + world.StepID(i)
@@ -389,6 +392,7 @@ func (o *orchestrator) suspendBatched(p int32) {
 			continue
 		}
 		o.batchLeft[pr.batchAt+(i-fo.Inline)/cs]++
+		pr.batchWork++
 		o.call(p, OpEventsCreate, world.EvStepCreated, step, fan)
 	}
 	if pr.outstanding == 0 {
@@ -404,16 +408,47 @@ func (o *orchestrator) batchCreated(p int32, step world.StepID) {
 	fo := &o.h.Fanouts[fan]
 	cs := int32(o.sc.Workflow.ChunkSize)
 	k := (int32(step-fo.FirstStep) - fo.Inline) / cs
-	if o.batchLeft[pr.batchAt+k]--; o.batchLeft[pr.batchAt+k] > 0 {
-		return
-	}
-	site := o.dispatchSite(o.h.Deliveries[p].Run, false)
-	for i := fo.Inline + k*cs; i < min(fo.Branches, fo.Inline+(k+1)*cs); i++ {
-		s := fo.FirstStep + world.StepID(i)
-		if created, _ := o.completer.stepView(fan, s, pr.loadAt); !created {
-			o.republishStep(p, s, fan, site)
+	if o.batchLeft[pr.batchAt+k]--; o.batchLeft[pr.batchAt+k] == 0 {
+		site := o.dispatchSite(o.h.Deliveries[p].Run, false)
+		for i := fo.Inline + k*cs; i < min(fo.Branches, fo.Inline+(k+1)*cs); i++ {
+			s := fo.FirstStep + world.StepID(i)
+			if created, _ := o.completer.stepView(fan, s, pr.loadAt); !created {
+				pr.batchWork++
+				o.republishStep(p, s, fan, site)
+			}
 		}
 	}
+	o.batchWorkDone(p)
+}
+
+// batchPublished is one of batched suspension p's publishes answered.
+func (o *orchestrator) batchPublished(p int32) { o.batchWorkDone(p) }
+
+// batchWorkDone counts one of p's creates or publishes in, and once none
+// is left lets the inline step parked on them go on to its fan-in.
+func (o *orchestrator) batchWorkDone(p int32) {
+	pr := &o.procs[p]
+	if pr.batchWork--; pr.batchWork > 0 || pr.parked == 0 {
+		return
+	}
+	c := pr.parked - 1
+	pr.parked = 0
+	o.advance(c)
+}
+
+// parkFanIn reports whether inline step c, the last of its invocation's
+// inline steps to finish, must wait for its batched suspension's creates
+// and publishes before it lists: core joins that deferred batch work, then
+// reloads the log once (runtime.js, "Join the dispatch publishes launched
+// above and the fold's deferred batch work"). It parks c if so.
+func (o *orchestrator) parkFanIn(c int32) bool {
+	p := o.procs[c].parent
+	if p < 0 || o.procs[p].state != psBatching || o.procs[p].batchWork == 0 {
+		return false
+	}
+	o.procs[c].state = psParked
+	o.procs[p].parked = c + 1
+	return true
 }
 
 // batchDone is batched suspension p with its chunks, their publishes and
