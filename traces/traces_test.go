@@ -233,7 +233,7 @@ var allowed = map[string][]string{
 	"simlab.runs_get.reason":          {"prologue", "last_completer", "orchestrator"},
 	"simlab.event.result":             {"ok", "run_expired", "entity_conflict", "not_found", "too_early"},
 	"messaging.system":                {"simlab-queue"},
-	"simlab.dispatch.site":            {"node_dispatch_loop", "delayed_retry", "suspension_resilient_publish", "quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy"},
+	"simlab.dispatch.site":            {"node_dispatch_loop", "delayed_retry", "suspension_resilient_publish", "quickjs_queue_step_message", "deployment_reroute", "run_start", "fresh_copy", "invoke_replay", "inline_backstop"},
 	"workflow.run.status":             {"pending", "running", "completed", "failed", "cancelled"},
 	"simlab.run_context.present":      {"true", "false"},
 	"simlab.read.stale":               {"true", "false"},
