@@ -438,7 +438,8 @@ var failingHistories = map[string]func(t *testing.T){
 		violates(t, "no-work-after-visible-end", h, "was told the run had ended and did 1 more things", "step_completed")
 		// A variant: a replay that goes on past a terminal log.
 		h = firstFailing(t, "no-work-after-visible-end", "faults", 200, "replay-ignores-terminal-log")
-		violates(t, "no-work-after-visible-end", h, "was told the run had ended", "entity_conflict")
+		violates(t, "no-work-after-visible-end", h, "was told the run had ended", "events.list\n")
+		violates(t, "no-work-after-visible-end", h, "did 1 more things", "publish (inline_backstop)")
 	},
 	"run-fails-for-a-reason": func(t *testing.T) {
 		// As published, a stale pending lazy read fails the run: the replay

@@ -30,6 +30,6 @@ func ExampleBuild() {
 	fmt.Println(len(spans), "spans in trace", traces.TraceID(res.History, traces.Options{}, 0))
 	fmt.Println(bytes.Count(file.Bytes(), []byte("\n")), "line per run")
 	// Output:
-	// 22 spans in trace 8005aa06d07cb02376f36e34f8960d85
+	// 22 spans in trace d5c190307aa5088a68f7e92118755f21
 	// 1 line per run
 }
