@@ -130,6 +130,15 @@ func TestInvokeWorldOnTheRealCore(t *testing.T) {
 		t.Fatalf("the wrapped World declared %v to core %s, want invoke among them", out.WorldCapabilities, out.Core)
 	}
 	csc := SimScenario(sweep.CellScenario(sc, n, sweep.RunContext), HarnessWorld)
+	// The lane's deliveries without a replay's cost: core beta.55 replayed
+	// in 2 or 3 of its 14 workflow deliveries (workflow.replay.execute
+	// spans, three real runs, 2026-12-05), where simlab's lane replays on
+	// every one at the beta.52 fit; with that cost simlab's lane re-publishes
+	// steps whose messages were acked while it replayed (seed 1: 19
+	// hand-offs for 13 queued steps). Why the real lane does not replay is
+	// not modelled yet (docs/VALIDATION.md, "A World that declares
+	// capabilities.invoke").
+	csc.Workflow.ReplayBase, csc.Workflow.ReplayPerEntity, csc.Workflow.ReplayPerEvent = 0, 0, 0
 	for i, run := range out.Runs {
 		if run.Status != "completed" {
 			t.Fatalf("real run %s: %s", run.RunID, run.Status)
