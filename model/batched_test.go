@@ -17,20 +17,7 @@ import (
 // end (docs/VALIDATION.md, "Who ends the run").
 func TestBatchedSuspensionLaunchesEveryChunkAndTheInlineStepsAtOnce(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
-		sc, _ := Builtin("fanout")
-		for _, kv := range []string{"store.batch_creates=true", "workflow.resilient_dispatch=false", "workflow.fanouts=80", "workflow.chunk_size=32"} {
-			if err := sc.Set(kv); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := r.History
-		if !h.Drained || h.ReadBack[0].Status != world.RunCompleted {
-			t.Fatalf("seed %d: drained %v, run %v; want a completed run", seed, h.Drained, h.ReadBack[0].Status)
-		}
+		_, h := fanoutWith(t, seed, "store.batch_creates=true", "workflow.resilient_dispatch=false", "workflow.fanouts=80", "workflow.chunk_size=32")
 		fo := h.Fanouts[0]
 		// The first workflow delivery suspends on the fan-out.
 		const orch = 0
@@ -98,21 +85,8 @@ func TestBatchedSuspensionLaunchesEveryChunkAndTheInlineStepsAtOnce(t *testing.T
 func TestBatchedSuspensionListsAfterItsPublishes(t *testing.T) {
 	parked := 0
 	for seed := uint64(1); seed <= 10; seed++ {
-		sc, _ := Builtin("fanout")
-		for _, kv := range []string{"store.batch_creates=true", "workflow.resilient_dispatch=false", "workflow.fanouts=40",
-			"store.publish.min=2s", "store.publish.p50=2s", "store.publish.p90=2s", "store.publish.p99=2s", "store.publish.max=2s"} {
-			if err := sc.Set(kv); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := r.History
-		if !h.Drained || h.ReadBack[0].Status != world.RunCompleted {
-			t.Fatalf("seed %d: drained %v, run %v; want a completed run", seed, h.Drained, h.ReadBack[0].Status)
-		}
+		_, h := fanoutWith(t, seed, "store.batch_creates=true", "workflow.resilient_dispatch=false", "workflow.fanouts=40",
+			"store.publish.min=2s", "store.publish.p50=2s", "store.publish.p90=2s", "store.publish.p99=2s", "store.publish.max=2s")
 		const orch = 0
 		var lastPublish, lastInlineEnd sim.Time
 		for _, p := range h.Publishes {

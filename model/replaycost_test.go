@@ -9,6 +9,26 @@ import (
 	"github.com/simlab/simlab/sim"
 )
 
+// fanoutWith runs the fanout scenario with settings kvs on seed, recorded,
+// and fails the test unless the run drained and completed.
+func fanoutWith(t *testing.T, seed uint64, kvs ...string) (*Scenario, *History) {
+	t.Helper()
+	sc, _ := Builtin("fanout")
+	for _, kv := range kvs {
+		if err := sc.Set(kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := r.History; !h.Drained || h.ReadBack[0].Status != world.RunCompleted {
+		t.Fatalf("seed %d: drained %v, run %v; want a completed run", seed, h.Drained, h.ReadBack[0].Status)
+	}
+	return &sc, r.History
+}
+
 // A replay's cost passes between the log's answer and the replay's first
 // act: the write that ends the run comes that long after the read that
 // loaded its log, and no sooner; a replay that runs no workflow code (its
@@ -16,20 +36,7 @@ import (
 func TestReplayCostDelaysTheReplaysAct(t *testing.T) {
 	const base, perEntity, perEvent = 40 * time.Millisecond, 3 * time.Millisecond, time.Millisecond
 	for seed := uint64(1); seed <= 20; seed++ {
-		sc, _ := Builtin("fanout")
-		for _, kv := range []string{"workflow.replay_base=40ms", "workflow.replay_per_entity=3ms", "workflow.replay_per_event=1ms"} {
-			if err := sc.Set(kv); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r, err := Run(&sc, sim.NewPCG(seed), Options{Record: true, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := r.History
-		if !h.Drained || h.ReadBack[0].Status != world.RunCompleted {
-			t.Fatalf("seed %d: drained %v, run %v; want a completed run", seed, h.Drained, h.ReadBack[0].Status)
-		}
+		sc, h := fanoutWith(t, seed, "workflow.replay_base=40ms", "workflow.replay_per_entity=3ms", "workflow.replay_per_event=1ms")
 		branches := sc.Workflow.Fanouts[0]
 		ends := 0
 		for i, c := range h.Calls {

@@ -262,10 +262,28 @@ func printWriteOrder(w io.Writer, res *realengine.Result) {
 // printCorruption sets each width's corruption counts side by side, real
 // and simlab, one line per row.
 func printCorruption(w io.Writer, res *realengine.Result) {
+	printSideBySide(w, res, "\ncorruption, real beside simlab: runs whose log holds more than one accepted terminal run event, of the runs\ncounted; the most in one run; run and step rows that could not be read back once the run was over; runs failed\nCORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE; runs whose log simlab's replay of the workflow cannot consume\n",
+		func(r realengine.Row) string {
+			return fmt.Sprintf("%d/%d runs >1 end\tmax %d\tunreadable %d\tcorrupted %d\tunreplayable %d", r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows, r.RunsCorrupted, r.RunsUnreplayable)
+		})
+}
+
+// printWhoEnds sets who ended each width's runs side by side, real and
+// simlab: a queued last completer or the orchestrator's invocation.
+func printWhoEnds(w io.Writer, res *realengine.Result) {
+	printSideBySide(w, res, "\nwho ends the run, real beside simlab: runs whose first accepted end a step message's delivery wrote (a\nqueued last completer's inline replay; the rest the orchestrator's invocation, its inline steps included), and\nthe terminal run writes attempted per run, accepted or not\n",
+		func(r realengine.Row) string {
+			return fmt.Sprintf("by a last completer %d/%d\tend writes %s per run", r.RunsEndedByStep, r.RunsCounted, trim(r.EndAttempts))
+		})
+}
+
+// printSideBySide prints head, then one line per row: the width where it
+// changes, which side ran it, and what cells says of it.
+func printSideBySide(w io.Writer, res *realengine.Result, head string, cells func(realengine.Row) string) {
 	if len(res.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ncorruption, real beside simlab: runs whose log holds more than one accepted terminal run event, of the runs\ncounted; the most in one run; run and step rows that could not be read back once the run was over; runs failed\nCORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE; runs whose log simlab's replay of the workflow cannot consume\n")
+	fmt.Fprint(w, head)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	last := -1
 	for _, r := range res.Rows {
@@ -281,31 +299,7 @@ func printCorruption(w io.Writer, res *realengine.Result) {
 				who += " (" + r.World + ")"
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s %s\t%d/%d runs >1 end\tmax %d\tunreadable %d\tcorrupted %d\tunreplayable %d\n", lead, who, r.Prologue, r.RunsMultiTerminal, r.RunsCounted, r.TerminalEventsMax, r.UnreadableRows, r.RunsCorrupted, r.RunsUnreplayable)
-	}
-	tw.Flush()
-}
-
-// printWhoEnds sets who ended each width's runs side by side, real and
-// simlab: a queued last completer or the orchestrator's invocation.
-func printWhoEnds(w io.Writer, res *realengine.Result) {
-	if len(res.Rows) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nwho ends the run, real beside simlab: runs whose first accepted end a step message's delivery wrote (a\nqueued last completer's inline replay; the rest the orchestrator's invocation, its inline steps included), and\nthe terminal run writes attempted per run, accepted or not\n")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	last := -1
-	for _, r := range res.Rows {
-		lead := ""
-		if r.Branches != last {
-			lead = fmt.Sprintf("%d branches", r.Branches)
-			last = r.Branches
-		}
-		who := r.Core + onWL(r)
-		if r.Engine == "simlab" {
-			who = "simlab"
-		}
-		fmt.Fprintf(tw, "  %s\t%s %s\tby a last completer %d/%d\tend writes %s per run\n", lead, who, r.Prologue, r.RunsEndedByStep, r.RunsCounted, trim(r.EndAttempts))
+		fmt.Fprintf(tw, "  %s\t%s %s\t%s\n", lead, who, r.Prologue, cells(r))
 	}
 	tw.Flush()
 }
