@@ -221,12 +221,10 @@ func DefaultScenario() Scenario {
 			Body:              dist(5, 20, 50, 100, 250),
 			MaxRetries:        3,
 			RetryDelay:        time.Second,
-			// What a replay costs core 5.0.0-beta.52 (the pinned default),
-			// fitted by simlab calibrate --branches 16,64,128 --repetitions 3
-			// on its workflow.replay.execute spans (docs/VALIDATION.md).
-			ReplayBase:      1350 * time.Microsecond,
-			ReplayPerEntity: 140 * time.Microsecond,
-			ReplayPerEvent:  49 * time.Microsecond,
+			// What a replay costs core 5.0.0-beta.52, the pinned default.
+			ReplayBase:      program.Beta52ReplayCost.Base,
+			ReplayPerEntity: program.Beta52ReplayCost.PerEntity,
+			ReplayPerEvent:  program.Beta52ReplayCost.PerEvent,
 		},
 		Deployments: []DeploymentConfig{{Name: "dpl-a", Producer: "v2", Consumer: "v2", Share: 1}},
 		Limits:      RunLimits{MaxEvents: 10_000_000, MaxTime: time.Hour},

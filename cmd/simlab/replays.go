@@ -176,7 +176,7 @@ harness does not see replays from inside.`,
 				if replayCost < 0 {
 					return badInput(fmt.Errorf("--replay-cost %v: want a duration of at least 0", replayCost))
 				}
-				base.ReplayPerEvent = replayCost
+				base.Replay.PerEvent = replayCost
 			}
 			if maxDuration > 0 {
 				// Room for the kills and redeliveries a time limit makes.
@@ -303,7 +303,7 @@ harness does not see replays from inside.`,
 	f.Uint64Var(&seed, "seed", 1, "run this one seed and tell its story (with one --view and one --sequential)")
 	f.IntVar(&maxInline, "max-inline", 3, "steps an invocation runs itself per suspension (core's MAX_INLINE_STEPS)")
 	f.IntVar(&recovery, "recovery-replays", 3, "fresh replays after a divergence before the run fails CORRUPTED_EVENT_LOG")
-	f.DurationVar(&replayCost, "replay-cost", 20*time.Microsecond, "what a replay costs per event of its log (the real core's workflow.replay.execute is not fitted yet)")
+	f.DurationVar(&replayCost, "replay-cost", program.Beta52ReplayCost.PerEvent, "what a replay costs per event of its log (core beta.52's fit, besides its 1.35ms base and 140µs per entity: simlab calibrate)")
 	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")

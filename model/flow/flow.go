@@ -52,8 +52,10 @@ type Config struct {
 	// RecoveryReplays is how many fresh replays a divergence gets before
 	// the run fails CORRUPTED_EVENT_LOG (WORKFLOW_REPLAY_DIVERGENCE_MAX_RETRIES).
 	RecoveryReplays int
-	// ReplayPerEvent is what a replay costs per event of its log.
-	ReplayPerEvent time.Duration
+	// Replay is what a replay costs: base, per entity (the entities its
+	// loaded log names; those it mints past them are not counted) and per
+	// event of its log.
+	Replay program.ReplayCost
 	// Write, List and Read are the World's calls' times (events.create,
 	// events.list, runs.get); Deliver is the queue's, from publish to
 	// delivery; Body is a step's run time when its statement gives none.
@@ -89,16 +91,16 @@ func Defaults(p *program.Compiled) Config {
 	ms := time.Millisecond
 	return Config{
 		Program: p, View: ViewPrefix, SequentialRetry: 100 * ms, MaxInline: 3, RecoveryReplays: 3,
-		ReplayPerEvent: 20 * time.Microsecond,
-		Write:          sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
-		List:           sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
-		Read:           sim.Dist{Min: 1 * ms, P50: 2 * ms, P90: 5 * ms, P99: 10 * ms, Max: 20 * ms},
-		Deliver:        sim.Dist{Min: 1 * ms, P50: 5 * ms, P90: 20 * ms, P99: 60 * ms, Max: 120 * ms},
-		Body:           sim.Dist{Min: 50 * ms, P50: 300 * ms, P90: 800 * ms, P99: 1500 * ms, Max: 2 * time.Second},
-		Redeliver:      5 * time.Second,
-		MaxDeliveries:  48,
-		InlineLease:    860 * time.Second,
-		MaxTime:        time.Hour,
+		Replay:        program.Beta52ReplayCost,
+		Write:         sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
+		List:          sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
+		Read:          sim.Dist{Min: 1 * ms, P50: 2 * ms, P90: 5 * ms, P99: 10 * ms, Max: 20 * ms},
+		Deliver:       sim.Dist{Min: 1 * ms, P50: 5 * ms, P90: 20 * ms, P99: 60 * ms, Max: 120 * ms},
+		Body:          sim.Dist{Min: 50 * ms, P50: 300 * ms, P90: 800 * ms, P99: 1500 * ms, Max: 2 * time.Second},
+		Redeliver:     5 * time.Second,
+		MaxDeliveries: 48,
+		InlineLease:   860 * time.Second,
+		MaxTime:       time.Hour,
 	}
 }
 
@@ -119,7 +121,7 @@ func (c *Config) Validate() error {
 	if c.MaxDeliveries < 1 || c.InlineLease <= 0 {
 		return fmt.Errorf("flow: max_deliveries %d, inline_lease %v: want at least one delivery and a positive lease", c.MaxDeliveries, c.InlineLease)
 	}
-	if c.ReplayPerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 {
+	if c.Replay.Base < 0 || c.Replay.PerEntity < 0 || c.Replay.PerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 {
 		return errors.New("flow: a duration is negative")
 	}
 	if c.SequentialReplays && c.SequentialRetry == 0 {

@@ -321,3 +321,36 @@ func TestSearchCasesNeverCorruptThePrefixView(t *testing.T) {
 		t.Errorf("200 cases drew %d time limits and %d crash rates: want both", limits, crashes)
 	}
 }
+
+// A replay's cost passes between its start and its act: the run's first
+// replay (its start invocation's) ends exactly the replay's cost later than
+// a free replay does, base plus per entity and per event of what it loaded.
+func TestReplayCostDelaysTheFirstReplay(t *testing.T) {
+	free := Defaults(program.MustCompile(Storm(4, 1, 300*time.Millisecond)))
+	free.Replay = program.ReplayCost{}
+	costly := free
+	costly.Replay = program.ReplayCost{Base: time.Second, PerEntity: 100 * time.Millisecond, PerEvent: 10 * time.Millisecond}
+	a, err := Run(free, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(costly, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(r *Result) Replay {
+		for _, ac := range r.Actors {
+			if len(ac.Replays) > 0 {
+				return ac.Replays[0]
+			}
+		}
+		t.Fatal("no replay")
+		return Replay{}
+	}
+	fa, fb := first(a), first(b)
+	// The start's log names no entity yet: base and its events only.
+	want := time.Second + 10*time.Millisecond*time.Duration(fb.Saw)
+	if got := time.Duration(fb.At - fa.At); fa.Saw != fb.Saw || got != want {
+		t.Fatalf("first replay at %v (saw %d) free, %v (saw %d) with the cost: %v later, want %v", fa.At, fa.Saw, fb.At, fb.Saw, got, want)
+	}
+}

@@ -516,7 +516,13 @@ func (r *runner) startReplay(a int32) {
 	ac.st, ac.replay = stReplaying, true
 	r.replaying++
 	r.res.MaxConcurrentReplays = max(r.res.MaxConcurrentReplays, r.replaying)
-	r.k.After(time.Duration(len(view))*r.cfg.ReplayPerEvent, evReplay, uint32(a), 0)
+	entities := int32(0) // ordinals are minted in order from 0
+	for i := range view {
+		if view[i].Kind != program.EntityNone {
+			entities = max(entities, view[i].Ordinal+1)
+		}
+	}
+	r.k.After(r.cfg.Replay.Of(int(entities), len(view)), evReplay, uint32(a), 0)
 }
 
 // replayed is a's replay done: act on its outcome.
