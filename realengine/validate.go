@@ -186,6 +186,8 @@ type Result struct {
 	// Agreement judges each simlab row against the real row of its width
 	// and prologue (Agreements).
 	Agreement []Agreement `json:"agreement,omitempty"`
+	// Gate is validate --gate's decision (Decide), absent without it.
+	Gate *GateDecision `json:"gate,omitempty"`
 }
 
 // Check refuses a grid before anything runs.

@@ -22,7 +22,8 @@ func newValidateCommand() *cobra.Command {
 	var sf scenarioFlags
 	var o realengine.Options
 	var dir, simStore string
-	var noInstall, asJSON bool
+	var noInstall, asJSON, gate bool
+	var gateMin int
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Run the same experiment on the real @workflow/core and in simlab, side by side",
@@ -74,6 +75,15 @@ the real side cannot honour is refused, named, before anything runs.`,
 			if err := o.Check(sc); err != nil {
 				return badInput(err)
 			}
+			if gate && len(o.Cores) == 0 {
+				return badInput(fmt.Errorf("--gate with --cores=: nothing real to judge simlab against"))
+			}
+			if cmd.Flags().Changed("gate-min-runs") && !gate {
+				return badInput(fmt.Errorf("--gate-min-runs without --gate: it sets how many real runs the gate wants"))
+			}
+			if gateMin < 1 {
+				return badInput(fmt.Errorf("--gate-min-runs %d: want at least 1", gateMin))
+			}
 			if o.TraceDir != "" {
 				if err := os.MkdirAll(o.TraceDir, 0o755); err != nil {
 					return badInput(fmt.Errorf("--trace-dir: %w", err))
@@ -118,10 +128,23 @@ the real side cannot honour is refused, named, before anything runs.`,
 				}
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
+			if gate {
+				g := realengine.Decide(res.Agreement, gateMin)
+				res.Gate = &g
 			}
-			printValidate(cmd.OutOrStdout(), res)
+			if asJSON {
+				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+					return err
+				}
+			} else {
+				printValidate(cmd.OutOrStdout(), res)
+				if res.Gate != nil {
+					printGate(cmd.OutOrStdout(), res.Gate)
+				}
+			}
+			if res.Gate != nil && res.Gate.Disagrees > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("simlab disagrees with the real engine on %d verdicts it had the runs to judge", res.Gate.Disagrees)}
+			}
 			return nil
 		},
 	}
@@ -138,6 +161,8 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
+	cmd.Flags().BoolVar(&gate, "gate", false, "exit 1 when simlab disagrees with the real runs on a verdict they have the runs to judge (--gate-min-runs); print each verdict, the others as not judged")
+	cmd.Flags().IntVar(&gateMin, "gate-min-runs", 5, "with --gate: the real runs (fan-outs for the per-fan-out counts) a verdict needs to be judged")
 	cmd.Flags().StringVar(&simStore, "sim-store", "", "run the simlab side on the store model of scenario FILE (simlab calibrate --write) and the real side with no injected latency: the real World's own costs against the model's")
 	cmd.Flags().StringVar(&o.SimWorld, "sim-world", realengine.HarnessWorld, "the World whose rules and atomicity the simlab side applies, with the scenario's store model: "+realengine.HarnessWorld+" (the real side's) or "+realengine.SimWorldScenario+" (the scenario's own)")
 	return cmd
@@ -213,6 +238,30 @@ func printValidate(w io.Writer, res *realengine.Result) {
 	}
 	printCorruption(w, res)
 	printWhoEnds(w, res)
+}
+
+// printGate says what --gate decided: the judged disagreements first, then
+// how many verdicts agreed and how many were not judged, and why.
+func printGate(w io.Writer, g *realengine.GateDecision) {
+	fmt.Fprintf(w, "\ngate (verdicts with at least %d real runs):\n", g.MinRuns)
+	judged := 0
+	for _, v := range g.Verdicts {
+		if !v.Judged {
+			continue
+		}
+		judged++
+		if !v.Agrees {
+			fmt.Fprintf(w, "  DISAGREES  %d branches  %s %s  %s\n", v.Branches, shortVersion(v.Core), v.Prologue, v.What)
+		}
+	}
+	fmt.Fprintf(w, "  %d of %d judged verdicts agree; %d not judged", judged-g.Disagrees, judged, g.NotJudged)
+	for _, v := range g.Verdicts {
+		if !v.Judged {
+			fmt.Fprintf(w, " (%s)", v.Why)
+			break
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 // printAgreement judges each simlab row against the real row of its width

@@ -33,6 +33,9 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 		{[]string{"--time-scale", "NaN"}, "--time-scale NaN"},
 		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
 		{[]string{"--sim-world", "world-postgres"}, "--sim-world"},
+		{[]string{"--gate", "--cores="}, "nothing real to judge"},
+		{[]string{"--gate-min-runs", "3"}, "--gate-min-runs without --gate"},
+		{[]string{"--gate", "--gate-min-runs", "0"}, "--gate-min-runs 0"},
 	} {
 		_, _, err := runCLI(t, append([]string{"validate", "--engine-dir", t.TempDir()}, c.args...)...)
 		var ee *exitError
@@ -83,6 +86,36 @@ func TestValidateInterrupted(t *testing.T) {
 	killed := exec.Command("sh", "-c", "kill -KILL $$").Run()
 	if got := exitStatus(fmt.Errorf("compiling: %w", killed)); got != 2 {
 		t.Errorf("exit status of a wrapped signal-killed child's error: %d, want 2", got)
+	}
+}
+
+// validate --gate, as a CI job runs it: the exit says whether a verdict
+// the real runs could judge disagreed (1) or none did (0), the JSON carries
+// the same decision, and a verdict with fewer real runs than the gate wants
+// is printed as not judged.
+func TestValidateGateExitsOnAJudgedDisagreement(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	t.Setenv("TMPDIR", t.TempDir())
+	args := []string{"validate", "--engine-dir", filepath.Join("..", "..", "realengine"),
+		"--branches", "4", "--repetitions", "2", "--seeds", "4", "--cores", "5.0.0-beta.52", "--gate", "--gate-min-runs", "2", "--json"}
+	out, _, err := runCLI(t, args...)
+	var res realengine.Result
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || res.Gate == nil {
+		t.Fatalf("--gate --json: %v, gate %v (exit %d)\n%s", jerr, res.Gate, exitCode(err), out)
+	}
+	want := 0
+	if res.Gate.Disagrees > 0 {
+		want = 1
+	}
+	if exitCode(err) != want || len(res.Gate.Verdicts) != 5 || res.Gate.NotJudged != 0 {
+		t.Fatalf("exit %d (%v) with %d judged disagreements, %d verdicts, %d not judged; want exit %d, 5 verdicts all judged", exitCode(err), err, res.Gate.Disagrees, len(res.Gate.Verdicts), res.Gate.NotJudged, want)
+	}
+	// The same two real runs are too few for a gate that wants three.
+	args = []string{"validate", "--engine-dir", filepath.Join("..", "..", "realengine"),
+		"--branches", "4", "--repetitions", "2", "--seeds", "4", "--cores", "5.0.0-beta.52", "--gate", "--gate-min-runs", "3"}
+	out, _, err = runCLI(t, args...)
+	if exitCode(err) != 0 || !strings.Contains(out, "0 of 0 judged verdicts agree; 5 not judged (not judged: too few runs (2 real fan-outs, the gate wants 3))") {
+		t.Fatalf("exit %d (%v), want 0 with every verdict not judged:\n%s", exitCode(err), err, out)
 	}
 }
 
