@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/simlab/simlab/model"
@@ -567,7 +568,7 @@ func (p StoreProfile) ScenarioYAML(c *Calibration, command string) string {
 # %.2f; docs/VALIDATION.md). The queue: its publishes' own times and its
 # delivery times, all widths pooled.
 # The workflow: what a replay costs core %s, fitted on the replays that
-# overlapped no other (%d of %d; R² %.2f; docs/VALIDATION.md).
+# overlapped no other (%d of %d; R² %.2f; docs/VALIDATION.md)%s.
 name: calibrated-world-local
 description: fanout on world-local's measured service times and concurrency
 world: world-local
@@ -587,5 +588,13 @@ workflow:
   replay_base: %v
   replay_per_entity: %v
   replay_per_event: %v
-`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, c.Core, rc.Solo, rc.Samples, rc.R2, d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder, rbase, rentity, revent)
+`, c.WorldLocal, c.Core, command, p.OutOfOrder, p.R2, p.R2Log, c.Core, rc.Solo, rc.Samples, rc.R2, unfittedNote(rc.Unfitted), d(p.RunsGet), d(p.EventsList), d(p.EventsWrite), d(p.Publish), d(p.Deliver), p.ListPerEventMS, p.WritePerContenderMS, p.ListPerContenderMS, p.MaxConcurrentReads, p.MaxConcurrentWrites, p.WriteOrder, rbase, rentity, revent)
+}
+
+// unfittedNote names the replay costs the calibration could not fit.
+func unfittedNote(parts []string) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, " and ") + " not fitted (every solo replay had the same), held at 0"
 }

@@ -42,13 +42,17 @@ func replaySamples(branches int, runs []*RealRun) []ReplaySample {
 // OverlappedRatio the median of an overlapped replay's time over what the
 // fit gives it (1: sharing cost nothing).
 type ReplayCost struct {
-	BaseMS          float64 `json:"base_ms"`
-	PerEntityMS     float64 `json:"per_entity_ms"`
-	PerEventMS      float64 `json:"per_event_ms"`
-	Samples         int     `json:"samples"`
-	Solo            int     `json:"solo"`
-	R2              float64 `json:"r2"`
-	OverlappedRatio float64 `json:"overlapped_ratio,omitempty"`
+	BaseMS      float64 `json:"base_ms"`
+	PerEntityMS float64 `json:"per_entity_ms"`
+	PerEventMS  float64 `json:"per_event_ms"`
+	// Unfitted names the parts the solo replays could not tell apart from
+	// the base (every one minted as many entities, or loaded as many
+	// events): held at 0.
+	Unfitted        []string `json:"unfitted,omitempty"`
+	Samples         int      `json:"samples"`
+	Solo            int      `json:"solo"`
+	R2              float64  `json:"r2"`
+	OverlappedRatio float64  `json:"overlapped_ratio,omitempty"`
 }
 
 // Durations are the fitted costs as model.Workflow takes them.
@@ -80,6 +84,12 @@ func FitReplayCost(samples []ReplaySample) ReplayCost {
 	// coefficient comes out negative is dropped (held at 0) and the rest
 	// fitted again, so the costs stay what a replay could cost.
 	in := [3]bool{true, true, true}
+	for i, name := range [3]string{"", "per_entity", "per_event"} {
+		if i > 0 && !varies(solo, func(s ReplaySample) float64 { return x(s)[i] }) {
+			in[i] = false
+			out.Unfitted = append(out.Unfitted, name)
+		}
+	}
 	var beta [3]float64
 	for range 3 {
 		beta = leastSquares(solo, x, in)
@@ -119,6 +129,16 @@ func FitReplayCost(samples []ReplaySample) ReplayCost {
 		out.OverlappedRatio = ratios[len(ratios)/2]
 	}
 	return out
+}
+
+// varies reports whether f takes more than one value over the samples.
+func varies(samples []ReplaySample, f func(ReplaySample) float64) bool {
+	for _, s := range samples[1:] {
+		if f(s) != f(samples[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // leastSquares fits the samples' times on the regressors in use (gonum's

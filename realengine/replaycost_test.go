@@ -38,6 +38,13 @@ func TestFitReplayCostRecoversTheCosts(t *testing.T) {
 	if rc.PerEventMS != 0 || rc.PerEntityMS <= 0 || rc.BaseMS < 0 {
 		t.Errorf("falling times: %+v, want no per-event cost and a positive per-entity one", rc)
 	}
+	// Replays that all loaded empty logs (turbo's) tell the per-event part
+	// nothing: it is held at 0 and named, and the rest still fits.
+	turbo := []ReplaySample{{MS: 2.5, Entities: 16}, {MS: 7.3, Entities: 64}}
+	rc = FitReplayCost(turbo)
+	if rc.PerEventMS != 0 || len(rc.Unfitted) != 1 || rc.Unfitted[0] != "per_event" || math.Abs(rc.PerEntityMS-0.1) > 1e-9 || math.Abs(rc.BaseMS-0.9) > 1e-9 {
+		t.Errorf("turbo replays only: %+v, want 0.9 ms + 0.1 ms per entity, per_event unfitted", rc)
+	}
 	if got := FitReplayCost(nil); got.Solo != 0 || got.At(10, 10) != 0 {
 		t.Errorf("no samples: %+v, want no cost", got)
 	}

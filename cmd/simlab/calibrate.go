@@ -290,6 +290,9 @@ func printCalibration(w io.Writer, cal *realengine.Calibration, took time.Durati
 	rc := cal.Replay()
 	fmt.Fprintf(w, "replay (core's workflow.replay.execute, fitted on the %d of %d replays that overlapped no other): %.3f ms + %.4f ms per entity minted + %.4f ms per event loaded (R² %.2f)",
 		rc.Solo, rc.Samples, rc.BaseMS, rc.PerEntityMS, rc.PerEventMS, rc.R2)
+	if len(rc.Unfitted) > 0 {
+		fmt.Fprintf(w, "; %s held at 0: every solo replay had the same", strings.Join(rc.Unfitted, " and "))
+	}
 	if rc.OverlappedRatio > 0 {
 		fmt.Fprintf(w, "; an overlapped replay took %.1f× its fit (median: replays share the harness's one Node process)", rc.OverlappedRatio)
 	}
