@@ -135,8 +135,10 @@ func TestInvokeWorldOnTheRealCore(t *testing.T) {
 	// spans, three real runs, 2026-12-05), where simlab's lane replays on
 	// every one at the beta.52 fit; with that cost simlab's lane re-publishes
 	// steps whose messages were acked while it replayed (seed 1: 19
-	// hand-offs for 13 queued steps). Why the real lane does not replay is
-	// not modelled yet (docs/VALIDATION.md, "A World that declares
+	// hand-offs for 13 queued steps). The real run's first delivery held
+	// the lane until every queued step had finished, so one lane delivery
+	// completed the run and the others found it ended; what it waits for
+	// is not modelled (docs/VALIDATION.md, "A World that declares
 	// capabilities.invoke").
 	csc.Workflow.ReplayBase, csc.Workflow.ReplayPerEntity, csc.Workflow.ReplayPerEvent = 0, 0, 0
 	for i, run := range out.Runs {
