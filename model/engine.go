@@ -12,17 +12,18 @@ import (
 
 // Kernel event kinds. The payload is an index into one of the engine's tables.
 const (
-	evRunStart    uint32 = iota + 1 // payload: run index
-	evCancel                        // payload: run index
-	evCallDone                      // payload: call index
-	evPublishDone                   // payload: pending publish index
-	evDeliver                       // payload: message index | epoch<<32
-	evBodyDone                      // payload: proc index
-	evVisExpire                     // payload: proc index
-	evStopFaults                    // payload: 0
-	evTxnStep                       // payload: call serial; ref: call index
-	evSharedWake                    // payload: the shared write capacity's generation
-	evSharedSlice                   // payload: call serial; ref: round-robin write slot
+	evRunStart     uint32 = iota + 1 // payload: run index
+	evCancel                         // payload: run index
+	evCallDone                       // payload: call index
+	evPublishDone                    // payload: pending publish index
+	evDeliver                        // payload: message index | epoch<<32
+	evBodyDone                       // payload: proc index
+	evVisExpire                      // payload: proc index
+	evStopFaults                     // payload: 0
+	evTxnStep                        // payload: call serial; ref: call index
+	evSharedWake                     // payload: the shared write capacity's generation
+	evSharedSlice                    // payload: call serial; ref: round-robin write slot
+	evReplayFinish                   // payload: the shared replay processors' generation
 )
 
 // Options choose what a run records.
@@ -97,6 +98,8 @@ type engine struct {
 	// batchLeft holds, per chunk of a batched suspension, the creates
 	// still unanswered (suspension.batchAt).
 	batchLeft []int32
+	// replayCPU shares workflow.replay_cpus among the replays (replaycpu.go).
+	replayCPU replayCPU
 	// The actors (DOMAIN.md §5): each a file, each driven by advance.
 	client    client
 	orch      orchestrator
@@ -300,6 +303,7 @@ func (e *engine) reset(sc *Scenario, vs variantSet, opts Options, c sim.Chooser)
 		procs:       e.procs[:0],
 		priors:      e.priors[:0],
 		batchLeft:   e.batchLeft[:0],
+		replayCPU:   replayCPU{active: e.replayCPU.active[:0], done: e.replayCPU.done[:0]},
 		deployments: e.deployments[:0],
 		shareCum:    e.shareCum[:0],
 		completer:   lastCompleter{fans: e.completer.fans[:0], logged: e.completer.logged[:0], createdAt: e.completer.createdAt[:0], finishedAt: e.completer.finishedAt[:0], owner: e.completer.owner[:0], settled: e.completer.settled[:0]},
@@ -367,7 +371,7 @@ func (e *engine) fault(kind FaultKind, run world.RunID, proc int32) {
 }
 
 func (e *engine) dispatch(ev *sim.Event) {
-	if ev.Kind != evDeliver && ev.Kind != evVisExpire && ev.Kind != evStopFaults && ev.Kind != evSharedWake {
+	if ev.Kind != evDeliver && ev.Kind != evVisExpire && ev.Kind != evStopFaults && ev.Kind != evSharedWake && ev.Kind != evReplayFinish {
 		e.active()
 	}
 	switch ev.Kind {
@@ -392,6 +396,8 @@ func (e *engine) dispatch(ev *sim.Event) {
 		e.resume(int32(ev.Payload))
 	case evVisExpire:
 		e.q.visibilityExpired(int32(ev.Payload)) // calls active() when it acts
+	case evReplayFinish:
+		e.replayFinished(ev.Payload) // calls active() unless stale
 	case evStopFaults:
 		e.faults.Stop()
 		e.h.FaultsStopAt = e.k.Now()

@@ -243,6 +243,10 @@ func (o *orchestrator) startReplay(p int32) {
 		pr := &o.procs[p]
 		pr.state = psReplaying
 		pr.outstanding++
+		if o.sc.Workflow.ReplayCPUs > 0 {
+			o.replayShared(p, int64(cost))
+			return
+		}
 		o.k.After(cost, evBodyDone, 0, uint64(p))
 		return
 	}

@@ -13,7 +13,13 @@ import (
 // and fails the test unless the run drained and completed.
 func fanoutWith(t *testing.T, seed uint64, kvs ...string) (*Scenario, *History) {
 	t.Helper()
-	sc, _ := Builtin("fanout")
+	return builtinWith(t, "fanout", seed, kvs...)
+}
+
+// builtinWith is fanoutWith on the built-in scenario name.
+func builtinWith(t *testing.T, name string, seed uint64, kvs ...string) (*Scenario, *History) {
+	t.Helper()
+	sc, _ := Builtin(name)
 	for _, kv := range kvs {
 		if err := sc.Set(kv); err != nil {
 			t.Fatal(err)

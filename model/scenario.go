@@ -104,6 +104,13 @@ type Workflow struct {
 	// ReplayPerEvent is a replay's cost per event of the log it loaded
 	// (core consumes and hydrates each).
 	ReplayPerEvent time.Duration `json:"replay_per_event,omitempty" yaml:"replay_per_event,omitempty"`
+	// ReplayCPUs is how many processors every replay of the simulation
+	// shares (processor sharing: n replays at once on c processors each go
+	// at c/n of full speed once n > c), as the real harness's one Node
+	// process runs every delivery's replay on one thread; 0, the default,
+	// gives each replay a processor of its own, as production's function
+	// instances do.
+	ReplayCPUs int `json:"replay_cpus,omitempty" yaml:"replay_cpus,omitempty"`
 }
 
 // Lease is the inline-ownership lease in effect (InlineOwnershipLease, or
@@ -301,6 +308,9 @@ func (s *Scenario) Validate() error {
 		if c.d < 0 {
 			return fmt.Errorf("workflow.%s = %v: must not be negative", c.key, c.d)
 		}
+	}
+	if w.ReplayCPUs < 0 {
+		return fmt.Errorf("workflow.replay_cpus = %d: want 0 (a processor per replay) or more", w.ReplayCPUs)
 	}
 	if l := w.InlineOwnershipLease; l != 0 && (l < time.Second || l > 900*time.Second || l%time.Second != 0) {
 		return fmt.Errorf("workflow.inline_ownership_lease = %v: want whole seconds from 1s to 900s (core clamps WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS to 1..900), or 0 for core's 860s", l)
