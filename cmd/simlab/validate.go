@@ -75,11 +75,14 @@ the real side cannot honour is refused, named, before anything runs.`,
 			if err := o.Check(sc); err != nil {
 				return badInput(err)
 			}
-			if gate && len(o.Cores) == 0 {
-				return badInput(fmt.Errorf("--gate with --cores=: nothing real to judge simlab against"))
+			if len(o.Cores) == 0 {
+				if gate && cmd.Flags().Changed("gate") || cmd.Flags().Changed("gate-min-runs") {
+					return badInput(fmt.Errorf("--gate or --gate-min-runs with --cores=: nothing real to judge simlab against"))
+				}
+				gate = false // simlab alone: nothing to judge
 			}
 			if cmd.Flags().Changed("gate-min-runs") && !gate {
-				return badInput(fmt.Errorf("--gate-min-runs without --gate: it sets how many real runs the gate wants"))
+				return badInput(fmt.Errorf("--gate-min-runs with --gate=false: it sets how many real runs the gate wants"))
 			}
 			if gateMin < 1 {
 				return badInput(fmt.Errorf("--gate-min-runs %d: want at least 1", gateMin))
@@ -161,7 +164,7 @@ the real side cannot honour is refused, named, before anything runs.`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON (docs/VALIDATION.md)")
-	cmd.Flags().BoolVar(&gate, "gate", false, "exit 1 when simlab disagrees with the real runs on a verdict they have the runs to judge (--gate-min-runs); print each verdict, the others as not judged")
+	cmd.Flags().BoolVar(&gate, "gate", true, "exit 1 when simlab disagrees with the real runs on a verdict they have the runs to judge (--gate-min-runs), and say in one line which were not judged; --gate=false always exits 0 once the runs are done")
 	cmd.Flags().IntVar(&gateMin, "gate-min-runs", 5, "with --gate: the real runs (fan-outs for the per-fan-out counts) a verdict needs to be judged")
 	cmd.Flags().StringVar(&simStore, "sim-store", "", "run the simlab side on the store model of scenario FILE (simlab calibrate --write) and the real side with no injected latency: the real World's own costs against the model's")
 	cmd.Flags().StringVar(&o.SimWorld, "sim-world", realengine.HarnessWorld, "the World whose rules and atomicity the simlab side applies, with the scenario's store model: "+realengine.HarnessWorld+" (the real side's) or "+realengine.SimWorldScenario+" (the scenario's own)")

@@ -34,7 +34,8 @@ func TestValidateRefusesBadInputUpFront(t *testing.T) {
 		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf"},
 		{[]string{"--sim-world", "world-postgres"}, "--sim-world"},
 		{[]string{"--gate", "--cores="}, "nothing real to judge"},
-		{[]string{"--gate-min-runs", "3"}, "--gate-min-runs without --gate"},
+		{[]string{"--gate-min-runs", "3", "--cores="}, "nothing real to judge"},
+		{[]string{"--gate=false", "--gate-min-runs", "3"}, "--gate-min-runs with --gate=false"},
 		{[]string{"--gate", "--gate-min-runs", "0"}, "--gate-min-runs 0"},
 	} {
 		_, _, err := runCLI(t, append([]string{"validate", "--engine-dir", t.TempDir()}, c.args...)...)
@@ -89,7 +90,7 @@ func TestValidateInterrupted(t *testing.T) {
 	}
 }
 
-// validate --gate, as a CI job runs it: the exit says whether a verdict
+// validate (its --gate is on by default), as a CI job runs it: the exit says whether a verdict
 // the real runs could judge disagreed (1) or none did (0), the JSON carries
 // the same decision, and a verdict with fewer real runs than the gate wants
 // is printed as not judged.
@@ -110,9 +111,10 @@ func TestValidateGateExitsOnAJudgedDisagreement(t *testing.T) {
 	if exitCode(err) != want || len(res.Gate.Verdicts) != 5 || res.Gate.NotJudged != 0 {
 		t.Fatalf("exit %d (%v) with %d judged disagreements, %d verdicts, %d not judged; want exit %d, 5 verdicts all judged", exitCode(err), err, res.Gate.Disagrees, len(res.Gate.Verdicts), res.Gate.NotJudged, want)
 	}
-	// The same two real runs are too few for a gate that wants three.
+	// The same two real runs are too few for a gate that wants three (the
+	// gate is on without --gate).
 	args = []string{"validate", "--engine-dir", filepath.Join("..", "..", "realengine"),
-		"--branches", "4", "--repetitions", "2", "--seeds", "4", "--cores", "5.0.0-beta.52", "--gate", "--gate-min-runs", "3"}
+		"--branches", "4", "--repetitions", "2", "--seeds", "4", "--cores", "5.0.0-beta.52", "--gate-min-runs", "3"}
 	out, _, err = runCLI(t, args...)
 	if exitCode(err) != 0 || !strings.Contains(out, "0 of 0 judged verdicts agree; 5 not judged (not judged: too few runs (2 real fan-outs, the gate wants 3))") {
 		t.Fatalf("exit %d (%v), want 0 with every verdict not judged:\n%s", exitCode(err), err, out)
