@@ -643,10 +643,10 @@ func (e *RunError) Error() string {
 		fmt.Fprintf(&b, "\n  run ids: %s", strings.Join(e.RunIDs, ", "))
 	}
 	if len(e.LastSpans) > 0 {
-		fmt.Fprintf(&b, "\n  last spans: %s", tail(string(e.LastSpans), 3000))
+		fmt.Fprintf(&b, "\n  last spans: %s", spanNames(e.LastSpans))
 	}
 	if len(e.WorldLog) > 0 {
-		fmt.Fprintf(&b, "\n  World log (last calls): %s", tail(string(e.WorldLog), 4000))
+		fmt.Fprintf(&b, "\n  World log (last calls):%s", worldLogLines(e.WorldLog, 12))
 	}
 	if e.Stderr != "" {
 		fmt.Fprintf(&b, "\n  harness stderr: %s", tail(e.Stderr, 2000))
@@ -759,6 +759,59 @@ func (r *Runner) run(ctx context.Context, core Core, cfg HarnessConfig, timeout 
 				out.Core, out.BundleCore, out.Builders, worldName, ranWorld, core.Version, worldName, worldVersion)}
 	}
 	return &out, nil
+}
+
+// spanNames is the harness's last spans as their names in order, each
+// with its status when it is an error (the raw JSON, cut, when it does not
+// parse): a reader's account, not kilobytes of attributes.
+func spanNames(raw json.RawMessage) string {
+	var spans []struct {
+		Name   string `json:"name"`
+		Status struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &spans); err != nil {
+		return tail(string(raw), 600)
+	}
+	names := make([]string, len(spans))
+	for i, sp := range spans {
+		names[i] = sp.Name
+		if sp.Status.Code == 2 { // OTel's ERROR
+			names[i] += " (error: " + FirstLine(sp.Status.Message, 120) + ")"
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// worldLogLines is the last n of the harness's World calls, one line
+// each: when, which delivery, the call and its answer.
+func worldLogLines(raw json.RawMessage, n int) string {
+	var calls []Call
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return " " + tail(string(raw), 600)
+	}
+	if len(calls) > n {
+		calls = calls[len(calls)-n:]
+	}
+	var b strings.Builder
+	for _, c := range calls {
+		who := "the client"
+		if c.Delivery >= 0 {
+			who = fmt.Sprintf("delivery %d", c.Delivery)
+		}
+		answer := c.Result
+		if c.Error != "" {
+			answer = FirstLine(c.Error, 80)
+		}
+		if answer == "" {
+			answer = "no answer yet"
+		}
+		fmt.Fprintf(&b, "\n    %8.1f ms  %s: %s", c.Start, who, strings.TrimSpace(c.Op+" "+c.Event))
+		fmt.Fprintf(&b, " → %s", answer)
+	}
+	return b.String()
 }
 
 func tail(s string, n int) string {
