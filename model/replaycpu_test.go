@@ -10,19 +10,17 @@ import (
 // Replays on shared processors: two replays of 100 ms on one processor,
 // started together, both finish at 200 ms; on two processors at 100 ms.
 func TestReplayCPUSharesItsProcessors(t *testing.T) {
-	for _, c := range []struct {
-		cpus int64
-		want int64
-	}{{1, 200}, {2, 100}, {4, 100}} {
-		cpu := replayCPU{cpus: c.cpus}
-		cpu.active = []cpuWork{{p: 1, left: 100}, {p: 2, left: 100}}
+	// Processors: the time a 100 ms replay beside another takes.
+	want := map[int64]int64{1: 200, 2: 100, 4: 100}
+	for cpus := int64(1); cpus <= 4; cpus *= 2 {
+		cpu := replayCPU{cpus: cpus, active: []cpuWork{{p: 1, left: 100}, {p: 2, left: 100}}}
 		num, den := cpu.rate()
-		if got := 100 * den / num; got != c.want {
-			t.Errorf("%d processors: a 100 ms replay beside another takes %d ms, want %d", c.cpus, got, c.want)
+		if got := 100 * den / num; got != want[cpus] {
+			t.Errorf("%d processors: a 100 ms replay beside another takes %d ms, want %d", cpus, got, want[cpus])
 		}
 		cpu.advance(50)
 		if left := cpu.active[0].left; left != 100-50*num/den {
-			t.Errorf("%d processors: %d left after 50 ms, want %d", c.cpus, left, 100-50*num/den)
+			t.Errorf("%d processors: %d left after 50 ms, want %d", cpus, left, 100-50*num/den)
 		}
 	}
 }
