@@ -306,12 +306,7 @@ func (o *orchestrator) suspendChunk(p int32) {
 		if w.ResilientDispatch {
 			// The handler published what it created; the dispatch loop
 			// publishes the pending steps it found created.
-			at, n := pr.priorAt, pr.priorN
-			pr.priorN = 0
-			o.redispatch(p, pr.suspendFan, true, o.priors[at:at+n])
-			if int(at+n) == len(o.priors) {
-				o.priors = o.priors[:at] // the pool keeps only what waits
-			}
+			o.redispatch(p, pr.suspendFan, true, o.takePriors(p))
 		} else {
 			o.redispatch(p, pr.suspendFan, false, nil)
 		}
@@ -460,17 +455,7 @@ func (o *orchestrator) parkFanIn(c int32) bool {
 func (o *orchestrator) batchDone(p int32) {
 	pr := &o.procs[p]
 	if pr.priorN > 0 {
-		at, n := pr.priorAt, pr.priorN
-		pr.priorN = 0
-		site := o.dispatchSite(o.h.Deliveries[p].Run, false)
-		for _, step := range o.priors[at : at+n] {
-			if _, finished := o.completer.stepView(pr.suspendFan, step, pr.loadAt); !finished {
-				o.republishStep(p, step, pr.suspendFan, site)
-			}
-		}
-		if int(at+n) == len(o.priors) {
-			o.priors = o.priors[:at]
-		}
+		o.publishPending(p, pr.suspendFan, o.takePriors(p))
 		if pr.outstanding > 0 {
 			pr.state = psAfterPublish
 			return
@@ -506,11 +491,7 @@ func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world
 	// another invocation owns to a backstop").
 	o.backstops(p, fan)
 	if limited {
-		for _, step := range only {
-			if pending(step) {
-				o.republishStep(p, step, fan, site)
-			}
-		}
+		o.publishPending(p, fan, only)
 		return
 	}
 	for i := fo.Inline; i < fo.Branches; i++ {
@@ -518,6 +499,31 @@ func (o *orchestrator) redispatch(p int32, fan int32, limited bool, only []world
 			o.republishStep(p, step, fan, site)
 		}
 	}
+}
+
+// publishPending is the dispatch loop over steps alone: each that the log
+// p loaded does not show finished is published under its key.
+func (o *orchestrator) publishPending(p, fan int32, steps []world.StepID) {
+	site := o.dispatchSite(o.h.Deliveries[p].Run, false)
+	for _, step := range steps {
+		if _, finished := o.completer.stepView(fan, step, o.procs[p].loadAt); !finished {
+			o.republishStep(p, step, fan, site)
+		}
+	}
+}
+
+// takePriors empties p's prior steps and returns them; the engine's pool
+// gives back their room when they were its last (it keeps only what
+// waits). The slice stays valid until the next addPrior.
+func (o *orchestrator) takePriors(p int32) []world.StepID {
+	pr := &o.procs[p]
+	at, n := pr.priorAt, pr.priorN
+	pr.priorN = 0
+	steps := o.priors[at : at+n]
+	if int(at+n) == len(o.priors) {
+		o.priors = o.priors[:at]
+	}
+	return steps
 }
 
 // defaultInlineOwnershipLease is core's inline-ownership lease
