@@ -19,7 +19,7 @@ import (
 // ones: per checked configuration (scenario, --set knobs, variants) the
 // seeds it was checked on and, per violated property, the seeds that
 // violate it, a digest of them and a one-line reason naming the finding
-// (README, docs/MODEL.md) it belongs to. `simlab check --write-baseline FILE`
+// (docs/FINDINGS.md, docs/MODEL.md) it belongs to. `simlab check --write-baseline FILE`
 // writes an entry; `simlab check --baseline FILE` judges a check against
 // it: every violation on a known (property, seed) is known, any other is
 // new (exit 1), and a known seed that no longer violates is a note. The
@@ -87,14 +87,14 @@ type BaselineVerdict struct {
 // written up as, before its baseline entry is accepted
 // (TestKnownFindingsBaseline rejects an UNEXPLAINED reason).
 var knownReasons = map[string]string{
-	"one-lazy-fetch-per-fanout": "concurrent last completers: the list-then-decide check is not atomic, and a last completer whose message is redelivered after a crash checks again (README Findings: one lazy read per fan-out, or many?; docs/MODEL.md findings 1 and 10)",
+	"one-lazy-fetch-per-fanout": "concurrent last completers: the list-then-decide check is not atomic, and a last completer whose message is redelivered after a crash checks again (docs/FINDINGS.md: one lazy read per fan-out, or many?; docs/MODEL.md findings 1 and 10)",
 	"no-start-on-terminal":      "the real Worlds are not atomic: a claim that read the run live writes after a cancel (or the World's run_failed) that landed meanwhile, and a run_started that read the run pending writes a cancelled run back to running (docs/MODEL.md findings 15, 16); and on any World, turbo's optimistic inline start runs an inline step's body after a cancel that landed while the run's first delivery suspended, forced on the real core (docs/MODEL.md, \"Turbo starts inline bodies before their claims\")",
 	"single-terminal-event":     "the real Worlds are not atomic: concurrent last completers both write run_completed on world-local, and world-postgres fails a run its racing start reopened and left unreadable (docs/MODEL.md findings 15, 18)",
 	"ended-run-reads-ended":     "the real Worlds are not atomic: a run_started that read the run pending writes a cancelled run back to running; core's replay sees run_cancelled in the log and exits, so nothing ends the run again and its row reads running, as on the real core (docs/MODEL.md finding 17)",
 	"one-body-at-a-time":        "a second continuation of a fan-out (a queued step that finished before the orchestrator's inline claim, or two redelivered last completers) runs a step another invocation is running: the same body twice at once, on the real core too when forced (docs/MODEL.md finding 21)",
 	"readable-run-row":          "world-postgres: run_started's unguarded UPDATE over a cancelled row keeps its completedAt, a row runs.get cannot parse (docs/MODEL.md finding 18)",
-	"run-fails-for-a-reason":    "a last completer's lazy read of a stale pending row replays without startedAt and fails the run, as core beta.52 does (README Findings: the review fix's stale-pending fall-through; docs/MODEL.md finding 4)",
-	"liveness":                  "runs stuck for documented causes: a fetch-free consumer looping on a run that ended before its step was created on world-local (README Findings; docs/MODEL.md finding 9), the legacy prologue dropping steps on stale reads (finding 2), and a replay dying between non-resilient creates and publishes (finding 13)",
+	"run-fails-for-a-reason":    "a last completer's lazy read of a stale pending row replays without startedAt and fails the run, as core beta.52 does (docs/FINDINGS.md: the review fix's stale-pending fall-through; docs/MODEL.md finding 4)",
+	"liveness":                  "runs stuck for documented causes: a fetch-free consumer looping on a run that ended before its step was created on world-local (docs/FINDINGS.md; docs/MODEL.md finding 9), the legacy prologue dropping steps on stale reads (finding 2), and a replay dying between non-resilient creates and publishes (finding 13)",
 	"recovery-in-band":          "a step whose run ended before its step_created landed cannot be created in-band any more (docs/MODEL.md finding 9)",
 	"run-context-matches-run":   "a stale lazy read stamps a runContext without startedAt on the next fan-out (docs/MODEL.md finding 4, issue 13); two invocations both start a pending run and its startedAt changes under the runContext stamped from the first (finding 19)",
 	"bounded-work-after-end":    "a last completer's stale pending lazy read of a run that already ended replays it: a third piece of work after the end (docs/MODEL.md finding 11)",

@@ -84,7 +84,7 @@ type First struct {
 	ScheduleError string `json:"schedule_error,omitempty"`
 }
 
-// Report is `simlab check --json`: a contract (docs/CLI.md; README).
+// Report is `simlab check --json`: a contract (docs/CLI.md).
 type Report struct {
 	Scenario   string            `json:"scenario"`
 	Variants   []string          `json:"variants"`

@@ -214,7 +214,7 @@ func TestBadProfileParametersAreNamed(t *testing.T) {
 
 // Every variant has a name of its own and a description. Their number is
 // not pinned here: adding a variant touches variants.go, the actor it
-// changes and the README's table (docs/ARCHITECTURE.md), nothing else.
+// changes and docs/PROPERTIES.md's table (docs/ARCHITECTURE.md), nothing else.
 func TestVariantsAreListedWithADescription(t *testing.T) {
 	seen := map[string]bool{}
 	for _, v := range Variants() {

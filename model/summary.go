@@ -7,7 +7,7 @@ import (
 )
 
 // Summary is `simlab run --json`: a contract other tools script against
-// (docs/CLI.md; README). Add fields freely; never rename or remove one.
+// (docs/CLI.md). Add fields freely; never rename or remove one.
 type Summary struct {
 	Seed        uint64           `json:"seed"`
 	Scenario    string           `json:"scenario"`

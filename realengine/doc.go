@@ -26,6 +26,6 @@
 // run's cancel take their file-system steps in the model's interleaving
 // (realworld/node/gate.mjs, shared with the concurrent conformance test;
 // TestForcedCancelRacingStartReopensTheRealRun). Package findings judges each
-// README finding on each release by such runs (simlab releases matrix,
+// docs/FINDINGS.md finding on each release by such runs (simlab releases matrix,
 // docs/RELEASES.md).
 package realengine

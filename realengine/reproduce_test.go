@@ -23,7 +23,7 @@ import (
 
 var writeSchedules = flag.Bool("write-schedules", false, "rewrite testdata/reproduce's schedules from their searches")
 
-// savedSchedule is one schedule of testdata/reproduce: a README finding as
+// savedSchedule is one schedule of testdata/reproduce: a docs/FINDINGS.md finding as
 // simlab finds it, on a scenario the real side can honour, saved as check
 // saves a counterexample (the first seed of 1..5000 whose run violates the
 // property, with every recorded choice).
@@ -61,10 +61,10 @@ var savedSchedules = []savedSchedule{
 	// replay the workflow and each write run_completed; world-local
 	// accepts both.
 	{"f15-two-run-completed.json", "single-terminal-event", func() model.Scenario { return durabenchOnLocal(6, 1) }, "", ""},
-	// README's first finding: concurrent last completers each make the
+	// docs/FINDINGS.md's first finding: concurrent last completers each make the
 	// fan-out's lazy runs.get, more than one per fan-out.
 	{"many-lazy-reads.json", "one-lazy-fetch-per-fanout", func() model.Scenario { return durabenchOnLocal(6, 1) }, "", ""},
-	// README's stale-pending finding (docs/VALIDATION.md, difference 4): a
+	// docs/FINDINGS.md's stale-pending finding (docs/VALIDATION.md, difference 4): a
 	// last completer's lazy read answers the run as created, pending with no
 	// startedAt; its replay cannot start without one and fails the run.
 	{"stale-pending-run-failed.json", "run-fails-for-a-reason", func() model.Scenario {
@@ -99,7 +99,7 @@ var savedSchedules = []savedSchedule{
 	{"turbo-body-after-completion.json", "no-start-on-terminal", func() model.Scenario {
 		return slowFanout("fan-outs of 3 and 1 branches, one inline", 3, 1)
 	}, "", ""},
-	// README's third finding (docs/MODEL.md finding 9): the client's cancel
+	// docs/FINDINGS.md's third finding (docs/MODEL.md finding 9): the client's cancel
 	// lands while the orchestrator suspends; its step_created of the queued
 	// step is refused, the step's message (resilient dispatch: published
 	// with it) is delivered, its claim answers not found, its in-band create
@@ -117,7 +117,7 @@ var savedSchedules = []savedSchedule{
 		sc.Workflow.ResilientDispatch = false
 		return sc
 	}, "", ""},
-	// README's turbo finding: the run's first delivery runs in turbo; the
+	// docs/FINDINGS.md's turbo finding: the run's first delivery runs in turbo; the
 	// client's cancel lands while it suspends on the fan-out (its
 	// run_started answered first, its step_created in flight with the
 	// cancel: a chained race, the create joining the group as it arrives);
@@ -686,7 +686,7 @@ func TestPlanOfTheClaimRacingTheCancel(t *testing.T) {
 // inline claim's I/O and the cancel's in the History's order on core
 // beta.52: world-local accepts the claim after the cancel, and the real
 // spans show a step started on the cancelled run.
-// TestReproduceManyLazyReadsOnTheRealCore: the README's first finding as
+// TestReproduceManyLazyReadsOnTheRealCore: the docs/FINDINGS.md's first finding as
 // check saves it, forced on the real core: the fan-out's last completers
 // each make its lazy runs.get, counted on the call record.
 func TestReproduceManyLazyReadsOnTheRealCore(t *testing.T) {
@@ -832,7 +832,7 @@ func TestPlanOfTheTurboBodyOnACancelledRun(t *testing.T) {
 	}
 }
 
-// TestReproduceTurboBodyOnACancelledRun: the README's turbo finding from
+// TestReproduceTurboBodyOnACancelledRun: the docs/FINDINGS.md's turbo finding from
 // check's own search, forced on the real core: the group's chained member
 // and its held answer put the turbo body after the cancel.
 func TestReproduceTurboBodyOnACancelledRun(t *testing.T) {

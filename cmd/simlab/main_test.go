@@ -192,13 +192,13 @@ func TestShardsCoverEverySeedOnce(t *testing.T) {
 	}
 }
 
-// The README lists every variant and property with its line; a new one
-// must be documented there too.
-// The README's variant and property tables are generated from the
-// registries (model.Variants, properties.All): adding one is a row in its
-// registry, and -update rewrites the tables between their markers.
-func TestREADMEListsEveryVariantAndProperty(t *testing.T) {
-	const path = "../../README.md"
+// docs/PROPERTIES.md lists every variant and property with its line; a
+// new one must be documented there too. Its variant and property tables
+// are generated from the registries (model.Variants, properties.All):
+// adding one is a row in its registry, and -update rewrites the tables
+// between their markers.
+func TestPropertiesDocListsEveryVariantAndProperty(t *testing.T) {
+	const path = "../../docs/PROPERTIES.md"
 	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -219,12 +219,12 @@ func TestREADMEListsEveryVariantAndProperty(t *testing.T) {
 		i := strings.Index(text, begin)
 		j := strings.Index(text, end)
 		if i < 0 || j < i {
-			t.Fatalf("README.md has no %q ... %q block", begin, end)
+			t.Fatalf("docs/PROPERTIES.md has no %q ... %q block", begin, end)
 		}
 		i += strings.Index(text[i:], "-->\n") + len("-->\n")
 		if text[i:j] != tb.body {
 			if !*updateCLIDoc {
-				t.Errorf("README.md's %s table is stale: regenerate it with go test ./cmd/simlab -run README -update", tb.name)
+				t.Errorf("docs/PROPERTIES.md's %s table is stale: regenerate it with go test ./cmd/simlab -run PropertiesDoc -update", tb.name)
 				continue
 			}
 			text = text[:i] + tb.body + text[j:]
@@ -517,21 +517,21 @@ func TestREADMETourSaysWhichCommandsExit1(t *testing.T) {
 	}
 }
 
-// The README names the built-in scenarios whose check exits 1 over 100
-// seeds on the shipped protocol, and only those.
-func TestREADMESaysWhichBuiltinsExit1(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// docs/PROPERTIES.md names the built-in scenarios whose check exits 1 over
+// 100 seeds on the shipped protocol, and only those.
+func TestPropertiesDocSaysWhichBuiltinsExit1(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/PROPERTIES.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)so `simlab check` exits 1 on the built-in scenarios that reach it:(.*?)over 100 seeds the others").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("the README does not say which built-in scenarios' checks exit 1")
+		t.Fatal("docs/PROPERTIES.md does not say which built-in scenarios' checks exit 1")
 	}
 	for _, name := range model.BuiltinNames() {
 		_, _, err := runCLI(t, "check", "--scenario", name, "--seeds", "100", "--schedules", t.TempDir())
 		if named := strings.Contains(string(m[1]), "`"+name+"`"); named != (exitCode(err) == 1) {
-			t.Errorf("check --scenario %s --seeds 100 exits %d; the README names it among those that exit 1: %v", name, exitCode(err), named)
+			t.Errorf("check --scenario %s --seeds 100 exits %d; docs/PROPERTIES.md names it among those that exit 1: %v", name, exitCode(err), named)
 		}
 	}
 }

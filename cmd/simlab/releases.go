@@ -25,7 +25,7 @@ func newReleasesCommand() *cobra.Command {
 		Long: `List the @workflow/core, @workflow/builders and @workflow/world-local releases
 realengine/package.json installs side by side (npm aliases, exact pins):
 the releases simlab validate and simlab releases matrix run. docs/RELEASES.md
-says what each README finding does on each release.`,
+says what each docs/FINDINGS.md finding does on each release.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cat, err := readCatalog(&dir)
@@ -180,8 +180,8 @@ func newReleasesMatrixCommand() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "matrix",
-		Short: "Judge each README finding on each real release (holds, fixed, n/a), by real runs",
-		Long: `Run each README finding's check on every release (each --cores core over each
+		Short: "Judge each docs/FINDINGS.md finding on each real release (holds, fixed, n/a), by real runs",
+		Long: `Run each docs/FINDINGS.md finding's check on every release (each --cores core over each
 --world-local release, as realengine/package.json installs them) and print
 the table: holds, fixed, n/a (the release does not take the finding's path), not
 seen (an unforced finding these runs did not meet) or undecided (a forced race
@@ -320,7 +320,7 @@ anything is installed, and the npm command is printed.`,
 // printMatrix prints the findings × releases table, then each cell's
 // evidence.
 func printMatrix(w io.Writer, res *findings.MatrixResult) {
-	fmt.Fprintf(w, "each README finding on each real release, decided by real runs (%.0f s); b55/wl46 is core 5.0.0-beta.55 over world-local 5.0.0-beta.46\n\n", res.Seconds)
+	fmt.Fprintf(w, "each finding (docs/FINDINGS.md) on each real release, by real runs (%.0f s); b55/wl46: core beta.55 over world-local beta.46\n\n", res.Seconds)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	head := []string{"FINDING"}
 	for _, r := range res.Releases {

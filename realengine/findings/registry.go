@@ -8,7 +8,7 @@ import (
 	"github.com/simlab/simlab/realengine"
 )
 
-// The release matrix: each finding of the README, decided on each release
+// The release matrix: each finding of docs/FINDINGS.md, decided on each release
 // (a pinned core over a pinned world-local) by a real run of that release,
 // never by reading its code. simlab releases matrix prints it;
 // docs/RELEASES.md is filled from it.
@@ -38,7 +38,7 @@ type Judgement struct {
 	Evidence string  `json:"evidence"`
 }
 
-// Finding is one README finding and how a release is judged on it.
+// Finding is one docs/FINDINGS.md finding and how a release is judged on it.
 type Finding struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
@@ -48,7 +48,7 @@ type Finding struct {
 	judge func(ctx context.Context, r *realengine.Runner, rel realengine.Release, o MatrixOptions) (Judgement, error)
 }
 
-// Findings are the README's findings, in its order, with the invoke note.
+// Findings are docs/FINDINGS.md's findings, in its order, with the invoke note.
 var Findings = []Finding{
 	{ID: "lazy-reads", Title: "many lazy runs.get per fan-out under read contention, not one", judge: judgeLazyReads},
 	{ID: "stale-pending", Title: "a stale pending lazy read fails the run (no startedAt)", Test: "TestStalePendingLazyReadFailsTheRealRun", judge: judgeStalePendingRun},
