@@ -65,6 +65,7 @@ func TestProgramErrorsNameTheLine(t *testing.T) {
 		{"workflow:\n  program:\n    - step: a\n      as: r\n    - race:\n        - step: x\n        - if: r\n          then: [{step: y}]\n", "line 7: workflow.program[1].race[1]: a branch of race must await"},
 		{"workflow:\n  program:\n    - pool: 2\n      n: 0\n      step: w\n", "line 3: workflow.program[0]: pool 2 of n 0"},
 		{"workflow:\n  program:\n    - all: [{step: a}]\n    - race: [{step: x}, {sleep: 1s}]\n", "workflow.program: the simulator runs a program of fan-outs only"},
+		{"workflow:\n  program:\n    - all: [{step: a, hangs: 1}]\n", "workflow.program: the simulator runs a program of fan-outs only"},
 	}
 	for _, c := range cases {
 		_, err := ParseScenario([]byte(c.doc))

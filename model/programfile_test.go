@@ -22,6 +22,9 @@ func TestParseProgram(t *testing.T) {
 		{"programme:\n  - step: a\n", "programme"},
 		{"program:\n  - step: a\n  - if: nowhere\n    then: [{step: b}]\n", "line 3"},
 		{"program:\n  - step: a\n    sleep: nonsense\n", "sleep"},
+		{"program:\n  - step: a\n    hangs: -1\n", "line 2: program[0]: hangs -1"},
+		{"program:\n  - step: a\n    hangs: 49\n", "hangs 49: want how many of its first attempts hang, 0..48"},
+		{"program:\n  - sleep: 1s\n    hangs: 1\n", "hangs is not a key of sleep"},
 	} {
 		_, err := ParseProgram([]byte(c.file))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -33,7 +36,7 @@ func TestParseProgram(t *testing.T) {
 // program.Format writes what ParseProgram reads back as the same program:
 // every drawn shape, and a step with a body and results.
 func TestFormattedProgramsParseBack(t *testing.T) {
-	progs := [][]program.Node{{{Step: "a", Body: sim.Dist{Min: time.Millisecond, P50: 2 * time.Millisecond, P90: 3 * time.Millisecond, P99: 4 * time.Millisecond, Max: 5 * time.Millisecond}, Results: 3, As: "x"}}}
+	progs := [][]program.Node{{{Step: "a", Body: sim.Dist{Min: time.Millisecond, P50: 2 * time.Millisecond, P90: 3 * time.Millisecond, P99: 4 * time.Millisecond, Max: 5 * time.Millisecond}, Results: 3, Hangs: 2, As: "x"}}}
 	for seed := range uint64(200) {
 		progs = append(progs, program.Random(sim.NewPCG(seed), 3))
 	}

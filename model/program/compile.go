@@ -107,5 +107,9 @@ func (c *Compiled) Body(i int32, dflt sim.Dist) sim.Dist {
 // Results is how many results node i's step draws from (0: it returns 1).
 func (c *Compiled) Results(i int32) int { return c.Nodes[i].Results }
 
+// Hangs is how many of the first attempts of node i's step hang: their
+// bodies never return.
+func (c *Compiled) Hangs(i int32) int { return c.Nodes[i].Hangs }
+
 // Sleep is node i's sleep.
 func (c *Compiled) Sleep(i int32) time.Duration { return c.Nodes[i].Sleep }

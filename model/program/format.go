@@ -81,6 +81,9 @@ func formatNode(b *strings.Builder, n *Node, depth int) {
 	if n.Results != 0 {
 		key("results", n.Results)
 	}
+	if n.Hangs != 0 {
+		key("hangs", n.Hangs)
+	}
 	if n.As != "" {
 		key("as", n.As)
 	}

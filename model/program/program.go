@@ -15,7 +15,9 @@ import (
 //
 //	step: NAME     a step call (await NAME(...)); body: its run time
 //	               (default: the workflow's body), results: N draws its
-//	               result uniformly from 0..N-1 (default: it returns 1)
+//	               result uniformly from 0..N-1 (default: it returns 1),
+//	               hangs: N makes its first N attempts hang (the body never
+//	               returns: only a time limit ends it, with its invocation)
 //	all: [...]     Promise.all of the sub-programs, each one statement
 //	race: [...]    Promise.race: the first to settle wins; the losers go on
 //	seq: [...]     statements in order (a branch of all or race)
@@ -35,6 +37,7 @@ type Node struct {
 	Step    string        `json:"step,omitempty" yaml:"step,omitempty"`
 	Body    sim.Dist      `json:"body,omitzero" yaml:"body,omitempty"`
 	Results int           `json:"results,omitempty" yaml:"results,omitempty"`
+	Hangs   int           `json:"hangs,omitempty" yaml:"hangs,omitempty"`
 	All     []Node        `json:"all,omitempty" yaml:"all,omitempty"`
 	Race    []Node        `json:"race,omitempty" yaml:"race,omitempty"`
 	Seq     []Node        `json:"seq,omitempty" yaml:"seq,omitempty"`
@@ -78,6 +81,7 @@ const (
 	MaxDepth    = 16
 	MaxWidth    = 4096 // children of one all, race or seq; a pool's calls
 	MaxLoop     = 64
+	MaxHangs    = 48     // the runtime's delivery cap: more hangs than deliveries never end
 	MaxEntities = 100000 // entities one run of the program can mint
 )
 
@@ -191,18 +195,18 @@ func (v *validator) node(n *Node, path string, depth int) error {
 	k := ks[0]
 	// Keys that belong to another kind.
 	extra := map[string]bool{
-		"body": n.Body != (sim.Dist{}), "results": n.Results != 0, "n": n.N != 0, "not": n.Not,
+		"body": n.Body != (sim.Dist{}), "results": n.Results != 0, "hangs": n.Hangs != 0, "n": n.N != 0, "not": n.Not,
 		"then": n.Then != nil, "else": n.Else != nil, "do": n.Do != nil, "until": n.Until != "",
 		"step": n.Step != "" && k != KindStep && k != KindPool,
 	}
 	allowed := map[Kind][]string{
-		KindStep: {"body", "results"}, KindPool: {"body", "results", "n", "step"},
+		KindStep: {"body", "results", "hangs"}, KindPool: {"body", "results", "hangs", "n", "step"},
 		KindIf: {"not", "then", "else"}, KindLoop: {"do", "until"},
 	}
 	for _, key := range allowed[k] {
 		delete(extra, key)
 	}
-	for _, key := range []string{"step", "body", "results", "n", "not", "then", "else", "do", "until"} {
+	for _, key := range []string{"step", "body", "results", "hangs", "n", "not", "then", "else", "do", "until"} {
 		if extra[key] {
 			return bad("%s is not a key of %s", key, k)
 		}
@@ -286,6 +290,9 @@ func (v *validator) stepName(n *Node, bad func(string, ...any) error) error {
 	}
 	if n.Results < 0 || n.Results > 1<<20 {
 		return bad("results %d: want 0 (the step returns 1) or a count of results 0..N-1", n.Results)
+	}
+	if n.Hangs < 0 || n.Hangs > MaxHangs {
+		return bad("hangs %d: want how many of its first attempts hang, 0..%d", n.Hangs, MaxHangs)
 	}
 	return nil
 }
@@ -405,7 +412,7 @@ func FanoutWidths(ns []Node) (widths []int, ok bool) {
 		}
 		for j := range n.All {
 			c := &n.All[j]
-			if c.Kind() != KindStep || c.As != "" || c.Results != 0 || c.Body != (sim.Dist{}) {
+			if c.Kind() != KindStep || c.As != "" || c.Results != 0 || c.Hangs != 0 || c.Body != (sim.Dist{}) {
 				return nil, false
 			}
 		}
