@@ -70,9 +70,11 @@ type Config struct {
 	// inline): nothing more is written and the message comes back after
 	// Redeliver.
 	Crash float64
-	// MaxDeliveries is how many times the queue delivers one message
-	// (world-local's cap, the runtime's 48); a message killed that many
-	// times is dropped.
+	// MaxDeliveries is the runtime's cap on a workflow message's
+	// deliveries (WORKFLOW_MAX_QUEUE_DELIVERIES, 48): the delivery after
+	// it fails the run (MAX_DELIVERIES_EXCEEDED). A step message killed
+	// that many times is dropped (core caps none; world-local stops at
+	// 256).
 	MaxDeliveries int
 	// InlineLease is the inline-ownership lease: a replay that finds a
 	// pending step another invocation's message claimed inline leaves it

@@ -186,7 +186,7 @@ func TestWorldRules(t *testing.T) {
 	if !ok(program.E(program.RunCompleted, -1), false) || ok(program.E(program.StepCompleted, 0), false) || ok(program.E(program.RunFailed, -1), false) {
 		t.Error("a write after the run's end was accepted")
 	}
-	if got := w.pendingSteps(len(w.log), make([]uint8, len(w.ents))); !got {
+	if got, _ := w.pendingSteps(len(w.log), make([]uint8, len(w.ents)), 0); !got {
 		t.Error("steps #0 and #1 are created and not finished, pendingSteps says none")
 	}
 	if i := slices.IndexFunc(w.log, func(e Entry) bool { return e.Type == program.RunCompleted }); i != len(w.log)-1 {
@@ -352,5 +352,31 @@ func TestReplayCostDelaysTheFirstReplay(t *testing.T) {
 	want := time.Second + 10*time.Millisecond*time.Duration(fb.Saw)
 	if got := time.Duration(fb.At - fa.At); fa.Saw != fb.Saw || got != want {
 		t.Fatalf("first replay at %v (saw %d) free, %v (saw %d) with the cost: %v later, want %v", fa.At, fa.Saw, fb.At, fb.Saw, got, want)
+	}
+}
+
+// A step whose first attempts hang (hangs: N) ends only by its
+// invocation's time limit: with one, each hanging attempt is killed and
+// the redelivery recovers the step it owns, until an attempt finishes;
+// without one the run never ends.
+func TestHangingStepEndsOnlyByItsTimeLimit(t *testing.T) {
+	cfg := Defaults(program.MustCompile([]program.Node{{Step: "h", Hangs: 2}, {Step: "final"}}))
+	cfg.MaxDuration = time.Second
+	res, err := Run(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := 0
+	for _, e := range res.Log {
+		if e.Type == program.StepStarted && e.Ordinal == 0 {
+			starts++
+		}
+	}
+	if res.End != Completed || res.Killed != 2 || starts != 3 {
+		t.Errorf("with a 1s limit: %s, %d killed, h started %d times; want completed, 2, 3", res.End, res.Killed, starts)
+	}
+	cfg.MaxDuration = 0
+	if res, err = Run(cfg, 1); err != nil || res.End != Stuck || res.Killed != 0 {
+		t.Errorf("without a limit: %v, %v; want stuck, none killed", res.End, err)
 	}
 }

@@ -215,6 +215,15 @@ func (r *runner) deliver(mi int32) {
 		a := r.newActor(ActorWorkflow, mi, -1)
 		r.actors[a].attempt = m.attempt
 		r.res.Actors[a].Cause, r.res.Actors[a].Attempt, r.res.Actors[a].Delivery = m.cause, m.attempt, m.delivered
+		if m.delivered > int32(r.cfg.MaxDeliveries) {
+			// Past the cap the runtime fails the run, loading nothing
+			// (core's workflow handler: MAX_DELIVERIES_EXCEEDED).
+			ac := &r.actors[a]
+			ac.st, ac.pend, ac.inline = stActing, ac.pend[:0], ac.inline[:0]
+			ac.writes = append(ac.writes[:0], write{ev: Entry{Event: program.E(program.RunFailed, -1), Saw: -1, Loaded: -1}})
+			r.issueAll(a)
+			return
+		}
 		if m.cause == CauseStart {
 			// The run's first invocation starts it (run_started).
 			r.actors[a].st = stStart
@@ -236,12 +245,15 @@ func (r *runner) deliver(mi int32) {
 // lock): a workflow invocation that may not waits and tries again.
 func (r *runner) load(a int32) {
 	if !r.takeLock(a) {
-		m := r.msgs[r.actors[a].msg]
+		// The same message waits and comes back: a per-run topic consumed
+		// one at a time holds it, so it keeps its id (an inline claim's
+		// owner) and this wait is no delivery the runtime counts.
+		mi := r.actors[a].msg
 		r.finishActor(a)
-		if m.kind == msgWorkflow {
-			m.cause = CauseLock
-		}
-		r.publish(m, r.cfg.SequentialRetry)
+		m := &r.msgs[mi]
+		m.delivered--
+		m.cause = CauseLock
+		r.k.After(r.cfg.SequentialRetry+r.cfg.Deliver.Draw(r.c), evDeliver, 0, uint64(mi))
 		return
 	}
 	r.actors[a].st = stLoad
@@ -326,7 +338,14 @@ func (r *runner) land(a int32) {
 		ac.viewLen, ac.own = int32(ac.served), ac.own[:0]
 		r.afterLoad(a)
 	case stFanIn:
-		if r.w.pendingSteps(ac.served, r.scratchFor()) {
+		// Steps still pending: the last to finish continues the run,
+		// unless one of them this delivery's own message claimed inline
+		// (an earlier delivery of it ran the step inline as the fan-out's
+		// last completer and died mid-body): only that message may run it
+		// again before the lease runs out, so it goes on to the replay
+		// and its owned recovery (core beta.52, runtime.js: "falling
+		// through to recover an inline step owned by this message").
+		if pending, owned := r.w.pendingSteps(ac.served, r.scratchFor(), r.invocationMsg(a)+1); pending && !owned {
 			r.finishActor(a)
 			return
 		}
@@ -649,6 +668,11 @@ func (r *runner) startBody(a int32) {
 	if n := r.cfg.Program.Results(ac.node); n > 0 {
 		ac.result = int64(r.c.Choose(n))
 	}
+	if int(r.w.entity(r.res.Actors[a].Ordinal).started) <= r.cfg.Program.Hangs(ac.node) {
+		// This attempt hangs (hangs: N, its first N attempts): only a
+		// time limit ends it, killing its invocation.
+		return
+	}
 	r.k.After(body, evBody, uint32(a), 0)
 }
 
@@ -708,9 +732,11 @@ func (r *runner) kill(a int32) {
 	}
 	r.res.Actors[a].Killed = true
 	r.die(a)
-	// Not acked: the queue delivers the same message again, up to its cap.
+	// Not acked: the queue delivers the same message again. A workflow
+	// message comes back past the cap too: that delivery fails the run
+	// (deliver); a step's is dropped at the cap.
 	m := &r.msgs[ac.msg]
-	if m.delivered >= int32(r.cfg.MaxDeliveries) {
+	if m.kind == msgStep && m.delivered >= int32(r.cfg.MaxDeliveries) {
 		return
 	}
 	if m.kind == msgWorkflow {
@@ -778,7 +804,8 @@ func (r *runner) invocationMsg(a int32) int32 {
 
 // leftToItsOwner is what a suspension does with pending step p (the i-th
 // the replay awaits), created and not finished in its log: a queued step's
-// message is out already; a step claimed inline by this invocation's own
+// message is out already; one whose creator died before publishing it is
+// queued now; a step claimed inline by this invocation's own
 // message (it was killed and is redelivered) runs again inline; one another
 // invocation owns is left to it until the lease from its latest claim runs
 // out (a backstop invocation decides again then), and past the lease its
@@ -788,7 +815,16 @@ func (r *runner) invocationMsg(a int32) int32 {
 func (r *runner) leftToItsOwner(a int32, i int, p program.Pending) {
 	ac := &r.actors[a]
 	e := r.w.entity(p.Ordinal)
-	if e.finished || e.queued || e.owner == 0 {
+	if e.finished || e.queued {
+		return
+	}
+	if e.owner == 0 {
+		// Created, never claimed, and its message never went out: the
+		// invocation that created it died before publishing. Core queues
+		// it now (runtime.js: "if a prior handler wrote step_created but
+		// crashed before queueing, a later handler queues it").
+		e.queued = true
+		r.publish(message{kind: msgStep, ordinal: p.Ordinal, node: p.Node, name: p.Name}, 0)
 		return
 	}
 	if e.owner == r.invocationMsg(a)+1 {

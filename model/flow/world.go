@@ -153,10 +153,13 @@ func (w *world) append(now sim.Time, wr *Entry) {
 
 // pendingSteps reports whether the first n events of the log hold a step
 // created and not finished: what a queued step's consumer lists to learn
-// whether it is the last to finish.
-func (w *world) pendingSteps(n int, scratch []uint8) bool {
+// whether it is the last to finish; and whether one of those is claimed
+// inline by queue message owner-1 (owner 0: not asked). The claim's owner
+// is the World's (core reads it from the listed step_started: the same but
+// for a claim the list does not show yet, as leftToItsOwner).
+func (w *world) pendingSteps(n int, scratch []uint8, owner int32) (pending, owned bool) {
 	clear(scratch)
-	pending := 0
+	left := 0
 	for _, e := range w.log[:n] {
 		if e.Kind != program.EntityStep || int(e.Ordinal) >= len(scratch) {
 			continue
@@ -165,14 +168,22 @@ func (w *world) pendingSteps(n int, scratch []uint8) bool {
 		switch e.Type {
 		case program.StepCreated:
 			if *s == 0 {
-				*s, pending = 1, pending+1
+				*s, left = 1, left+1
 			}
 		case program.StepCompleted, program.StepFailed:
 			if *s == 1 {
-				pending--
+				left--
 			}
 			*s = 2
 		}
 	}
-	return pending > 0
+	if left == 0 || owner == 0 {
+		return left > 0, false
+	}
+	for ord, s := range scratch[:min(len(scratch), len(w.ents))] {
+		if s == 1 && w.ents[ord].owner == owner {
+			return true, true
+		}
+	}
+	return true, false
 }
