@@ -53,16 +53,21 @@ type HarnessConfig struct {
 	AwaitInlineClaims bool `json:"await_inline_claims,omitempty"`
 	// LeaseSeconds sets WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS
 	// (workflow.inline_ownership_lease; 0: core's default).
-	LeaseSeconds       int         `json:"inline_ownership_lease_seconds,omitempty"`
-	Body               dist        `json:"body"`
-	Runs               int         `json:"runs"`
-	RunIntervalMS      float64     `json:"run_interval_ms"`
-	Consumers          int         `json:"consumers"`
-	Store              storeConfig `json:"store"`
-	Crash              float64     `json:"crash"`
-	CrashFirstDelivery bool        `json:"crash_first_delivery"`
-	StripRunContext    bool        `json:"strip_run_context"`
-	ResilientDispatch  bool        `json:"resilient_dispatch"`
+	LeaseSeconds  int         `json:"inline_ownership_lease_seconds,omitempty"`
+	Body          dist        `json:"body"`
+	Runs          int         `json:"runs"`
+	RunIntervalMS float64     `json:"run_interval_ms"`
+	Consumers     int         `json:"consumers"`
+	Store         storeConfig `json:"store"`
+	Crash         float64     `json:"crash"`
+	// MaxDurationMS kills a delivery that runs longer (the platform's
+	// function time limit, flow.Config.MaxDuration; 0: none): no more
+	// World calls, its step bodies end, and world-local redelivers it
+	// after its 5 s backoff.
+	MaxDurationMS      float64 `json:"max_duration_ms,omitempty"`
+	CrashFirstDelivery bool    `json:"crash_first_delivery"`
+	StripRunContext    bool    `json:"strip_run_context"`
+	ResilientDispatch  bool    `json:"resilient_dispatch"`
 	// DefaultDispatch leaves WORKFLOW_RESILIENT_STEP_DISPATCH unset, so the
 	// runtime dispatches as it does by default (ResilientDispatch ignored).
 	DefaultDispatch bool `json:"default_dispatch,omitempty"`
@@ -371,4 +376,5 @@ func Scaled(sc model.Scenario, k float64) model.Scenario {
 type programStep struct {
 	Body    dist `json:"body"`
 	Results int  `json:"results"`
+	Hangs   int  `json:"hangs,omitempty"`
 }

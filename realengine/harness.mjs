@@ -230,12 +230,29 @@ async function run(cfg) {
   // time and returns a result drawn as the statement says (cfg.program_steps,
   // by statement index).
   const workflowId = cfg.program ? `workflow//./programs//${cfg.program}` : built.workflowId;
+  // A step's first st.hangs attempts hang (hangs: N): the body never
+  // returns on its own. A body whose delivery dies (killed at
+  // max_duration_ms, or crashed) ends with it, in a throw, as the process
+  // running it would: the runtime's in-process state (its per-step single
+  // flight) is released, not left to a body nobody awaits.
   if (cfg.program) {
+    const stepAttempt = () => globalThis[Symbol.for('WORKFLOW_STEP_CONTEXT_STORAGE')]?.getStore?.()?.stepMetadata?.attempt ?? 1;
     globalThis[Symbol.for('simlab.program_step')] = async (i) => {
       const st = cfg.program_steps[i];
       const ms = Math.round(draw(st.body, rand));
-      if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-      return st.results > 0 ? Math.floor(rand() * st.results) : 1;
+      const result = st.results > 0 ? Math.floor(rand() * st.results) : 1;
+      const d = delivery.getStore();
+      const hang = stepAttempt() <= (st.hangs ?? 0);
+      if (ms > 0 || hang) {
+        let timer;
+        await Promise.race([
+          hang ? new Promise(() => {}) : new Promise((r) => { timer = setTimeout(r, ms); }),
+          d?.dead ?? new Promise(() => {}),
+        ]);
+        clearTimeout(timer);
+      }
+      if (d?.crashed) throw new Crash(d.killed ? 'simlab: the invocation was killed at its time limit' : 'simlab: the consumer crashed');
+      return result;
     };
   }
 
@@ -297,15 +314,28 @@ async function run(cfg) {
     deliveries.push(d);
     gate?.started(d);
     inFlight++;
+    let limit;
     try {
       const lat = store.deliverLatency();
       if (lat > 0) await new Promise((r) => setTimeout(r, lat));
       const crashed = new Promise((resolve) => {
         d.crash = () => {
           d.crashed = true;
-          resolve(new Response(JSON.stringify({ error: 'simlab: injected consumer crash' }), { status: 500 }));
+          resolve(new Response(JSON.stringify({ error: d.killed ? 'simlab: killed at the time limit' : 'simlab: injected consumer crash' }), { status: 500 }));
         };
       });
+      d.dead = crashed;
+      // max_duration_ms: the platform's time limit kills the invocation
+      // (a crash at that moment: no more World calls, its bodies end, no
+      // ack; world-local brings the message back after its 5 s backoff).
+      if (cfg.max_duration_ms > 0) {
+        limit = setTimeout(() => {
+          if (d.end < 0 && !d.crashed) {
+            d.killed = true;
+            d.crash();
+          }
+        }, Math.max(0, cfg.max_duration_ms - (store.now() - d.start)));
+      }
       const res = await Promise.race([delivery.run(d, () => POST(req)), crashed]);
       d.status = res.status;
       // An error or a timeoutSeconds answer brings the message back.
@@ -313,6 +343,7 @@ async function run(cfg) {
       else if (gate) d.redeliver = typeof (await res.clone().json().catch(() => null))?.timeoutSeconds === 'number';
       return res;
     } finally {
+      clearTimeout(limit);
       d.end = store.now();
       inFlight--;
       gate?.ended(d);
@@ -399,7 +430,11 @@ async function run(cfg) {
     outcomes.forEach((o, i) => {
       runs[i].status = o.status === 'fulfilled' ? 'completed' : 'failed';
       if (o.status === 'fulfilled') runs[i].output = o.value;
-      if (o.status === 'rejected' && !error) error = `run ${runs[i].run_id} failed: ${String(o.reason?.message ?? o.reason).slice(0, 300)}`;
+      // A program's run may fail as the runtime fails runs (a corrupted
+      // log, the delivery cap): an outcome its read-back is judged on,
+      // not a harness error.
+      if (o.status === 'rejected' && cfg.program) runs[i].return_value = { state: 'rejected', error: o.reason?.name ?? 'Error', message: String(o.reason?.message ?? o.reason).slice(0, 300) };
+      else if (o.status === 'rejected' && !error) error = `run ${runs[i].run_id} failed: ${String(o.reason?.message ?? o.reason).slice(0, 300)}`;
     });
   }
   // A concurrent last completer may still be replaying after the run ended:
@@ -754,7 +789,8 @@ export function summarize({ cfg, coreVersion, calls, deliveries, runs, spans }) 
       step_deliveries: stepDeliveries.length,
       step_redeliveries: stepDeliveries.filter((d) => d.attempt > 1).length,
       step_messages_with_run_context: stepDeliveries.filter((d) => d.runContext).length,
-      crashes: deliveries.filter((d) => d.crashed).length,
+      crashes: deliveries.filter((d) => d.crashed && !d.killed).length,
+      kills: deliveries.filter((d) => d.killed).length,
       runs_get: calls.filter((c) => c.op === 'runs.get').length,
       runs_get_prologue: prologueReads,
       runs_get_lazy: lazyReads,

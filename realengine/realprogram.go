@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,12 +36,16 @@ func (r *Runner) ProgramBundle(ctx context.Context, c Core, progs map[string][]p
 
 // RunProgram runs program prog (named name) on the real core: cfg.Runs runs
 // of its workflow, each step's body running for its statement's body time
-// (defaultBody where the statement gives none) and returning a result drawn
-// as the statement says. cfg's Fanouts are ignored.
+// (defaultBody where the statement gives none; its first hangs attempts
+// never return, so cfg.MaxDurationMS must end them) and returning a result
+// drawn as the statement says. cfg's Fanouts are ignored.
 func (r *Runner) RunProgram(ctx context.Context, core Core, cfg HarnessConfig, name string, prog []program.Node, defaultBody sim.Dist, timeout time.Duration) (*RealRun, error) {
 	compiled, err := program.Compile(prog)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MaxDurationMS <= 0 && hangs(compiled) {
+		return nil, errors.New("the program has a step that hangs (hangs: N) and the run no time limit to end it (HarnessConfig.MaxDurationMS)")
 	}
 	dir, err := r.ProgramBundle(ctx, core, map[string][]program.Node{name: prog})
 	if err != nil {
@@ -49,7 +54,17 @@ func (r *Runner) RunProgram(ctx context.Context, core Core, cfg HarnessConfig, n
 	cfg.BundleDir, cfg.Program, cfg.Fanouts = dir, WorkflowFunction(name), []int{}
 	cfg.ProgramSteps = make([]programStep, len(compiled.Nodes))
 	for i := range compiled.Nodes {
-		cfg.ProgramSteps[i] = programStep{Body: distOf(compiled.Body(int32(i), defaultBody)), Results: compiled.Results(int32(i))}
+		cfg.ProgramSteps[i] = programStep{Body: distOf(compiled.Body(int32(i), defaultBody)), Results: compiled.Results(int32(i)), Hangs: compiled.Hangs(int32(i))}
 	}
 	return r.Run(ctx, core, cfg, timeout)
+}
+
+// hangs reports whether a statement of p hangs some of its attempts.
+func hangs(p *program.Compiled) bool {
+	for i := range p.Nodes {
+		if p.Hangs(int32(i)) > 0 {
+			return true
+		}
+	}
+	return false
 }

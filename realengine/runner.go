@@ -352,6 +352,7 @@ type RealRun struct {
 		StepDeliveries      int            `json:"step_deliveries"`
 		WithRunContext      int            `json:"step_messages_with_run_context"`
 		Crashes             int            `json:"crashes"`
+		Kills               int            `json:"kills"`
 		RunsGet             int            `json:"runs_get"`
 		RunsGetPrologue     int            `json:"runs_get_prologue"`
 		RunsGetLazy         int            `json:"runs_get_lazy"`
