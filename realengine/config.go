@@ -194,12 +194,16 @@ type HoldPattern struct {
 	Nth      int    `json:"nth,omitempty"`
 }
 
+// WorldLocalRedelivery is how long world-local's queue waits before it
+// delivers a message again after an error answer (a crash or a kill).
+const WorldLocalRedelivery = 5 * time.Second
+
 // The real world-local queue's own rules (@workflow/world-local 5.0.0-beta.45,
 // dist/queue.js): a delivery answered with an error (our injected crash
 // answers HTTP 500) comes back after a fixed 5 s; the runtime caps a
 // message at 48 deliveries; a delivery still running is never delivered again.
 const (
-	localRetryBackoff  = 5 * time.Second
+	localRetryBackoff  = WorldLocalRedelivery
 	localMaxDeliveries = 48
 	// maxInlineLimit is the runtime's WORKFLOW_MAX_INLINE_STEPS range.
 	maxInlineLimit = 16

@@ -37,6 +37,8 @@ type replayRow struct {
 	// invocations and steps killed at --max-duration.
 	HungStepRuns int `json:"runs_with_hung_step"`
 	Kills        int `json:"kills"`
+	// RunsKilled counts runs with at least one kill.
+	RunsKilled int `json:"runs_killed"`
 	// EndedTwice counts runs whose log holds more than one accepted end
 	// (concurrent last completers each ending it).
 	EndedTwice     int `json:"ended_more_than_once"`
@@ -46,7 +48,7 @@ type replayRow struct {
 
 func newReplaysCommand() *cobra.Command {
 	var shape, programFile, views, sequential string
-	var branches, rounds, seedCount, maxInline, recovery int
+	var branches, rounds, seedCount, maxInline, recovery, hangs int
 	var seed uint64
 	var watchdog, maxDuration, replayCost time.Duration
 	var asJSON, showLog bool
@@ -78,10 +80,11 @@ a final step (the engine team's step-storm). control: --rounds rounds of a
 step, one more step when its result says so, and a --watchdog sleep: the same
 entity counts chosen by what a replay saw, one waker at a time. inline-hang: a
 fan-out exactly --max-inline wide, all run inline by one invocation, whose last
-step hangs past the time limit (--max-duration, 800s) about half the time, then
-a final step (the team's open production report, vercel/workflow #4199): the
-KILLS column counts invocations killed at the limit, HUNG STEP the runs whose
-log keeps a step started more than once and never finished. ENDED TWICE counts
+step hangs its first --hangs attempts (2) until the time limit (--max-duration,
+800s) kills the invocation, then a final step (the team's open production
+report, vercel/workflow #4199): the KILLS column counts invocations killed at
+the limit, HUNG STEP the runs whose log keeps a step started more than once and
+never finished. A program file's step may hang too (hangs: N). ENDED TWICE counts
 runs the World accepted more than one end for (world-local checks the run's
 status, then writes: concurrent last completers' ends overlap).
 
@@ -94,13 +97,21 @@ program file's format, and its story.
 default pinned one) over world-local, one run per harness call, adds its row,
 and judges simlab's prefix view (sequential off) against it: the share of runs
 corrupted and of runs ended more than once, each against the real share's 95 %
-interval. Exit 1 when one disagrees. The real row has no replay columns: the
-harness does not see replays from inside.`,
+interval; with --max-duration (the harness kills a delivery at it, as the
+platform does) also the share of runs killed and of runs left with a hung
+step. Exit 1 when one disagrees. The real row has no replay columns: the
+harness does not see replays from inside. A real run waits out each hanging
+attempt's limit and world-local's 5s redelivery: give inline-hang a limit a
+run can wait out within --timeout (--max-duration 5s: the limit need only
+outlast the other steps).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			var prog []program.Node
 			var title string
+			if cmd.Flags().Changed("hangs") && (search || programFile != "" || shape != "inline-hang") {
+				return badInput(fmt.Errorf("--hangs is inline-hang's (a program file says hangs: N on its step)"))
+			}
 			switch {
 			case search:
 				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "max-duration", "real"} {
@@ -140,9 +151,15 @@ harness does not see replays from inside.`,
 				if !cmd.Flags().Changed("max-duration") {
 					maxDuration = 800 * time.Second // the plan's limit in #4199
 				}
-				prog = flow.InlineHang(maxInline, flow.HangBody)
-				title = fmt.Sprintf("inline-hang: a fan-out of %d steps run inline, the last hanging %v..%v (p50 %v), then a final step; time limit %v",
-					maxInline, flow.HangBody.Min, flow.HangBody.Max, flow.HangBody.P50, maxDuration)
+				if hangs < 0 || hangs > program.MaxHangs {
+					return badInput(fmt.Errorf("--hangs %d: want how many attempts of the step hang, 0..%d", hangs, program.MaxHangs))
+				}
+				if maxDuration <= 0 && hangs > 0 {
+					return badInput(fmt.Errorf("--max-duration %v: inline-hang's step hangs until a time limit kills its invocation; want a positive limit", maxDuration))
+				}
+				prog = flow.InlineHang(maxInline, hangs)
+				title = fmt.Sprintf("inline-hang: a fan-out of %d steps run inline, the last hanging its first %d attempts until the time limit (%v) kills the invocation, then a final step",
+					maxInline, hangs, maxDuration)
 			case shape == "control":
 				if cmd.Flags().Changed("branches") {
 					return badInput(fmt.Errorf("--branches: the control has one branch (it is the storm's, one waker at a time)"))
@@ -193,7 +210,7 @@ harness does not see replays from inside.`,
 				}
 				return base
 			}
-			if err := real.check(cmd, shape, viewList, seqList); err != nil {
+			if err := real.check(cmd, compiled, maxDuration, viewList, seqList); err != nil {
 				return badInput(err)
 			}
 			if cmd.Flags().Changed("seed") {
@@ -257,7 +274,7 @@ harness does not see replays from inside.`,
 				rr, realErr = real.run(ctx, cmd, prog, base)
 				partial = ctx.Err() != nil
 			}
-			verdicts := rr.judge(rows)
+			verdicts := rr.judge(rows, maxDuration > 0)
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -305,6 +322,7 @@ harness does not see replays from inside.`,
 	f.IntVar(&recovery, "recovery-replays", 3, "fresh replays after a divergence before the run fails CORRUPTED_EVENT_LOG")
 	f.DurationVar(&replayCost, "replay-cost", program.Beta52ReplayCost.PerEvent, "what a replay costs per event of its log (core beta.52's fit, besides its 1.35ms base and 140µs per entity: simlab calibrate)")
 	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
+	f.IntVar(&hangs, "hangs", 2, "inline-hang: how many attempts of its last step hang until the time limit kills them")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
 	f.BoolVar(&search, "search", false, "search over shapes and faults: each seed draws its own program, time limit and crash rate (with --seed: that case, its program and story)")
@@ -358,6 +376,9 @@ func (row *replayRow) add(res *flow.Result, seed int) {
 		row.HungStepRuns++
 	}
 	row.Kills += res.Killed
+	if res.Killed > 0 {
+		row.RunsKilled++
+	}
 	if res.RunEnds > 1 {
 		row.EndedTwice++
 	}
@@ -379,7 +400,7 @@ func printReplayRows(w io.Writer, title string, rows []replayRow, partial bool, 
 		if r.real {
 			// The harness sees no replay from inside: those columns are
 			// simlab's alone.
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t-\t-\t-\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.HungStepRuns, r.EndedTwice)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t-\t-\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Kills, r.HungStepRuns, r.EndedTwice)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.View, onOff(r.Sequential), r.Seeds, r.Completed, r.Failed, r.Corrupted, r.Stuck, r.Unreplayable, r.Divergences, r.MostAtOnce, r.Kills, r.HungStepRuns, r.EndedTwice)

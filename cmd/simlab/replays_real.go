@@ -35,7 +35,7 @@ func (f *realFlags) flags(fs *pflag.FlagSet) {
 }
 
 // check refuses what the real side cannot honour, before anything runs.
-func (f *realFlags) check(cmd *cobra.Command, shape string, views []flow.View, seqs []bool) error {
+func (f *realFlags) check(cmd *cobra.Command, prog *program.Compiled, maxDuration time.Duration, views []flow.View, seqs []bool) error {
 	if f.runs < 0 {
 		return fmt.Errorf("--real %d: want a number of real runs", f.runs)
 	}
@@ -50,10 +50,6 @@ func (f *realFlags) check(cmd *cobra.Command, shape string, views []flow.View, s
 	switch {
 	case cmd.Flags().Changed("seed"):
 		return errors.New("--real runs the program on the real core beside simlab's rows: not with --seed")
-	case shape == "inline-hang":
-		return errors.New("--real: the harness cannot kill an invocation at a time limit, which inline-hang needs")
-	case cmd.Flags().Changed("max-duration"):
-		return errors.New("--real: the harness cannot kill an invocation at --max-duration")
 	case cmd.Flags().Changed("recovery-replays"):
 		return errors.New("--real: the real core's recovery budget is its own (3)")
 	case !slices.Contains(views, flow.ViewPrefix):
@@ -62,6 +58,17 @@ func (f *realFlags) check(cmd *cobra.Command, shape string, views []flow.View, s
 		return errors.New("--real: the real runs do not switch sequential replays on; add --sequential off (or all)")
 	case f.timeout <= 0:
 		return fmt.Errorf("--timeout %v: want a positive duration", f.timeout)
+	}
+	if n := hangingAttempts(prog); n > 0 {
+		if maxDuration <= 0 {
+			return errors.New("--real: the program's step hangs until a time limit kills it; give --max-duration")
+		}
+		// Each hanging attempt waits out the limit and world-local's 5s
+		// backoff before its message comes back.
+		if need := time.Duration(n) * (maxDuration + realengine.WorldLocalRedelivery); need >= f.timeout {
+			return fmt.Errorf("--real: the program's %d hanging attempts each wait out --max-duration %v and world-local's %v redelivery, %v a run, past --timeout %v: give a shorter --max-duration (it need only outlast the other steps) or a longer --timeout",
+				n, maxDuration, realengine.WorldLocalRedelivery, need, f.timeout)
+		}
 	}
 	if f.core != "" {
 		if _, err := realengine.CoreByVersion(f.core); err != nil {
@@ -83,6 +90,19 @@ type realReplays struct {
 	Unreplayable int    `json:"unreplayable_logs"`
 	HungStepRuns int    `json:"runs_with_hung_step"`
 	EndedTwice   int    `json:"ended_more_than_once"`
+	// Kills counts deliveries killed at --max-duration, RunsKilled the
+	// runs with one.
+	Kills      int `json:"kills"`
+	RunsKilled int `json:"runs_killed"`
+}
+
+// hangingAttempts is how many step attempts of p hang, in all.
+func hangingAttempts(p *program.Compiled) int {
+	n := 0
+	for i := range p.Nodes {
+		n += p.Hangs(int32(i))
+	}
+	return n
 }
 
 func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, prog []program.Node, sim flow.Config) (*realReplays, error) {
@@ -105,13 +125,18 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, prog []program.
 	out := &realReplays{Core: core.Version, WorldLocal: realengine.Pinned.DefaultWorldLocal}
 	bar := progress(cmd.ErrOrStderr(), "real runs")
 	for i := 1; i <= f.runs; i++ {
-		cfg := realengine.HarnessConfig{Seed: uint64(i), MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true}
+		cfg := realengine.HarnessConfig{Seed: uint64(i), MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true,
+			MaxDurationMS: float64(sim.MaxDuration) / float64(time.Millisecond)}
 		run, err := r.RunProgram(ctx, core, cfg, "replays", prog, sim.Body, f.timeout)
 		if err != nil {
 			return out, fmt.Errorf("real run %d: %w", i, err)
 		}
 		for _, b := range run.ReadBack {
 			out.add(b, sim.Program)
+		}
+		out.Kills += run.Counts.Kills
+		if run.Counts.Kills > 0 {
+			out.RunsKilled++ // one run per harness call
 		}
 		if bar != nil {
 			bar(i, f.runs)
@@ -169,7 +194,8 @@ func hungStep(log []program.Event) bool {
 
 func (o *realReplays) row() replayRow {
 	return replayRow{View: "real " + o.Core, Seeds: o.Runs, Completed: o.Completed, Failed: o.Failed, Corrupted: o.Corrupted,
-		Stuck: o.Stuck, Unreplayable: o.Unreplayable, HungStepRuns: o.HungStepRuns, EndedTwice: o.EndedTwice, real: true}
+		Stuck: o.Stuck, Unreplayable: o.Unreplayable, HungStepRuns: o.HungStepRuns, EndedTwice: o.EndedTwice,
+		Kills: o.Kills, RunsKilled: o.RunsKilled, real: true}
 }
 
 // replayVerdict is one share simlab's prefix view predicts, against the
@@ -197,8 +223,10 @@ func (v replayVerdict) String() string {
 
 // judge holds simlab's prefix view, sequential off, to the real runs: the
 // share of runs corrupted (failed for their log, or whose log no replay
-// consumes) and of runs ended more than once. A nil o judges nothing.
-func (o *realReplays) judge(rows []replayRow) []replayVerdict {
+// consumes) and of runs ended more than once; with a time limit (limited)
+// also the share of runs killed at it and of runs left with a hung step.
+// A nil o judges nothing.
+func (o *realReplays) judge(rows []replayRow, limited bool) []replayVerdict {
 	if o == nil || o.Runs == 0 {
 		return nil
 	}
@@ -208,13 +236,19 @@ func (o *realReplays) judge(rows []replayRow) []replayVerdict {
 	}
 	sim := rows[i]
 	var out []replayVerdict
-	for _, c := range []struct {
+	type share struct {
 		what      string
 		sim, real int
-	}{
+	}
+	shares := []share{
 		{"runs corrupted", max(sim.Corrupted, sim.Unreplayable), max(o.Corrupted, o.Unreplayable)},
 		{"runs ended more than once", sim.EndedTwice, o.EndedTwice},
-	} {
+	}
+	if limited {
+		shares = append(shares, share{"runs killed at the time limit", sim.RunsKilled, o.RunsKilled},
+			share{"runs left with a hung step", sim.HungStepRuns, o.HungStepRuns})
+	}
+	for _, c := range shares {
 		lo, hi := realengine.ShareInterval(c.real, o.Runs, 0.05)
 		share := float64(c.sim) / float64(sim.Seeds)
 		out = append(out, replayVerdict{What: c.what, Simlab: share, Real: c.real, Runs: o.Runs, Low: lo, High: hi,

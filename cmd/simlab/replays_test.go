@@ -92,8 +92,11 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--real", "-1"}, "--real"},
 		{[]string{"--real", "2", "--view", "own-writes"}, "prefix view"},
 		{[]string{"--real", "2", "--sequential", "on"}, "--sequential off"},
-		{[]string{"--real", "2", "--shape", "inline-hang"}, "time limit"},
-		{[]string{"--real", "2", "--max-duration", "10s"}, "--max-duration"},
+		{[]string{"--real", "2", "--shape", "inline-hang"}, "past --timeout 2m0s"},
+		{[]string{"--real", "2", "--shape", "inline-hang", "--max-duration", "30s", "--timeout", "1m"}, "give a shorter --max-duration"},
+		{[]string{"--hangs", "1"}, "--hangs is inline-hang's"},
+		{[]string{"--shape", "inline-hang", "--hangs", "49"}, "--hangs 49"},
+		{[]string{"--shape", "inline-hang", "--max-duration", "0s"}, "want a positive limit"},
 		{[]string{"--real", "2", "--recovery-replays", "1"}, "recovery budget"},
 		{[]string{"--real", "2", "--seed", "3", "--view", "prefix", "--sequential", "off"}, "not with --seed"},
 		{[]string{"--real", "2", "--core", "4.0.0"}, "--core"},
@@ -166,15 +169,52 @@ func generatedBlock(t *testing.T, path string, doc []byte, begin, end, body, reg
 }
 
 // inline-hang kills the invocation that runs the batch at the time limit
-// (800 s unless --max-duration says otherwise) and its redelivery runs the
-// hanging step again; in simlab no run corrupts.
+// (800 s unless --max-duration says otherwise) once per hanging attempt
+// (--hangs, 2), and each redelivery runs the hanging step again; in simlab
+// no run corrupts.
 func TestReplaysInlineHangKills(t *testing.T) {
 	got := replaysJSON(t, "--shape", "inline-hang", "--seeds", "30", "--view", "prefix", "--sequential", "off")
-	if !strings.Contains(got.Title, "time limit 13m20s") || len(got.Rows) != 1 {
+	if !strings.Contains(got.Title, "time limit (13m20s)") || !strings.Contains(got.Title, "first 2 attempts") || len(got.Rows) != 1 {
 		t.Fatalf("%+v", got)
 	}
-	if r := got.Rows[0]; r.Kills == 0 || r.Corrupted != 0 || r.Completed != 30 {
-		t.Errorf("%+v: want kills, every run completed", r)
+	if r := got.Rows[0]; r.Kills != 60 || r.RunsKilled != 30 || r.Corrupted != 0 || r.Completed != 30 {
+		t.Errorf("%+v: want 2 kills a run, every run completed", r)
+	}
+	if r := replaysJSON(t, "--shape", "inline-hang", "--hangs", "3", "--seeds", "5", "--view", "prefix", "--sequential", "off").Rows[0]; r.Kills != 15 {
+		t.Errorf("--hangs 3: %d kills in 5 runs, want 15", r.Kills)
+	}
+}
+
+// inline-hang on the real core: the harness kills the invocation at the
+// time limit as the platform does; the real runs are killed twice each,
+// like simlab's, and complete, and replays judges the four shares.
+func TestReplaysInlineHangOnTheRealCore(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	t.Setenv("TMPDIR", t.TempDir())
+	out, stderr, err := runCLI(t, "replays", "--shape", "inline-hang", "--max-duration", "3s", "--real", "1", "--view", "prefix", "--sequential", "off",
+		"--seeds", "20", "--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var got struct {
+		Real       realReplays     `json:"real"`
+		Agreements []replayVerdict `json:"agreements"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if r := got.Real; r.Runs != 1 || r.Completed != 1 || r.Kills != 2 || r.RunsKilled != 1 || r.HungStepRuns != 0 || r.Corrupted != 0 {
+		t.Errorf("real side %+v: want the run killed twice and completed, clean", r)
+	}
+	var whats []string
+	for _, v := range got.Agreements {
+		whats = append(whats, v.What)
+		if !v.Agrees {
+			t.Errorf("%s", v)
+		}
+	}
+	if want := "runs corrupted|runs ended more than once|runs killed at the time limit|runs left with a hung step"; strings.Join(whats, "|") != want {
+		t.Errorf("verdicts %q, want %q", whats, want)
 	}
 }
 

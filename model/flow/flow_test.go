@@ -210,20 +210,23 @@ func TestWorldRules(t *testing.T) {
 
 // The inline-hang shape in the pinned release's view: the invocation that
 // runs the whole batch inline is killed at the time limit while its hang
-// runs, its redelivery finds the step its own message claimed and runs it
-// again (a second step_started, no retry), and the run completes once an
-// attempt finishes in time: every run completes, none keeps the production
-// marker (a step started more than once and never finished), and none
-// corrupts, as the team found locally ("the shape alone does NOT
-// corrupt").
+// runs, twice, each redelivery finds the step its own message claimed and
+// runs it again (another step_started, no retry), and the run completes
+// once an attempt returns: every run completes after two kills, none keeps
+// the production marker (a step started more than once and never
+// finished), and none corrupts, as the team found locally ("the shape
+// alone does NOT corrupt").
 func TestInlineHangKillsAndRerunsButDoesNotCorrupt(t *testing.T) {
-	cfg := config(t, InlineHang(3, HangBody), ViewPrefix)
+	cfg := config(t, InlineHang(3, 2), ViewPrefix)
 	cfg.MaxDuration, cfg.MaxTime = 800*time.Second, 24*time.Hour
 	killed, marked, completed := 0, 0, 0
 	for seed := range uint64(100) {
 		res := runSeed(t, cfg, seed+1)
 		if res.End == Corrupted || res.Fresh.Status == program.Diverged {
 			t.Fatalf("seed %d: %s, fresh replay %s\n%s", seed+1, res.End, res.Fresh, strings.Join(res.Story(cfg.Program), "\n"))
+		}
+		if res.Killed != 2 {
+			t.Errorf("seed %d: %d killed, want 2 (the hang's two hanging attempts)", seed+1, res.Killed)
 		}
 		if res.Killed > 0 {
 			killed++

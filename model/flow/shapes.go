@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model/program"
-	"github.com/simlab/simlab/sim"
 )
 
 // Storm is the shape the engine's team's event-log-race lane runs
@@ -44,19 +43,16 @@ func Control(rounds int, pause time.Duration) []program.Node {
 // InlineHang is the shape of the team's open production report
 // (vercel/workflow #4199): a fan-out exactly width wide, run with
 // max_inline = width so that one invocation runs the whole batch itself,
-// whose last step hangs for a time drawn from hang (past the platform's
-// time limit more often than not), then a final step. The production
-// marker of its corrupted runs is a step started more than once, never
-// retried and never finished (Result.HungSteps).
-func InlineHang(width int, hang sim.Dist) []program.Node {
+// whose last task hangs until the platform's time limit kills the
+// invocation, hangs times (its first hangs attempts never return), then a
+// final step. The production marker of its corrupted runs is a step
+// started more than once, never retried and never finished
+// (Result.HungSteps).
+func InlineHang(width, hangs int) []program.Node {
 	all := make([]program.Node, width)
 	for i := range all {
 		all[i] = program.Node{Step: "task"}
 	}
-	all[width-1] = program.Node{Step: "hang", Body: hang}
+	all[width-1] = program.Node{Step: "hang", Hangs: hangs}
 	return []program.Node{{All: all}, {Step: "final"}}
 }
-
-// HangBody is InlineHang's default hang: from a minute to 25 minutes,
-// past 800 s (the time limit in #4199) about half the time.
-var HangBody = sim.Dist{Min: time.Minute, P50: 800 * time.Second, P90: 1100 * time.Second, P99: 1400 * time.Second, Max: 1500 * time.Second}
