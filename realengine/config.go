@@ -64,10 +64,18 @@ type HarnessConfig struct {
 	// function time limit, flow.Config.MaxDuration; 0: none): no more
 	// World calls, its step bodies end, and world-local redelivers it
 	// after its 5 s backoff.
-	MaxDurationMS      float64 `json:"max_duration_ms,omitempty"`
-	CrashFirstDelivery bool    `json:"crash_first_delivery"`
-	StripRunContext    bool    `json:"strip_run_context"`
-	ResilientDispatch  bool    `json:"resilient_dispatch"`
+	MaxDurationMS float64 `json:"max_duration_ms,omitempty"`
+	// BodyCrash is the chance a program step's process dies between its
+	// claim and its body (flow.Config.Crash): the delivery running it,
+	// queued or inline, crashes there.
+	BodyCrash float64 `json:"body_crash,omitempty"`
+	// ProgramTimeoutIsOutcome makes a program's run still going at the
+	// timeout an outcome (RealRun.TimedOut: a run that never ended), not
+	// an error.
+	ProgramTimeoutIsOutcome bool `json:"program_timeout_is_outcome,omitempty"`
+	CrashFirstDelivery      bool `json:"crash_first_delivery"`
+	StripRunContext         bool `json:"strip_run_context"`
+	ResilientDispatch       bool `json:"resilient_dispatch"`
 	// DefaultDispatch leaves WORKFLOW_RESILIENT_STEP_DISPATCH unset, so the
 	// runtime dispatches as it does by default (ResilientDispatch ignored).
 	DefaultDispatch bool `json:"default_dispatch,omitempty"`

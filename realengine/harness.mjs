@@ -242,6 +242,13 @@ async function run(cfg) {
       const ms = Math.round(draw(st.body, rand));
       const result = st.results > 0 ? Math.floor(rand() * st.results) : 1;
       const d = delivery.getStore();
+      // body_crash: the process dies between the step's claim and its
+      // body (flow.Config.Crash): its delivery, queued or running the
+      // step inline, crashes here.
+      if (d && !d.crashed && cfg.body_crash > 0 && rand() < cfg.body_crash) {
+        d.bodyCrash = true;
+        d.crash();
+      }
       const hang = stepAttempt() <= (st.hangs ?? 0);
       if (ms > 0 || hang) {
         let timer;
@@ -365,6 +372,7 @@ async function run(cfg) {
   const runs = [];
   const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), cfg.timeout_ms ?? 120000).unref());
   let error;
+  let timedOut = false;
   for (let r = 0; r < cfg.runs; r++) {
     if (r > 0 && cfg.run_interval_ms > 0) await new Promise((res) => setTimeout(res, cfg.run_interval_ms));
     const bodyMs = cfg.fanouts.map((w) => Array.from({ length: w }, () => Math.round(draw(cfg.body, rand))));
@@ -424,6 +432,11 @@ async function run(cfg) {
   }
   if (outcomes === 'race') {
     // judged by the caller from return_value and the read-back
+  } else if (outcomes === 'timeout' && cfg.program && cfg.program_timeout_is_outcome) {
+    // A program's run that has not ended by the deadline is an outcome
+    // (a run that never ends), judged on its read-back, not an error.
+    for (const r of runs) r.status = r.status ?? 'pending';
+    timedOut = true;
   } else if (outcomes === 'timeout') {
     error = `timed out after ${cfg.timeout_ms} ms waiting for the runs' return values`;
   } else {
@@ -502,6 +515,7 @@ async function run(cfg) {
   if (cfg.trace_out) await writeTrace(cfg.trace_out, spans);
   const summary = summarize({ cfg, coreVersion, calls: calls.slice(0, callsRun), deliveries: deliveries.slice(0, deliveriesRun), runs, spans });
   summary.read_back = readBack;
+  if (timedOut) summary.timed_out = true;
   summary.replays = replayCosts(replaySpans.map((r) => ({ ...r, start: r.start - t0, end: r.end - t0 })), calls.slice(0, callsRun), deliveries.slice(0, deliveriesRun));
   if (pg) summary.world_postgres = worldVersion;
   else summary.world_local = worldVersion;

@@ -372,6 +372,9 @@ type RealRun struct {
 	// ReadBack is every run read back from the real World after it went
 	// quiet (harness.mjs readRunBack).
 	ReadBack []ReadBack `json:"read_back"`
+	// TimedOut: a program's run had not ended at the timeout
+	// (HarnessConfig.ProgramTimeoutIsOutcome).
+	TimedOut bool `json:"timed_out,omitempty"`
 	// Replays is every workflow.replay.execute span of the run
 	// (harness.mjs replayCosts).
 	Replays []ReplaySpan `json:"replays"`

@@ -50,7 +50,7 @@ func newReplaysCommand() *cobra.Command {
 	var shape, programFile, views, sequential string
 	var branches, rounds, seedCount, maxInline, recovery, hangs int
 	var seed uint64
-	var watchdog, maxDuration, replayCost time.Duration
+	var watchdog, maxDuration, replayCost, inlineLease time.Duration
 	var asJSON, showLog bool
 	var real realFlags
 	var search bool
@@ -91,7 +91,11 @@ status, then writes: concurrent last completers' ends overlap).
 --search draws, per seed, a program up to 3 deep, a time limit and a crash rate
 between a claim and its body (flow.DrawCase): a search over shapes and faults
 for the ones that corrupt; --seed N --search prints case N's program, in the
-program file's format, and its story.
+program file's format, and its story. --search --real N runs cases 1..N on the
+real core too, with their time limits and crashes (the harness kills or crashes
+the delivery), prints each case's end on both sides, and judges the shares;
+a case may wait out the inline-ownership lease, so give --inline-lease 10s
+(both sides run it) or a --timeout past it.
 
 --real N also runs the program N times on a pinned core (--core, default the
 default pinned one) over world-local, one run per harness call, adds its row,
@@ -114,7 +118,7 @@ outlast the other steps).`,
 			}
 			switch {
 			case search:
-				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "max-duration", "real"} {
+				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "max-duration"} {
 					if cmd.Flags().Changed(f) {
 						return badInput(fmt.Errorf("--search draws each seed's program and faults: --%s does not apply", f))
 					}
@@ -188,7 +192,7 @@ outlast the other steps).`,
 				return badInput(err)
 			}
 			base := flow.Defaults(compiled)
-			base.MaxInline, base.RecoveryReplays, base.MaxDuration = maxInline, recovery, maxDuration
+			base.MaxInline, base.RecoveryReplays, base.MaxDuration, base.InlineLease = maxInline, recovery, maxDuration, inlineLease
 			if cmd.Flags().Changed("replay-cost") {
 				if replayCost < 0 {
 					return badInput(fmt.Errorf("--replay-cost %v: want a duration of at least 0", replayCost))
@@ -210,8 +214,15 @@ outlast the other steps).`,
 				}
 				return base
 			}
-			if err := real.check(cmd, compiled, maxDuration, viewList, seqList); err != nil {
+			if err := real.check(cmd, compiled, maxDuration, inlineLease, search, viewList, seqList); err != nil {
 				return badInput(err)
+			}
+			if search && real.runs > 0 {
+				// The real runs are cases 1..N: simlab's rows judge the same.
+				if cmd.Flags().Changed("seeds") && seedCount != real.runs {
+					return badInput(fmt.Errorf("--search --real %d judges simlab's runs of the same %d cases: --seeds %d differs (leave it out)", real.runs, real.runs, seedCount))
+				}
+				seedCount = real.runs
 			}
 			if cmd.Flags().Changed("seed") {
 				if cmd.Flags().Changed("seeds") {
@@ -271,16 +282,35 @@ outlast the other steps).`,
 			var rr *realReplays
 			var realErr error
 			if real.runs > 0 && !partial {
-				rr, realErr = real.run(ctx, cmd, prog, base)
+				rr, realErr = real.run(ctx, cmd, func(i uint64) ([]program.Node, flow.Config) {
+					if search {
+						k := flow.DrawCase(i)
+						return k.Program, k.Config(base)
+					}
+					return prog, base
+				})
 				partial = ctx.Err() != nil
 			}
-			verdicts := rr.judge(rows, maxDuration > 0)
+			verdicts := rr.judge(rows, maxDuration > 0 || search, search)
+			var cases []searchCase
+			if search && rr != nil {
+				if cases, err = searchCases(rr, func(i uint64) flow.Config {
+					cfg := caseOf(i)
+					cfg.View, cfg.SequentialReplays = flow.ViewPrefix, false
+					return cfg
+				}); err != nil {
+					return err
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				doc := map[string]any{"title": title, "partial": partial, "rows": rows}
 				if rr != nil {
 					doc["real"], doc["agreements"] = rr, verdicts
+				}
+				if cases != nil {
+					doc["cases"] = cases
 				}
 				if err := enc.Encode(doc); err != nil {
 					return err
@@ -290,6 +320,11 @@ outlast the other steps).`,
 					rows = append(rows, rr.row())
 				}
 				printReplayRows(out, title, rows, partial, sameRun(cmd))
+				if cases != nil {
+					if err := printSearchCases(out, rr.Core, cases); err != nil {
+						return err
+					}
+				}
 				for _, v := range verdicts {
 					fmt.Fprintln(out, v)
 				}
@@ -322,6 +357,7 @@ outlast the other steps).`,
 	f.IntVar(&recovery, "recovery-replays", 3, "fresh replays after a divergence before the run fails CORRUPTED_EVENT_LOG")
 	f.DurationVar(&replayCost, "replay-cost", program.Beta52ReplayCost.PerEvent, "what a replay costs per event of its log (core beta.52's fit, besides its 1.35ms base and 140µs per entity: simlab calibrate)")
 	f.DurationVar(&maxDuration, "max-duration", 0, "kill an invocation that runs longer (the platform's time limit; 0: none; inline-hang: 800s unless set)")
+	f.DurationVar(&inlineLease, "inline-lease", 860*time.Second, "the inline-ownership lease (WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS; with --real whole seconds, 1s..900s)")
 	f.IntVar(&hangs, "hangs", 2, "inline-hang: how many attempts of its last step hang until the time limit kills them")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")

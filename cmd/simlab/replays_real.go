@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,7 +37,7 @@ func (f *realFlags) flags(fs *pflag.FlagSet) {
 }
 
 // check refuses what the real side cannot honour, before anything runs.
-func (f *realFlags) check(cmd *cobra.Command, prog *program.Compiled, maxDuration time.Duration, views []flow.View, seqs []bool) error {
+func (f *realFlags) check(cmd *cobra.Command, prog *program.Compiled, maxDuration, lease time.Duration, search bool, views []flow.View, seqs []bool) error {
 	if f.runs < 0 {
 		return fmt.Errorf("--real %d: want a number of real runs", f.runs)
 	}
@@ -58,6 +60,12 @@ func (f *realFlags) check(cmd *cobra.Command, prog *program.Compiled, maxDuratio
 		return errors.New("--real: the real runs do not switch sequential replays on; add --sequential off (or all)")
 	case f.timeout <= 0:
 		return fmt.Errorf("--timeout %v: want a positive duration", f.timeout)
+	}
+	if lease%time.Second != 0 || lease < time.Second || lease > 900*time.Second {
+		return fmt.Errorf("--inline-lease %v: the runtime takes whole seconds, 1s..900s (WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS)", lease)
+	}
+	if search && lease >= f.timeout {
+		return fmt.Errorf("--search --real: a case may wait out the inline-ownership lease (--inline-lease %v) for its backstop, past --timeout %v: give --inline-lease 10s (both sides run it) or a longer --timeout", lease, f.timeout)
 	}
 	if n := hangingAttempts(prog); n > 0 {
 		if maxDuration <= 0 {
@@ -90,10 +98,12 @@ type realReplays struct {
 	Unreplayable int    `json:"unreplayable_logs"`
 	HungStepRuns int    `json:"runs_with_hung_step"`
 	EndedTwice   int    `json:"ended_more_than_once"`
-	// Kills counts deliveries killed at --max-duration, RunsKilled the
-	// runs with one.
+	// Kills counts deliveries killed at the time limit or crashed (as
+	// simlab's KILLS), RunsKilled the runs with one.
 	Kills      int `json:"kills"`
 	RunsKilled int `json:"runs_killed"`
+	// Cases are the runs one by one.
+	Cases []realCase `json:"runs_one_by_one"`
 }
 
 // hangingAttempts is how many step attempts of p hang, in all.
@@ -105,7 +115,19 @@ func hangingAttempts(p *program.Compiled) int {
 	return n
 }
 
-func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, prog []program.Node, sim flow.Config) (*realReplays, error) {
+// realCase is one real run: which case (the search's seed, or the run's
+// number), how it ended and how many of its deliveries were killed (at the
+// time limit or by a crash).
+type realCase struct {
+	Seed     uint64 `json:"seed"`
+	End      string `json:"end"`
+	Kills    int    `json:"kills"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+// run runs real runs 1..f.runs, run i the program and knobs caseOf(i)
+// gives (the same for every run but with --search), one harness call each.
+func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i uint64) ([]program.Node, flow.Config)) (*realReplays, error) {
 	r, err := engineRunner(cmd, f.engineDir)
 	if err != nil {
 		return nil, err
@@ -125,17 +147,21 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, prog []program.
 	out := &realReplays{Core: core.Version, WorldLocal: realengine.Pinned.DefaultWorldLocal}
 	bar := progress(cmd.ErrOrStderr(), "real runs")
 	for i := 1; i <= f.runs; i++ {
+		prog, sim := caseOf(uint64(i))
 		cfg := realengine.HarnessConfig{Seed: uint64(i), MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true,
-			MaxDurationMS: float64(sim.MaxDuration) / float64(time.Millisecond)}
+			MaxDurationMS: float64(sim.MaxDuration) / float64(time.Millisecond), BodyCrash: sim.Crash,
+			LeaseSeconds: int(sim.InlineLease / time.Second), ProgramTimeoutIsOutcome: true}
 		run, err := r.RunProgram(ctx, core, cfg, "replays", prog, sim.Body, f.timeout)
 		if err != nil {
 			return out, fmt.Errorf("real run %d: %w", i, err)
 		}
 		for _, b := range run.ReadBack {
 			out.add(b, sim.Program)
+			out.Cases = append(out.Cases, realCase{Seed: uint64(i), End: realEnd(b), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut})
 		}
-		out.Kills += run.Counts.Kills
-		if run.Counts.Kills > 0 {
+		// Killed as simlab counts them: at the time limit or by a crash.
+		out.Kills += run.Counts.Kills + run.Counts.Crashes
+		if run.Counts.Kills+run.Counts.Crashes > 0 {
 			out.RunsKilled++ // one run per harness call
 		}
 		if bar != nil {
@@ -143,6 +169,19 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, prog []program.
 		}
 	}
 	return out, nil
+}
+
+// realEnd names how a real run ended as simlab's flow.End does.
+func realEnd(b realengine.ReadBack) string {
+	switch {
+	case b.Corrupted():
+		return flow.Corrupted.String()
+	case b.FirstTerminal == "run_completed":
+		return flow.Completed.String()
+	case b.FirstTerminal == "":
+		return flow.Stuck.String()
+	}
+	return flow.Failed.String()
 }
 
 func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled) {
@@ -224,9 +263,10 @@ func (v replayVerdict) String() string {
 // judge holds simlab's prefix view, sequential off, to the real runs: the
 // share of runs corrupted (failed for their log, or whose log no replay
 // consumes) and of runs ended more than once; with a time limit (limited)
-// also the share of runs killed at it and of runs left with a hung step.
-// A nil o judges nothing.
-func (o *realReplays) judge(rows []replayRow, limited bool) []replayVerdict {
+// also the share of runs killed at it and of runs left with a hung step;
+// for a search (whose cases differ, and may crash) the share of runs that
+// never ended too. A nil o judges nothing.
+func (o *realReplays) judge(rows []replayRow, limited, search bool) []replayVerdict {
 	if o == nil || o.Runs == 0 {
 		return nil
 	}
@@ -245,8 +285,11 @@ func (o *realReplays) judge(rows []replayRow, limited bool) []replayVerdict {
 		{"runs ended more than once", sim.EndedTwice, o.EndedTwice},
 	}
 	if limited {
-		shares = append(shares, share{"runs killed at the time limit", sim.RunsKilled, o.RunsKilled},
+		shares = append(shares, share{"runs killed (time limit or crash)", sim.RunsKilled, o.RunsKilled},
 			share{"runs left with a hung step", sim.HungStepRuns, o.HungStepRuns})
+	}
+	if search {
+		shares = append(shares, share{"runs that never ended", sim.Stuck, o.Stuck})
 	}
 	for _, c := range shares {
 		lo, hi := realengine.ShareInterval(c.real, o.Runs, 0.05)
@@ -255,4 +298,45 @@ func (o *realReplays) judge(rows []replayRow, limited bool) []replayVerdict {
 			Agrees: share >= lo && share <= hi, simK: c.sim, simSeed: sim.Seeds})
 	}
 	return out
+}
+
+// searchCase is one case of a search run on both sides: simlab's run of it
+// (the pinned release's view, sequential replays off) beside the real one.
+type searchCase struct {
+	Seed        uint64  `json:"seed"`
+	TimeLimit   string  `json:"time_limit"`
+	Crash       float64 `json:"crash"`
+	SimlabEnd   string  `json:"simlab_end"`
+	SimlabKills int     `json:"simlab_killed"`
+	realCase
+}
+
+func searchCases(o *realReplays, cfgOf func(seed uint64) flow.Config) ([]searchCase, error) {
+	var out []searchCase
+	for _, c := range o.Cases {
+		cfg := cfgOf(c.Seed)
+		res, err := flow.Run(cfg, c.Seed)
+		if err != nil {
+			return nil, err
+		}
+		limit := "none"
+		if cfg.MaxDuration > 0 {
+			limit = cfg.MaxDuration.String()
+		}
+		out = append(out, searchCase{Seed: c.Seed, TimeLimit: limit, Crash: cfg.Crash, SimlabEnd: res.End.String(), SimlabKills: res.Killed, realCase: c})
+	}
+	return out, nil
+}
+
+func printSearchCases(w io.Writer, core string, cases []searchCase) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CASE\tTIME LIMIT\tCRASH\tSIMLAB\tREAL "+core)
+	for _, c := range cases {
+		real := fmt.Sprintf("%s, %d killed", c.End, c.Kills)
+		if c.TimedOut {
+			real += " (still running at --timeout)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%g\t%s, %d killed\t%s\n", c.Seed, c.TimeLimit, c.Crash, c.SimlabEnd, c.SimlabKills, real)
+	}
+	return tw.Flush()
 }

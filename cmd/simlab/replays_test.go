@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/internal/testreal"
+	"github.com/simlab/simlab/model/flow"
 )
 
 // simlab replays as a user runs it: the table over both views and both
@@ -103,7 +104,9 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--search", "--shape", "control"}, "--shape does not apply"},
 		{[]string{"--replay-cost", "-1ms"}, "--replay-cost"},
 		{[]string{"--search", "--max-duration", "1s"}, "--max-duration does not apply"},
-		{[]string{"--search", "--real", "2"}, "--real does not apply"},
+		{[]string{"--search", "--real", "2"}, "--inline-lease 10s"},
+		{[]string{"--search", "--real", "2", "--inline-lease", "10s", "--seeds", "5"}, "--seeds 5 differs"},
+		{[]string{"--real", "2", "--inline-lease", "1500ms"}, "whole seconds"},
 	} {
 		_, _, err := runCLI(t, append([]string{"replays"}, c.args...)...)
 		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
@@ -213,7 +216,7 @@ func TestReplaysInlineHangOnTheRealCore(t *testing.T) {
 			t.Errorf("%s", v)
 		}
 	}
-	if want := "runs corrupted|runs ended more than once|runs killed at the time limit|runs left with a hung step"; strings.Join(whats, "|") != want {
+	if want := "runs corrupted|runs ended more than once|runs killed (time limit or crash)|runs left with a hung step"; strings.Join(whats, "|") != want {
 		t.Errorf("verdicts %q, want %q", whats, want)
 	}
 }
@@ -316,5 +319,54 @@ func TestReplaysSearch(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the case's story lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// --search --real runs the search's first cases on the real core with
+// their time limits and crashes between claim and body, and prints each
+// case's end on both sides; simlab's rows are over the same cases.
+func TestReplaysSearchOnTheRealCore(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	t.Setenv("TMPDIR", t.TempDir())
+	out, stderr, err := runCLI(t, "replays", "--search", "--real", "3", "--inline-lease", "10s", "--view", "prefix", "--sequential", "off",
+		"--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
+	if err != nil && exitCode(err) != 1 {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var got struct {
+		Rows       []replayRow     `json:"rows"`
+		Real       realReplays     `json:"real"`
+		Agreements []replayVerdict `json:"agreements"`
+		Cases      []searchCase    `json:"cases"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(got.Rows) != 1 || got.Rows[0].Seeds != 3 {
+		t.Errorf("rows %+v: want simlab's prefix row over the same 3 cases", got.Rows)
+	}
+	if len(got.Cases) != 3 || got.Real.Runs != 3 {
+		t.Fatalf("cases %+v, real %+v: want 3 cases run on both sides", got.Cases, got.Real)
+	}
+	for i, c := range got.Cases {
+		k := flow.DrawCase(uint64(i + 1))
+		if c.Seed != uint64(i+1) || c.Crash != k.Crash || c.End == "" || c.SimlabEnd == "" {
+			t.Errorf("case %d: %+v, want seed %d with crash %v and both ends", i+1, c, i+1, k.Crash)
+		}
+		if c.End == "corrupted" {
+			t.Errorf("case %d corrupted on the real core: %+v", i+1, c)
+		}
+	}
+	// Case 2 crashes 20 % of its step bodies at their start, case 3 has a
+	// 500 ms limit over bodies up to 2 s: each side kills something.
+	realKills, simKills := 0, 0
+	for _, c := range got.Cases {
+		realKills, simKills = realKills+c.Kills, simKills+c.SimlabKills
+	}
+	if realKills == 0 || simKills == 0 {
+		t.Errorf("cases %+v: want deliveries killed or crashed on both sides", got.Cases)
+	}
+	if len(got.Agreements) != 5 || got.Agreements[4].What != "runs that never ended" {
+		t.Errorf("verdicts %+v: want five, the last the share of runs that never ended", got.Agreements)
 	}
 }
