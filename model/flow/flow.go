@@ -171,6 +171,27 @@ type Entry struct {
 type Write struct {
 	Entry
 	Accepted bool
+	// Issued is when the write's call began (Entry.At: when it landed).
+	Issued sim.Time
+}
+
+// CallKind is a World call other than a write.
+type CallKind uint8
+
+const (
+	CallList CallKind = iota // events.list
+	CallRead                 // runs.get, a last completer's lazy read
+)
+
+func (k CallKind) String() string { return [...]string{"events.list", "runs.get"}[k] }
+
+// Call is one list or read an actor made, answered at End; Served is the
+// log's length a list answered with (-1 for a read).
+type Call struct {
+	Actor      int32
+	Kind       CallKind
+	Start, End sim.Time
+	Served     int32
 }
 
 // Actor is one delivery or inline step of the run.
@@ -180,7 +201,11 @@ type Actor struct {
 	Message int32
 	// Parent is an inline step's invocation (-1 otherwise).
 	Parent int32
-	Start  sim.Time
+	// Start and End bound its work: from its delivery (an inline step's
+	// start) to its last act, its death, or, Unfinished, the run's last
+	// instant (a body that hangs with no time limit).
+	Start, End sim.Time
+	Unfinished bool
 	// Ordinal and Name are a step's.
 	Ordinal int32
 	Name    string
@@ -226,6 +251,8 @@ func (k ActorKind) String() string { return [...]string{"workflow", "step", "inl
 
 // Replay is one replay an actor made.
 type Replay struct {
+	// Start is when it began (the log loaded), At when it ended and acted.
+	Start   sim.Time
 	At      sim.Time
 	Saw     int32 // events in the log it replayed
 	Outcome program.Status
@@ -238,8 +265,10 @@ type Replay struct {
 type Result struct {
 	End End
 	Log []Entry
-	// Writes are every write issued, in issue order.
+	// Writes are every write that landed, in landing order; Calls every
+	// list and read answered, in answer order.
 	Writes []Write
+	Calls  []Call
 	Actors []Actor
 	// Fresh is a fresh replay of the log before its end: Diverged means
 	// the log is one no replay of the program consumes.

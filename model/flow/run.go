@@ -96,8 +96,11 @@ type actor struct {
 	st     state
 	call   callKind
 	served int // a list's answer: the log's length then
-	writes []write
-	wi     int
+	// callAt and replayAt are when its call in flight, and its replay in
+	// progress, began.
+	callAt, replayAt sim.Time
+	writes           []write
+	wi               int
 	// The log the actor goes on with: the first viewLen events, and with
 	// ViewOwnWrites its own accepted writes after them (positions).
 	viewLen int32
@@ -170,7 +173,7 @@ func (r *runner) publish(m message, delay time.Duration) {
 // reset makes r ready for a run of cfg under c into res, keeping every
 // table's room from the runs before.
 func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
-	*res = Result{Log: res.Log[:0], Writes: res.Writes[:0], Actors: res.Actors[:0]}
+	*res = Result{Log: res.Log[:0], Writes: res.Writes[:0], Calls: res.Calls[:0], Actors: res.Actors[:0]}
 	*r = runner{cfg: cfg, c: c, res: res,
 		w:    world{log: res.Log[:0], events: r.w.events[:0], ents: r.w.ents[:0]},
 		msgs: r.msgs[:0], actors: r.actors[:0], wakes: r.wakes[:0], backstops: r.backstops[:0],
@@ -273,7 +276,7 @@ func (r *runner) takeLock(a int32) bool {
 
 func (r *runner) callAt(a int32, k callKind, d sim.Dist) {
 	ac := &r.actors[a]
-	ac.call = k
+	ac.call, ac.callAt = k, r.now()
 	if k == callWrite {
 		ac.writes[ac.wi].endedAtIssue = r.w.ended
 	}
@@ -307,6 +310,9 @@ func (r *runner) land(a int32) {
 	switch ac.call {
 	case callList:
 		ac.served = len(r.w.log)
+		r.res.Calls = append(r.res.Calls, Call{Actor: a, Kind: CallList, Start: ac.callAt, End: r.now(), Served: int32(ac.served)})
+	case callRead:
+		r.res.Calls = append(r.res.Calls, Call{Actor: a, Kind: CallRead, Start: ac.callAt, End: r.now(), Served: -1})
 	case callWrite:
 		w := &ac.writes[ac.wi]
 		w.ev.By = a
@@ -315,7 +321,7 @@ func (r *runner) land(a int32) {
 			owner = r.invocationMsg(a) + 1
 		}
 		ok := r.w.apply(r.now(), &w.ev, w.lazy, owner, w.endedAtIssue)
-		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok})
+		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok, Issued: ac.callAt})
 		r.res.Writes[len(r.res.Writes)-1].At = r.now()
 		if w.ev.Type == program.RunFailed || w.ev.Type == program.RunCompleted {
 			r.res.RunEndAttempts++
@@ -532,7 +538,7 @@ func (r *runner) resumeAtIn(view []program.Event, ord int32) int64 {
 func (r *runner) startReplay(a int32) {
 	ac := &r.actors[a]
 	view := r.buildView(a)
-	ac.st, ac.replay = stReplaying, true
+	ac.st, ac.replay, ac.replayAt = stReplaying, true, r.now()
 	r.replaying++
 	r.res.MaxConcurrentReplays = max(r.res.MaxConcurrentReplays, r.replaying)
 	entities := int32(0) // ordinals are minted in order from 0
@@ -555,7 +561,7 @@ func (r *runner) replayed(a int32) {
 	view := r.buildView(a)
 	o := r.rep.Replay(r.cfg.Program, view)
 	rec := &r.res.Actors[a]
-	rec.Replays = append(rec.Replays, Replay{At: r.now(), Saw: int32(len(view)), Outcome: o.Status, Div: o.Divergence, DivAt: int32(o.At), Minted: o.Minted})
+	rec.Replays = append(rec.Replays, Replay{Start: ac.replayAt, At: r.now(), Saw: int32(len(view)), Outcome: o.Status, Div: o.Divergence, DivAt: int32(o.At), Minted: o.Minted})
 	saw := int32(len(view))
 	ac.saw, ac.loaded = saw, ac.viewLen
 	ac.writes, ac.inline = ac.writes[:0], ac.inline[:0]
@@ -721,6 +727,7 @@ func (r *runner) finishActor(a int32) {
 	}
 	r.releaseLock(a)
 	ac.st = stDone
+	r.res.Actors[a].End = r.now()
 }
 
 // kill is an invocation's time limit: it writes nothing more, its inline
@@ -748,6 +755,7 @@ func (r *runner) kill(a int32) {
 func (r *runner) die(a int32) {
 	ac := &r.actors[a]
 	ac.dead = true
+	r.res.Actors[a].End = r.now()
 	if ac.replay {
 		ac.replay = false
 		r.replaying--
@@ -765,6 +773,13 @@ func (r *runner) finish(stats sim.Stats) {
 	res := r.res
 	res.Log = r.w.log
 	res.Stats = stats
+	for i := range res.Actors {
+		if a := &res.Actors[i]; a.End == 0 {
+			// Still at work when nothing was left to happen (a body that
+			// hangs with no time limit) or at the time bound.
+			a.End, a.Unfinished = stats.Now, true
+		}
+	}
 	res.RunEnds = r.w.ends
 	switch {
 	case !r.w.ended:
