@@ -118,7 +118,7 @@ func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
 			total, buildSpanLimit, max(1, buildSpanLimit/max(1, len(h.Runs))))
 	}
 
-	e := newEmitter(h, epoch, total)
+	e := newEmitter(serviceResources(h), epoch, total)
 	defer e.close()
 	for r, nodes := range plans {
 		if err := e.emit(traceIDFor(p.key, int32(r)), nodes); err != nil {
@@ -236,7 +236,7 @@ type emitter struct {
 	spans     []sdktrace.ReadOnlySpan
 }
 
-func newEmitter(h *model.History, epoch time.Time, capacity int) *emitter {
+func newEmitter(resources []*resource.Resource, epoch time.Time, capacity int) *emitter {
 	e := &emitter{epoch: epoch, gen: &idGenerator{}, col: &collector{}}
 	e.tp = sdktrace.NewTracerProvider(
 		// Every option that the SDK would otherwise take from OTEL_* variables
@@ -259,7 +259,7 @@ func newEmitter(h *model.History, epoch time.Time, capacity int) *emitter {
 		sdktrace.WithSpanProcessor(e.col),
 	)
 	e.tracer = e.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(SchemaVersion))
-	e.resources = serviceResources(h)
+	e.resources = resources
 	e.spans = make([]sdktrace.ReadOnlySpan, 0, capacity)
 	return e
 }

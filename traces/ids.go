@@ -23,6 +23,13 @@ const (
 	entProcess                   // History.Deliveries index: queue.process
 	entStep                      // History.Deliveries index: step.execute
 	entCall                      // History.Calls index: world.* client spans
+
+	// A model/flow run's (BuildFlow): its actors, writes, lists and reads,
+	// and replays (numbered in actor order).
+	entFlowActor
+	entFlowWrite
+	entFlowCall
+	entFlowReplay
 )
 
 // golden is 2^64/φ, the usual odd constant for spreading consecutive

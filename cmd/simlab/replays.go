@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/traces"
 )
 
 // replayRow is one (view, sequential replays) cell of simlab replays: how
@@ -53,6 +55,7 @@ func newReplaysCommand() *cobra.Command {
 	var watchdog, maxDuration, replayCost, inlineLease time.Duration
 	var asJSON, showLog bool
 	var real realFlags
+	var tf traceFlags
 	var search bool
 	cmd := &cobra.Command{
 		Use:   "replays",
@@ -214,6 +217,12 @@ outlast the other steps).`,
 				}
 				return base
 			}
+			if err := tf.check(cmd); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("max-spans") {
+				return badInput(fmt.Errorf("--max-spans: a program's run is traced whole"))
+			}
 			if err := real.check(cmd, compiled, maxDuration, inlineLease, search, viewList, seqList); err != nil {
 				return badInput(err)
 			}
@@ -241,7 +250,28 @@ outlast the other steps).`,
 					k := flow.DrawCase(seed)
 					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, the program:\n%s", seed, k.MaxDuration, k.Crash, strings.TrimRight(program.Format(k.Program), "\n"))
 				}
+				if tf.wanted() {
+					name := shape
+					switch {
+					case search:
+						name = fmt.Sprintf("search-case-%d", seed)
+					case programFile != "":
+						name = strings.TrimSuffix(filepath.Base(programFile), filepath.Ext(programFile))
+					}
+					run := traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: name, Story: res.Story(cfg.Program)}
+					if tf.toStdout() {
+						// The trace is stdout: the story goes to stderr.
+						out = cmd.ErrOrStderr()
+					}
+					if err := printReplayRun(out, title, cfg, seed, res, showLog, asJSON); err != nil {
+						return err
+					}
+					return tf.emitFlow(run, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				}
 				return printReplayRun(out, title, cfg, seed, res, showLog, asJSON)
+			}
+			if tf.wanted() {
+				return badInput(fmt.Errorf("--trace-out and --otlp trace one run: give --seed N (with one --view and one --sequential)"))
 			}
 			if showLog {
 				return badInput(fmt.Errorf("--log prints one run's log: give --seed N"))
@@ -363,6 +393,7 @@ outlast the other steps).`,
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
 	f.BoolVar(&search, "search", false, "search over shapes and faults: each seed draws its own program, time limit and crash rate (with --seed: that case, its program and story)")
 	real.flags(f)
+	tf.register(cmd)
 	return cmd
 }
 

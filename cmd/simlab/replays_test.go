@@ -370,3 +370,40 @@ func TestReplaysSearchOnTheRealCore(t *testing.T) {
 		t.Errorf("verdicts %+v: want five, the last the share of runs that never ended", got.Agreements)
 	}
 }
+
+// replays --seed N --trace-out writes the run's spans, and check --trace
+// judges them as it judges any trace: the corrupted storm run (no slot
+// ids) violates replayable-log, naming the invocation that failed it; the
+// same seed in the pinned release's view holds. Trace flags without
+// --seed, and --max-spans, are refused.
+func TestReplaysTraceIsJudgedByCheck(t *testing.T) {
+	dir := t.TempDir()
+	corrupted, clean := filepath.Join(dir, "own.jsonl"), filepath.Join(dir, "prefix.jsonl")
+	if _, stderr, err := runCLI(t, "replays", "--seed", "2", "--view", "own-writes", "--sequential", "off", "--trace-out", corrupted); err != nil || !strings.Contains(stderr, "wrun_flow_2 trace id") {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, _, err := runCLI(t, "replays", "--seed", "2", "--view", "prefix", "--sequential", "off", "--trace-out", clean); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "check", "--trace", corrupted)
+	if exitCode(err) != 1 || !regexp.MustCompile(`replayable-log +VIOLATED \(1\)`).MatchString(out) || !strings.Contains(out, "workflow.execute storm → error: failed the run CORRUPTED_EVENT_LOG") {
+		t.Errorf("check --trace of the corrupted run: exit %d\n%s", exitCode(err), out)
+	}
+	out, _, err = runCLI(t, "check", "--trace", clean)
+	if err != nil || !regexp.MustCompile(`replayable-log +not judged`).MatchString(out) || !regexp.MustCompile(`single-terminal-event +holds`).MatchString(out) {
+		t.Errorf("check --trace of the clean run: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace-out", filepath.Join(dir, "x.jsonl")}, "give --seed N"},
+		{[]string{"--seed", "2", "--view", "prefix", "--sequential", "off", "--trace-out", filepath.Join(dir, "x.jsonl"), "--max-spans", "5"}, "traced whole"},
+		{[]string{"--epoch", "now"}, "give --trace-out or --otlp"},
+	} {
+		_, _, err := runCLI(t, append([]string{"replays"}, c.args...)...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want 2 naming %q", c.args, exitCode(err), err, c.want)
+		}
+	}
+}

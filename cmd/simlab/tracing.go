@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/traces"
@@ -83,6 +84,26 @@ func (f *traceFlags) emit(h *model.History, stdout, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]string, len(h.Runs))
+	for i := range h.Runs {
+		ids[i] = fmt.Sprintf("%s trace id %s", model.RunName(h.Runs[i].ID), traces.TraceID(h, opts, i))
+	}
+	return f.send(spans, ids, stdout, log)
+}
+
+// emitFlow is emit for one run of a workflow program (simlab replays).
+func (f *traceFlags) emitFlow(run traces.FlowRun, stdout, log io.Writer) error {
+	epoch, _ := traces.ParseEpoch(f.epoch, nil)
+	spans, tid, err := traces.BuildFlow(run, traces.Options{Epoch: epoch})
+	if err != nil {
+		return err
+	}
+	return f.send(spans, []string{fmt.Sprintf("%s trace id %s", traces.FlowRunName(run.Seed), tid)}, stdout, log)
+}
+
+// send writes the spans to the trace file, then exports them, and tells
+// each run's trace id (ids, one line each).
+func (f *traceFlags) send(spans []sdktrace.ReadOnlySpan, ids []string, stdout, log io.Writer) error {
 	if f.out != "" {
 		if err := writeOutput(f.out, stdout, func(w io.Writer) error { return traces.WriteJSONL(w, spans) }); err != nil {
 			return badInput(fmt.Errorf("--trace-out %w", err))
@@ -107,8 +128,8 @@ func (f *traceFlags) emit(h *model.History, stdout, log io.Writer) error {
 		}
 		fmt.Fprintf(log, "traces: %d spans exported to %s\n", len(spans), f.otlp)
 	}
-	for i := range h.Runs {
-		fmt.Fprintf(log, "traces: %s trace id %s\n", model.RunName(h.Runs[i].ID), traces.TraceID(h, opts, i))
+	for _, id := range ids {
+		fmt.Fprintf(log, "traces: %s\n", id)
 	}
 	return nil
 }
