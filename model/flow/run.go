@@ -137,8 +137,16 @@ type runner struct {
 	backstops []int64
 	rep       program.Replayer
 	view      []program.Event
-	scratch   []uint8
-	waitsDue  []int32
+	// memo holds the outcome of replaying the log's first n events, by n
+	// (memo[n].ok): the log only grows, so a prefix never changes, and
+	// many invocations replay the same one (nothing landed between their
+	// lists). Its pending entities live in memoPend.
+	memo     []memoOutcome
+	memoPend []program.Pending
+	// resumes is afterLoad's scratch: each wait's resume time, by ordinal.
+	resumes  []int64
+	scratch  []uint8
+	waitsDue []int32
 }
 
 func (r *runner) startRun() {
@@ -177,7 +185,8 @@ func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 	*r = runner{cfg: cfg, c: c, res: res,
 		w:    world{log: res.Log[:0], events: r.w.events[:0], ents: r.w.ents[:0]},
 		msgs: r.msgs[:0], actors: r.actors[:0], wakes: r.wakes[:0], backstops: r.backstops[:0],
-		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0]}
+		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0],
+		memo: r.memo[:0], memoPend: r.memoPend[:0], resumes: r.resumes}
 }
 
 func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
@@ -494,22 +503,33 @@ func (r *runner) buildView(a int32) []program.Event {
 func (r *runner) afterLoad(a int32) {
 	ac := &r.actors[a]
 	view := r.buildView(a)
+	// One pass: the run's end, the waits completed, and each wait's first
+	// wait_created's resume time (+1: 0 is none).
+	done := r.scratchFor()
+	clear(done)
+	if n := len(done); len(r.resumes) < n {
+		r.resumes = make([]int64, n)
+	}
+	resumes := r.resumes[:len(done)]
+	clear(resumes)
 	for _, e := range view {
-		if e.Type == program.RunCompleted || e.Type == program.RunFailed || e.Type == program.RunCancelled {
+		switch e.Type {
+		case program.RunCompleted, program.RunFailed, program.RunCancelled:
 			r.finishActor(a)
 			return
+		case program.WaitCompleted:
+			if int(e.Ordinal) < len(done) {
+				done[e.Ordinal] = 1
+			}
+		case program.WaitCreated:
+			if resumes[e.Ordinal] == 0 {
+				resumes[e.Ordinal] = e.ResumeAt + 1
+			}
 		}
 	}
 	// The waits the log shows created and not completed whose time has
 	// come: their completions are written before the replay.
 	now := int64(r.now() / sim.Time(time.Millisecond))
-	done := r.scratchFor()
-	clear(done)
-	for _, e := range view {
-		if e.Type == program.WaitCompleted && int(e.Ordinal) < len(done) {
-			done[e.Ordinal] = 1
-		}
-	}
 	r.waitsDue = r.waitsDue[:0]
 	for _, e := range view {
 		if e.Type == program.WaitCreated && e.ResumeAt <= now && done[e.Ordinal] == 0 {
@@ -519,20 +539,11 @@ func (r *runner) afterLoad(a int32) {
 	ac.writes = ac.writes[:0]
 	for _, o := range r.waitsDue {
 		ev := program.E(program.WaitCompleted, o)
-		ev.ResumeAt = r.resumeAtIn(view, o)
+		ev.ResumeAt = resumes[o] - 1
 		ac.writes = append(ac.writes, write{ev: Entry{Event: ev, Saw: int32(len(view)), Loaded: ac.viewLen}})
 	}
 	ac.st = stWaits
 	r.issueAll(a)
-}
-
-func (r *runner) resumeAtIn(view []program.Event, ord int32) int64 {
-	for _, e := range view {
-		if e.Type == program.WaitCreated && e.Ordinal == ord {
-			return e.ResumeAt
-		}
-	}
-	return 0
 }
 
 func (r *runner) startReplay(a int32) {
@@ -550,6 +561,35 @@ func (r *runner) startReplay(a int32) {
 	r.k.After(r.cfg.Replay.Of(int(entities), len(view)), evReplay, uint32(a), 0)
 }
 
+// memoOutcome is a replay's outcome kept for its prefix's length; its
+// Pending are memoPend[off:off+n].
+type memoOutcome struct {
+	ok     bool
+	o      program.Outcome
+	off, n int32
+}
+
+// replayPrefix is the outcome of replaying the log's first n events,
+// replayed once per run and length. Its Pending are valid until the next
+// replay.
+func (r *runner) replayPrefix(n int) program.Outcome {
+	if n < len(r.memo) && r.memo[n].ok {
+		m := &r.memo[n]
+		o := m.o
+		o.Pending = r.memoPend[m.off : m.off+m.n]
+		return o
+	}
+	o := r.rep.Replay(r.cfg.Program, r.w.events[:n])
+	for len(r.memo) <= n {
+		r.memo = append(r.memo, memoOutcome{})
+	}
+	m := memoOutcome{ok: true, o: o, off: int32(len(r.memoPend)), n: int32(len(o.Pending))}
+	m.o.Pending = nil
+	r.memo[n] = m
+	r.memoPend = append(r.memoPend, o.Pending...)
+	return o
+}
+
 // replayed is a's replay done: act on its outcome.
 func (r *runner) replayed(a int32) {
 	ac := &r.actors[a]
@@ -559,7 +599,12 @@ func (r *runner) replayed(a int32) {
 	ac.replay = false
 	r.replaying--
 	view := r.buildView(a)
-	o := r.rep.Replay(r.cfg.Program, view)
+	var o program.Outcome
+	if len(view) == int(ac.viewLen) {
+		o = r.replayPrefix(len(view)) // the log as it was: a prefix
+	} else {
+		o = r.rep.Replay(r.cfg.Program, view)
+	}
 	rec := &r.res.Actors[a]
 	rec.Replays = append(rec.Replays, Replay{Start: ac.replayAt, At: r.now(), Saw: int32(len(view)), Outcome: o.Status, Div: o.Divergence, DivAt: int32(o.At), Minted: o.Minted})
 	saw := int32(len(view))
