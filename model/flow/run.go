@@ -418,6 +418,12 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 			r.w.entity(w.ev.Ordinal).queued = true
 			r.publish(message{kind: msgStep, ordinal: w.ev.Ordinal, node: w.node, name: w.ev.Name}, 0)
 		}
+	} else if r.w.ended && (ac.st == stWaits || ac.st == stActing) {
+		// Refused because the run has ended: the World answers
+		// run_expired, which core throws out of the invocation (only an
+		// entity conflict is skipped), so it writes nothing more.
+		r.finishActor(a)
+		return
 	} else if r.cfg.View == ViewPrefix && (ac.st == stWaits || ac.st == stActing) {
 		// A refused create or completion answers with the log that
 		// refused it (core reloads on a conflict).
