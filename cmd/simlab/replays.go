@@ -16,6 +16,7 @@ import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/traces"
 )
 
@@ -45,7 +46,10 @@ type replayRow struct {
 	// (concurrent last completers each ending it).
 	EndedTwice     int `json:"ended_more_than_once"`
 	FirstCorrupted int `json:"first_corrupted_seed,omitempty"`
-	real           bool
+	// Properties are check's properties judged on each run's spans
+	// (--properties), in spancheck's order.
+	Properties []propertyCount `json:"properties,omitempty"`
+	real       bool
 }
 
 func newReplaysCommand() *cobra.Command {
@@ -53,7 +57,7 @@ func newReplaysCommand() *cobra.Command {
 	var branches, rounds, seedCount, maxInline, recovery, hangs int
 	var seed uint64
 	var watchdog, maxDuration, replayCost, inlineLease time.Duration
-	var asJSON, showLog bool
+	var asJSON, showLog, judgeProps bool
 	var real realFlags
 	var tf traceFlags
 	var search bool
@@ -74,8 +78,16 @@ answer brings the events below it: every invocation's log is a prefix of the
 run's); own-writes, a World without slot ids (an invocation goes on with the
 log it loaded and its own writes). --seed N runs one seed and tells the story
 of a corrupted log: the event a fresh replay stops at, who wrote it from which
-log, and what it had not seen. --log prints that run's log. The exit code is 0
-whatever the counts; --json prints the rows.
+log, and what it had not seen. --log prints that run's log; --trace-out FILE
+or --otlp URL traces that run (simlab check --trace FILE judges its spans).
+--json prints the rows. The exit code is 0 whatever the counts, but for
+--properties and --real below.
+
+--properties traces every run and judges simlab check's properties on its
+spans, with check --trace's rules (replayable-log, single-terminal-event,
+no-start-on-terminal, no-work-after-visible-end, ...): a table of the runs
+violating each, per row, and exit 1 when one is violated (in CI, give --view
+prefix: a World without slot ids corrupts by design).
 
 storm: --branches branches at once, each for --rounds rounds racing a step
 against a --watchdog sleep and running one more step when the step won, then
@@ -237,6 +249,9 @@ outlast the other steps).`,
 				if cmd.Flags().Changed("seeds") {
 					return badInput(fmt.Errorf("--seed runs one seed and --seeds a range: give one"))
 				}
+				if judgeProps {
+					return badInput(fmt.Errorf("--properties counts violations over seeds; one run's: --seed %d --trace-out run.jsonl, then simlab check --trace run.jsonl", seed))
+				}
 				if len(viewList) != 1 || len(seqList) != 1 {
 					return badInput(fmt.Errorf("--seed tells one run's story: choose one --view (prefix or own-writes) and one --sequential (on or off)"))
 				}
@@ -251,14 +266,7 @@ outlast the other steps).`,
 					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, the program:\n%s", seed, k.MaxDuration, k.Crash, strings.TrimRight(program.Format(k.Program), "\n"))
 				}
 				if tf.wanted() {
-					name := shape
-					switch {
-					case search:
-						name = fmt.Sprintf("search-case-%d", seed)
-					case programFile != "":
-						name = strings.TrimSuffix(filepath.Base(programFile), filepath.Ext(programFile))
-					}
-					run := traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: name, Story: res.Story(cfg.Program)}
+					run := traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: shapeName(shape, programFile, search, seed), Story: res.Story(cfg.Program)}
 					if tf.toStdout() {
 						// The trace is stdout: the story goes to stderr.
 						out = cmd.ErrOrStderr()
@@ -303,6 +311,11 @@ outlast the other steps).`,
 							return err
 						}
 						row.add(res, s)
+						if judgeProps {
+							if err := row.judge(res, cfg, uint64(s), shapeName(shape, programFile, search, uint64(s))); err != nil {
+								return err
+							}
+						}
 					}
 					rows = append(rows, row)
 				}
@@ -355,6 +368,9 @@ outlast the other steps).`,
 						return err
 					}
 				}
+				if judgeProps {
+					printPropertyCounts(out, rows)
+				}
 				for _, v := range verdicts {
 					fmt.Fprintln(out, v)
 				}
@@ -368,6 +384,24 @@ outlast the other steps).`,
 			for _, v := range verdicts {
 				if !v.Agrees {
 					return &exitError{code: 1, err: fmt.Errorf("simlab disagrees with the real core on %s", v.What)}
+				}
+			}
+			if judgeProps {
+				for _, r := range rows {
+					var broken []string
+					first := uint64(0)
+					for _, p := range r.Properties {
+						if p.Violated > 0 {
+							broken = append(broken, fmt.Sprintf("%s (%d of %d runs, first seed %d)", p.Name, p.Violated, r.Seeds, p.FirstSeed))
+							if first == 0 || p.FirstSeed < first {
+								first = p.FirstSeed
+							}
+						}
+					}
+					if len(broken) > 0 {
+						return &exitError{code: 1, err: fmt.Errorf("violated in the %s view, sequential %s: %s; a run's trace: simlab replays --seed %d --view %s --sequential %s%s --trace-out run.jsonl, then simlab check --trace run.jsonl",
+							r.View, onOff(r.Sequential), strings.Join(broken, ", "), first, r.View, onOff(r.Sequential), sameRun(cmd))}
+					}
 				}
 			}
 			return nil
@@ -391,6 +425,7 @@ outlast the other steps).`,
 	f.IntVar(&hangs, "hangs", 2, "inline-hang: how many attempts of its last step hang until the time limit kills them")
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
+	f.BoolVar(&judgeProps, "properties", false, "judge simlab check's properties on each run's spans (the rules of check --trace) and count the runs violating each; exit 1 on a violation")
 	f.BoolVar(&search, "search", false, "search over shapes and faults: each seed draws its own program, time limit and crash rate (with --seed: that case, its program and story)")
 	real.flags(f)
 	tf.register(cmd)
@@ -450,6 +485,103 @@ func (row *replayRow) add(res *flow.Result, seed int) {
 		row.EndedTwice++
 	}
 	row.Divergences += res.Divergences
+}
+
+// shapeName names the workflow a run's trace calls it by.
+func shapeName(shape, programFile string, search bool, seed uint64) string {
+	switch {
+	case search:
+		return fmt.Sprintf("search-case-%d", seed)
+	case programFile != "":
+		return strings.TrimSuffix(filepath.Base(programFile), filepath.Ext(programFile))
+	}
+	return shape
+}
+
+// propertyCount is one property over a row's runs, judged on each run's
+// spans: in how many runs it could be judged and was violated, and the
+// first violating seed and why.
+type propertyCount struct {
+	Name      string `json:"property"`
+	Judged    int    `json:"judged_runs"`
+	Violated  int    `json:"violated_runs"`
+	FirstSeed uint64 `json:"first_seed,omitempty"`
+	First     string `json:"first,omitempty"`
+}
+
+// judge traces run res (seed's) and judges check's properties on its
+// spans, as check --trace does.
+func (row *replayRow) judge(res *flow.Result, cfg flow.Config, seed uint64, workflow string) error {
+	spans, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: workflow}, traces.Options{})
+	if err != nil {
+		return err
+	}
+	rep := spancheck.Check(traces.FromReadOnly(spans))
+	if row.Properties == nil {
+		for _, v := range rep.Verdicts {
+			row.Properties = append(row.Properties, propertyCount{Name: v.Property})
+		}
+	}
+	for i, v := range rep.Verdicts {
+		p := &row.Properties[i]
+		if !v.Judged {
+			continue
+		}
+		p.Judged++
+		if len(v.Violations) > 0 {
+			if p.Violated++; p.FirstSeed == 0 {
+				p.FirstSeed, p.First = seed, v.Violations[0].Message
+			}
+		}
+	}
+	return nil
+}
+
+// printPropertyCounts prints, per property judged in some row, each row's
+// count; the properties no run's spans could judge in one line.
+func printPropertyCounts(w io.Writer, rows []replayRow) {
+	if len(rows) == 0 || len(rows[0].Properties) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "check's properties, judged on each run's spans (the rules of simlab check --trace):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "PROPERTY"
+	for _, r := range rows {
+		if !r.real {
+			head += "\t" + r.View + ", sequential " + onOff(r.Sequential)
+		}
+	}
+	fmt.Fprintln(tw, head)
+	var never []string
+	for i, p := range rows[0].Properties {
+		judged := false
+		line := p.Name
+		for _, r := range rows {
+			if r.real {
+				continue
+			}
+			q := r.Properties[i]
+			switch {
+			case q.Judged == 0:
+				line += "\tnot judged"
+			case q.Violated == 0:
+				judged = true
+				line += fmt.Sprintf("\tholds (%d judged)", q.Judged)
+			default:
+				judged = true
+				line += fmt.Sprintf("\tVIOLATED in %d of %d (first seed %d)", q.Violated, r.Seeds, q.FirstSeed)
+			}
+		}
+		if !judged {
+			never = append(never, p.Name)
+			continue
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	if len(never) > 0 {
+		fmt.Fprintf(w, "not judged on these spans (simlab check --trace says why): %s\n", strings.Join(never, ", "))
+	}
 }
 
 func onOff(b bool) string {
@@ -515,7 +647,9 @@ func sameRun(cmd *cobra.Command) string {
 	var b strings.Builder
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		switch f.Name {
-		case "seeds", "seed", "view", "sequential", "json", "log":
+		case "seeds", "seed", "view", "sequential", "json", "log", "properties",
+			// The real runs' flags: one run's story is simlab's alone.
+			"real", "core", "engine-dir", "no-install", "timeout":
 			return
 		}
 		if f.Value.Type() == "bool" {

@@ -407,3 +407,51 @@ func TestReplaysTraceIsJudgedByCheck(t *testing.T) {
 		}
 	}
 }
+
+// --properties judges check's properties on each run's spans: in the
+// pinned release's view the storm holds them all (exit 0); without slot
+// ids the runs check --trace finds violating replayable-log are exactly
+// the runs the row counts corrupted, judged two ways (exit 1, naming the
+// first run's trace command).
+func TestReplaysPropertiesJudgesEachRunsSpans(t *testing.T) {
+	count := func(r replayRow, name string) propertyCount {
+		for _, p := range r.Properties {
+			if p.Name == name {
+				return p
+			}
+		}
+		t.Fatalf("row %+v lacks %s", r, name)
+		return propertyCount{}
+	}
+	read := func(out string) replayRow {
+		var got struct {
+			Rows []replayRow `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Rows) != 1 {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		return got.Rows[0]
+	}
+	out, _, err := runCLI(t, "replays", "--properties", "--seeds", "20", "--view", "prefix", "--sequential", "off", "--json")
+	if err != nil {
+		t.Fatalf("prefix view: %v", err)
+	}
+	r := read(out)
+	if p := count(r, "single-terminal-event"); p.Judged != 20 || p.Violated != 0 {
+		t.Errorf("prefix: single-terminal-event %+v, want judged in 20 runs and held", p)
+	}
+	if p := count(r, "replayable-log"); p.Judged != 0 {
+		t.Errorf("prefix: replayable-log %+v, want not judged (no run failed)", p)
+	}
+	out, _, err = runCLI(t, "replays", "--properties", "--seeds", "20", "--view", "own-writes", "--sequential", "off", "--json")
+	if exitCode(err) != 1 || !strings.Contains(err.Error(), "replayable-log (") || !strings.Contains(err.Error(), "--trace-out run.jsonl, then simlab check --trace run.jsonl") {
+		t.Fatalf("own-writes: exit %d, %v", exitCode(err), err)
+	}
+	r = read(out)
+	if p := count(r, "replayable-log"); r.Corrupted == 0 || p.Violated != r.Corrupted || p.FirstSeed != uint64(r.FirstCorrupted) {
+		t.Errorf("own-writes: replayable-log %+v, the row corrupted %d (first seed %d): want the same runs", p, r.Corrupted, r.FirstCorrupted)
+	}
+	if _, _, err := runCLI(t, "replays", "--properties", "--seed", "3", "--view", "prefix", "--sequential", "off"); exitCode(err) != 2 || !strings.Contains(err.Error(), "check --trace") {
+		t.Errorf("--properties with --seed: exit %d, %v; want it refused", exitCode(err), err)
+	}
+}
