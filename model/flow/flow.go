@@ -83,6 +83,13 @@ type Config struct {
 	// and past it queues the step's message; the owner's own redelivery
 	// runs it again (WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS, 860 s).
 	InlineLease time.Duration
+	// StepMaxRetries is a step's retry budget (core's
+	// DEFAULT_STEP_MAX_RETRIES, 3): an attempt past StepMaxRetries+1 that
+	// died without an error (killed, crashed) is not run; the step fails
+	// "exceeded max retries" (step_failed) instead. A queued step counts
+	// its message's deliveries, checked against its step_started count; an
+	// inline re-run its own step_started count.
+	StepMaxRetries int
 	// MaxTime bounds the run's virtual time (0: none).
 	MaxTime time.Duration
 }
@@ -93,16 +100,17 @@ func Defaults(p *program.Compiled) Config {
 	ms := time.Millisecond
 	return Config{
 		Program: p, View: ViewPrefix, SequentialRetry: 100 * ms, MaxInline: 3, RecoveryReplays: 3,
-		Replay:        program.Beta52ReplayCost,
-		Write:         sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
-		List:          sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
-		Read:          sim.Dist{Min: 1 * ms, P50: 2 * ms, P90: 5 * ms, P99: 10 * ms, Max: 20 * ms},
-		Deliver:       sim.Dist{Min: 1 * ms, P50: 5 * ms, P90: 20 * ms, P99: 60 * ms, Max: 120 * ms},
-		Body:          sim.Dist{Min: 50 * ms, P50: 300 * ms, P90: 800 * ms, P99: 1500 * ms, Max: 2 * time.Second},
-		Redeliver:     5 * time.Second,
-		MaxDeliveries: 48,
-		InlineLease:   860 * time.Second,
-		MaxTime:       time.Hour,
+		Replay:         program.Beta52ReplayCost,
+		Write:          sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
+		List:           sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
+		Read:           sim.Dist{Min: 1 * ms, P50: 2 * ms, P90: 5 * ms, P99: 10 * ms, Max: 20 * ms},
+		Deliver:        sim.Dist{Min: 1 * ms, P50: 5 * ms, P90: 20 * ms, P99: 60 * ms, Max: 120 * ms},
+		Body:           sim.Dist{Min: 50 * ms, P50: 300 * ms, P90: 800 * ms, P99: 1500 * ms, Max: 2 * time.Second},
+		Redeliver:      5 * time.Second,
+		MaxDeliveries:  48,
+		InlineLease:    860 * time.Second,
+		StepMaxRetries: 3,
+		MaxTime:        time.Hour,
 	}
 }
 
@@ -119,6 +127,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Crash > 0 && c.Redeliver == 0 {
 		return errors.New("flow: crash needs a positive redeliver")
+	}
+	if c.StepMaxRetries < 0 {
+		return fmt.Errorf("flow: step_max_retries %d: must not be negative", c.StepMaxRetries)
 	}
 	if c.MaxDeliveries < 1 || c.InlineLease <= 0 {
 		return fmt.Errorf("flow: max_deliveries %d, inline_lease %v: want at least one delivery and a positive lease", c.MaxDeliveries, c.InlineLease)

@@ -248,6 +248,10 @@ func (r *runner) deliver(mi int32) {
 		rec := &r.res.Actors[a]
 		rec.Ordinal, rec.Name = m.ordinal, m.name
 		r.actors[a].node = m.node
+		if ceiling := int32(r.cfg.StepMaxRetries + 1); m.delivered > ceiling && r.w.entity(m.ordinal).started+1 > ceiling {
+			r.exceeded(a, m.ordinal)
+			return
+		}
 		r.actors[a].st = stClaim
 		r.issue(a, write{ev: Entry{Event: program.E(program.StepStarted, m.ordinal), Saw: -1, Loaded: -1}})
 	}
@@ -709,12 +713,26 @@ func (r *runner) acted(a int32) {
 		// The claim creates the step its invocation's replay named.
 		saw, loaded := r.actors[a].saw, r.actors[a].loaded
 		if again {
-			// Its own step again (owned recovery): a plain claim.
+			// Its own step again (owned recovery): a plain claim, unless
+			// its earlier attempts spent the retry budget.
+			if r.w.entity(p.Ordinal).started+1 > int32(r.cfg.StepMaxRetries+1) {
+				r.exceeded(c, p.Ordinal)
+				continue
+			}
 			r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal), Saw: -1, Loaded: -1}, inline: true})
 			continue
 		}
 		r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal).Named(p.Name), Saw: saw, Loaded: loaded}, lazy: true, inline: true})
 	}
+}
+
+// exceeded is actor a's step past its retry budget with no error to show
+// (its attempts were killed or crashed): core writes step_failed ("exceeded
+// max retries") instead of starting another, and goes on as after a
+// failed body (a queued step to the fan-in).
+func (r *runner) exceeded(a, ord int32) {
+	r.actors[a].st = stResult
+	r.issue(a, write{ev: Entry{Event: program.E(program.StepFailed, ord), Saw: -1, Loaded: -1}})
 }
 
 func (r *runner) startBody(a int32) {
