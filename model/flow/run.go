@@ -466,10 +466,13 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		r.startBody(a)
 		return
 	case stResult:
-		if !ok || r.res.Actors[a].Kind == ActorInline {
+		if r.res.Actors[a].Kind == ActorInline || !ok && r.w.ended {
 			r.inlineDone(a)
 			return
 		}
+		// A queued step's result, or its refusal because the step had
+		// finished already (core: skipped), goes on to the fan-in;
+		// only a run that has ended stops it (run_expired: gone).
 		ac.st = stFanIn
 		r.callAt(a, callList, r.cfg.List)
 		return
