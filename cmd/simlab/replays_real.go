@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -123,6 +124,12 @@ type realCase struct {
 	End      string `json:"end"`
 	Kills    int    `json:"kills"`
 	TimedOut bool   `json:"timed_out,omitempty"`
+	// ErrorCodes are the run's accepted run_failed codes; EndedTwice that
+	// more than one end was accepted; Client what the client's
+	// returnValue said when it rejected.
+	ErrorCodes []string `json:"error_codes,omitempty"`
+	EndedTwice bool     `json:"ended_more_than_once,omitempty"`
+	Client     string   `json:"client_error,omitempty"`
 }
 
 // run runs real runs 1..f.runs, run i the program and knobs caseOf(i)
@@ -155,9 +162,14 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 		if err != nil {
 			return out, fmt.Errorf("real run %d: %w", i, err)
 		}
-		for _, b := range run.ReadBack {
+		for j, b := range run.ReadBack {
 			out.add(b, sim.Program)
-			out.Cases = append(out.Cases, realCase{Seed: uint64(i), End: realEnd(b), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut})
+			c := realCase{Seed: uint64(i), End: realEnd(b), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut,
+				ErrorCodes: b.ErrorCodes, EndedTwice: b.TerminalEvents > 1}
+			if j < len(run.Runs) && run.Runs[j].ReturnValue != nil && run.Runs[j].ReturnValue.State == "rejected" {
+				c.Client = run.Runs[j].ReturnValue.Error + ": " + run.Runs[j].ReturnValue.Message
+			}
+			out.Cases = append(out.Cases, c)
 		}
 		// Killed as simlab counts them: at the time limit or by a crash.
 		out.Kills += run.Counts.Kills + run.Counts.Crashes
@@ -333,8 +345,16 @@ func printSearchCases(w io.Writer, core string, cases []searchCase) error {
 	fmt.Fprintln(tw, "CASE\tTIME LIMIT\tCRASH\tSIMLAB\tREAL "+core)
 	for _, c := range cases {
 		real := fmt.Sprintf("%s, %d killed", c.End, c.Kills)
+		if len(c.ErrorCodes) > 0 {
+			real += " (" + strings.Join(c.ErrorCodes, ", ") + ")"
+		}
+		if c.EndedTwice {
+			real += ", ended more than once"
+		}
 		if c.TimedOut {
 			real += " (still running at --timeout)"
+		} else if c.End == flow.Stuck.String() && c.Client != "" {
+			real += " (the client's returnValue: " + c.Client + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%g\t%s, %d killed\t%s\n", c.Seed, c.TimeLimit, c.Crash, c.SimlabEnd, c.SimlabKills, real)
 	}
