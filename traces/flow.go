@@ -185,6 +185,11 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 		}
 		if w.Kind == program.EntityStep {
 			n.attrs = append(n.attrs, attribute.String(KeyStepID, entityID(w.Kind, w.Ordinal)))
+			if w.Type == program.StepStarted && w.Name != "" {
+				// A lazy start: an inline claim that creates its step,
+				// logging its step_created with it.
+				n.attrs = append(n.attrs, attribute.Bool(KeyEventCreatesStep, w.Accepted))
+			}
 		} else if w.Kind != program.EntityNone {
 			n.attrs = append(n.attrs, attribute.String(KeyFlowEntity, entityID(w.Kind, w.Ordinal)))
 		}
@@ -250,8 +255,9 @@ func flowRunStatus(e flow.End) string {
 	return "running"
 }
 
-// entityID names an entity as simlab's stories do: its kind and ordinal.
-func entityID(k program.EntityKind, ord int32) string { return fmt.Sprintf("%s#%d", k, ord) }
+// entityID names an entity by its kind and ordinal, as simlab's fan-out
+// traces name a step (step_3).
+func entityID(k program.EntityKind, ord int32) string { return fmt.Sprintf("%s_%d", k, ord) }
 
 func flowResources() []*resource.Resource {
 	base := func(name string) *resource.Resource {

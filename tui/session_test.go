@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 	"github.com/simlab/simlab/traces"
@@ -247,5 +249,62 @@ func TestTraceFileWithDuplicatedSpansOpensOnce(t *testing.T) {
 	if len(got) != len(once) || len(got[0].Spans) != len(once[0].Spans) || got[0].Deliveries != once[0].Deliveries {
 		t.Fatalf("twice: %d runs, %d spans, %d deliveries; once: %d runs, %d spans, %d deliveries",
 			len(got), len(got[0].Spans), got[0].Deliveries, len(once), len(once[0].Spans), once[0].Deliveries)
+	}
+}
+
+// A program's run traced by simlab replays (traces.BuildFlow) opens in the
+// lab as any trace does: its row says how the run ended and that its spans
+// violate replayable-log, and its clock of moments steps through the log
+// the model wrote: every accepted step event, the steps' final states, and
+// invocations and queued steps in flight at once.
+func TestProgramTraceOpensInTheLab(t *testing.T) {
+	cfg := flow.Defaults(program.MustCompile(flow.Storm(16, 3, 300*time.Millisecond)))
+	cfg.View = flow.ViewOwnWrites
+	res, err := flow.Run(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: cfg, Seed: 2, Workflow: "storm"}, traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := traces.WriteJSONL(&buf, spans); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "storm.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := LoadTrace(path)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	r := runs[0]
+	if r.Status != "failed" || !strings.HasPrefix(verdictText(r), "✗") {
+		t.Errorf("row: status %q, PROPS %q; want failed and a violation", r.Status, verdictText(r))
+	}
+	completed, started := map[int32]bool{}, 0
+	for _, e := range res.Log {
+		switch e.Type {
+		case program.StepCompleted, program.StepFailed:
+			completed[e.Ordinal] = true
+		case program.StepStarted:
+			started++
+		}
+	}
+	tm := newTimeModel(r)
+	moments := map[string]int{}
+	maxInFlight := 0
+	for k, m := range tm.moments {
+		moments[m.Event]++
+		maxInFlight = max(maxInFlight, tm.stateAt(k).InFlight)
+	}
+	if moments["step_started"] != started || moments["step_completed"]+moments["step_failed"] != len(completed) {
+		t.Errorf("moments %v; the log has %d step_started and %d steps finished", moments, started, len(completed))
+	}
+	last := tm.stateAt(len(tm.moments) - 1)
+	if last.Completed+last.Failed != len(completed) || maxInFlight < 2 {
+		t.Errorf("final state %+v, most deliveries in flight %d; want %d steps finished and concurrent deliveries", last, maxInFlight, len(completed))
 	}
 }

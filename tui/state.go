@@ -55,6 +55,12 @@ type timeModel struct {
 func newTimeModel(r *Run) *timeModel {
 	tm := &timeModel{stepNames: map[int]string{}}
 	steps := map[int]bool{}
+	root := ""
+	for i := range r.Spans {
+		if r.Spans[i].ParentID == "" {
+			root = r.Spans[i].SpanID
+		}
+	}
 	for i := range r.Spans {
 		s := &r.Spans[i]
 		if id, ok := stepIndex(s); ok && strings.HasPrefix(s.Name, traces.StepSpanPrefix) {
@@ -62,7 +68,11 @@ func newTimeModel(r *Run) *timeModel {
 			tm.stepNames[id] = name
 			steps[id] = true
 		}
-		if s.Name == traces.ExecuteSpanName {
+		// A delivery: a workflow invocation (workflow.execute <name>), or
+		// a queued step's own delivery, a step execution straight under
+		// the run's root (a program's run, traces.BuildFlow).
+		if strings.HasPrefix(s.Name, traces.ExecuteSpanPrefix+" ") ||
+			strings.HasPrefix(s.Name, traces.StepSpanPrefix) && root != "" && s.ParentID == root {
 			tm.deliveries = append(tm.deliveries, [2]time.Duration{r.offset(s.Start), r.offset(s.End)})
 		}
 	}
