@@ -102,24 +102,14 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 	}
 	nodes := []node{root}
 
-	// Who wrote the run's first accepted end, and why: the span that failed
-	// it carries core's workflow.error.code.
-	failedBy, code, endedAt := int32(-1), "", sim.Time(-1)
+	// Who failed the run, and why: that invocation's span carries core's
+	// workflow.error.code. When the run's end landed: a refused write after
+	// it was refused run_expired.
+	code, failedBy := res.FailureCode()
+	endedAt := sim.Time(-1)
 	for i := range res.Writes {
-		w := &res.Writes[i]
-		if w.Accepted && (w.Type == program.RunFailed || w.Type == program.RunCompleted) {
+		if w := &res.Writes[i]; w.Accepted && (w.Type == program.RunFailed || w.Type == program.RunCompleted) {
 			endedAt = w.At
-			if w.Type == program.RunFailed {
-				failedBy = w.By
-				switch {
-				case res.End == flow.Corrupted:
-					code = "CORRUPTED_EVENT_LOG"
-				case len(res.Actors[w.By].Replays) == 0:
-					code = "MAX_DELIVERIES_EXCEEDED"
-				default:
-					code = "RUN_FAILED"
-				}
-			}
 			break
 		}
 	}

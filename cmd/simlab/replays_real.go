@@ -319,6 +319,7 @@ type searchCase struct {
 	TimeLimit   string  `json:"time_limit"`
 	Crash       float64 `json:"crash"`
 	SimlabEnd   string  `json:"simlab_end"`
+	SimlabCode  string  `json:"simlab_error_code,omitempty"`
 	SimlabKills int     `json:"simlab_killed"`
 	realCase
 }
@@ -335,7 +336,8 @@ func searchCases(o *realReplays, cfgOf func(seed uint64) flow.Config) ([]searchC
 		if cfg.MaxDuration > 0 {
 			limit = cfg.MaxDuration.String()
 		}
-		out = append(out, searchCase{Seed: c.Seed, TimeLimit: limit, Crash: cfg.Crash, SimlabEnd: res.End.String(), SimlabKills: res.Killed, realCase: c})
+		code, _ := res.FailureCode()
+		out = append(out, searchCase{Seed: c.Seed, TimeLimit: limit, Crash: cfg.Crash, SimlabEnd: res.End.String(), SimlabCode: code, SimlabKills: res.Killed, realCase: c})
 	}
 	return out, nil
 }
@@ -356,7 +358,11 @@ func printSearchCases(w io.Writer, core string, cases []searchCase) error {
 		} else if c.End == flow.Stuck.String() && c.Client != "" {
 			real += " (the client's returnValue: " + c.Client + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%g\t%s, %d killed\t%s\n", c.Seed, c.TimeLimit, c.Crash, c.SimlabEnd, c.SimlabKills, real)
+		sim := fmt.Sprintf("%s, %d killed", c.SimlabEnd, c.SimlabKills)
+		if c.SimlabCode != "" {
+			sim += " (" + c.SimlabCode + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%g\t%s\t%s\n", c.Seed, c.TimeLimit, c.Crash, sim, real)
 	}
 	return tw.Flush()
 }
