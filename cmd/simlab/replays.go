@@ -108,9 +108,11 @@ between a claim and its body (flow.DrawCase): a search over shapes and faults
 for the ones that corrupt; --seed N --search prints case N's program, in the
 program file's format, and its story. --search --real N runs cases 1..N on the
 real core too, with their time limits and crashes (the harness kills or crashes
-the delivery), prints each case's end on both sides, and judges the shares;
-a case may wait out the inline-ownership lease, so give --inline-lease 10s
-(both sides run it) or a --timeout past it.
+the delivery), prints each case's end on both sides, and judges the real
+shares against simlab's over its --seeds cases (at least N: the same search,
+so more seeds make simlab's share firmer), the share of runs failed too; a
+case may wait out the inline-ownership lease, so give --inline-lease 10s (both
+sides run it) or a --timeout past it.
 
 --real N also runs the program N times on a pinned core (--core, default the
 default pinned one) over world-local, one run per harness call, adds its row,
@@ -238,12 +240,10 @@ outlast the other steps).`,
 			if err := real.check(cmd, compiled, maxDuration, inlineLease, search, viewList, seqList); err != nil {
 				return badInput(err)
 			}
-			if search && real.runs > 0 {
-				// The real runs are cases 1..N: simlab's rows judge the same.
-				if cmd.Flags().Changed("seeds") && seedCount != real.runs {
-					return badInput(fmt.Errorf("--search --real %d judges simlab's runs of the same %d cases: --seeds %d differs (leave it out)", real.runs, real.runs, seedCount))
-				}
-				seedCount = real.runs
+			if search && real.runs > seedCount {
+				// The real runs are cases 1..N: simlab's rows must hold them
+				// too, for the case-by-case table.
+				return badInput(fmt.Errorf("--search --real %d runs cases 1..%d on both sides: --seeds %d must cover them (give --seeds %d or more)", real.runs, real.runs, seedCount, real.runs))
 			}
 			if cmd.Flags().Changed("seed") {
 				if cmd.Flags().Changed("seeds") {

@@ -301,7 +301,7 @@ func (o *realReplays) judge(rows []replayRow, limited, search bool) []replayVerd
 			share{"runs left with a hung step", sim.HungStepRuns, o.HungStepRuns})
 	}
 	if search {
-		shares = append(shares, share{"runs that never ended", sim.Stuck, o.Stuck})
+		shares = append(shares, share{"runs failed", sim.Failed, o.Failed}, share{"runs that never ended", sim.Stuck, o.Stuck})
 	}
 	for _, c := range shares {
 		lo, hi := realengine.ShareInterval(c.real, o.Runs, 0.05)

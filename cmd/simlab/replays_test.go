@@ -105,7 +105,7 @@ func TestReplaysRefusesWhatItCannotHonour(t *testing.T) {
 		{[]string{"--replay-cost", "-1ms"}, "--replay-cost"},
 		{[]string{"--search", "--max-duration", "1s"}, "--max-duration does not apply"},
 		{[]string{"--search", "--real", "2"}, "--inline-lease 10s"},
-		{[]string{"--search", "--real", "2", "--inline-lease", "10s", "--seeds", "5"}, "--seeds 5 differs"},
+		{[]string{"--search", "--real", "6", "--inline-lease", "10s", "--seeds", "5"}, "--seeds 5 must cover them"},
 		{[]string{"--real", "2", "--inline-lease", "1500ms"}, "whole seconds"},
 	} {
 		_, _, err := runCLI(t, append([]string{"replays"}, c.args...)...)
@@ -328,7 +328,7 @@ func TestReplaysSearch(t *testing.T) {
 func TestReplaysSearchOnTheRealCore(t *testing.T) {
 	testreal.Need(t, testreal.Engine)
 	t.Setenv("TMPDIR", t.TempDir())
-	out, stderr, err := runCLI(t, "replays", "--search", "--real", "3", "--inline-lease", "10s", "--view", "prefix", "--sequential", "off",
+	out, stderr, err := runCLI(t, "replays", "--search", "--real", "3", "--seeds", "200", "--inline-lease", "10s", "--view", "prefix", "--sequential", "off",
 		"--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
 	if err != nil && exitCode(err) != 1 {
 		t.Fatalf("%v\n%s", err, stderr)
@@ -342,8 +342,8 @@ func TestReplaysSearchOnTheRealCore(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if len(got.Rows) != 1 || got.Rows[0].Seeds != 3 {
-		t.Errorf("rows %+v: want simlab's prefix row over the same 3 cases", got.Rows)
+	if len(got.Rows) != 1 || got.Rows[0].Seeds != 200 {
+		t.Errorf("rows %+v: want simlab's prefix row over the search's first 200 cases", got.Rows)
 	}
 	if len(got.Cases) != 3 || got.Real.Runs != 3 {
 		t.Fatalf("cases %+v, real %+v: want 3 cases run on both sides", got.Cases, got.Real)
@@ -366,8 +366,8 @@ func TestReplaysSearchOnTheRealCore(t *testing.T) {
 	if realKills == 0 || simKills == 0 {
 		t.Errorf("cases %+v: want deliveries killed or crashed on both sides", got.Cases)
 	}
-	if len(got.Agreements) != 5 || got.Agreements[4].What != "runs that never ended" {
-		t.Errorf("verdicts %+v: want five, the last the share of runs that never ended", got.Agreements)
+	if len(got.Agreements) != 6 || got.Agreements[4].What != "runs failed" || got.Agreements[5].What != "runs that never ended" {
+		t.Errorf("verdicts %+v: want six, the last the shares of runs failed and that never ended", got.Agreements)
 	}
 }
 
