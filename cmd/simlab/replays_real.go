@@ -130,6 +130,10 @@ type realCase struct {
 	ErrorCodes []string `json:"error_codes,omitempty"`
 	EndedTwice bool     `json:"ended_more_than_once,omitempty"`
 	Client     string   `json:"client_error,omitempty"`
+	// RunRow is the run row's status as runs.get read it back, and
+	// Client the client's: for a run whose log shows no end.
+	RunRow       string `json:"run_row_status,omitempty"`
+	ClientStatus string `json:"client_status,omitempty"`
 }
 
 // run runs real runs 1..f.runs, run i the program and knobs caseOf(i)
@@ -168,6 +172,12 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 				ErrorCodes: b.ErrorCodes, EndedTwice: b.TerminalEvents > 1}
 			if j < len(run.Runs) && run.Runs[j].ReturnValue != nil && run.Runs[j].ReturnValue.State == "rejected" {
 				c.Client = run.Runs[j].ReturnValue.Error + ": " + run.Runs[j].ReturnValue.Message
+			}
+			if c.End == flow.Stuck.String() {
+				c.RunRow = b.RunStatus
+				if j < len(run.Runs) {
+					c.ClientStatus = run.Runs[j].Status
+				}
 			}
 			out.Cases = append(out.Cases, c)
 		}
@@ -355,8 +365,14 @@ func printSearchCases(w io.Writer, core string, cases []searchCase) error {
 		}
 		if c.TimedOut {
 			real += " (still running at --timeout)"
-		} else if c.End == flow.Stuck.String() && c.Client != "" {
-			real += " (the client's returnValue: " + c.Client + ")"
+		} else if c.End == flow.Stuck.String() {
+			// No end in the log read back: what the run row and the client
+			// said tell a run still going from a log read short.
+			real += fmt.Sprintf(" (its log shows no end; the run row says %q, the client %q", c.RunRow, c.ClientStatus)
+			if c.Client != "" {
+				real += ": " + c.Client
+			}
+			real += ")"
 		}
 		sim := fmt.Sprintf("%s, %d killed", c.SimlabEnd, c.SimlabKills)
 		if c.SimlabCode != "" {
