@@ -294,7 +294,7 @@ func TestFindingsDocReplaysRatesAreCurrent(t *testing.T) {
 		{"storm, 16 branches × 3 rounds", "0 of 20 (`--real 20`)", "step-storm 554–583 of 600 before slot ids (#3172, #3179)", []string{"--shape", "storm"}},
 		{"control", "0 of 10 (`--shape control --real 10`)", "hook-sleep 0 of 200", []string{"--shape", "control"}},
 		{"inline-hang: its task hangs twice until the limit (800 s) kills the invocation", "0 of 5, each killed twice (`--shape inline-hang --max-duration 5s --real 5`)", "about 1 % of one customer's runs; \"the shape alone does NOT corrupt\" locally (#4199)", []string{"--shape", "inline-hang"}},
-		{"search: a random program, time limit and crash rate per seed", "not run", "none published", []string{"--search", "--seeds", "1000"}},
+		{"search: a random program, time limit and crash rate per seed", "0 of 40, cases 1..40 (`--search --real 40 --seeds 1000 --inline-lease 10s`)", "none published", []string{"--search", "--seeds", "1000"}},
 	} {
 		p, o := row(c.args...)
 		fmt.Fprintf(&b, "| %s | %d of %d | %d of %d | %s | %s |\n", c.shape, p.Corrupted, p.Seeds, o.Corrupted, o.Seeds, c.real, c.upstream)
