@@ -124,15 +124,7 @@ func TestRealKilledLastCompleterRecoversItsInlineStep(t *testing.T) {
 		}
 	}
 
-	r := prepared(t)
-	cfg := HarnessConfig{Seed: 1, MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true, MaxDurationMS: msOf(sim.MaxDuration)}
-	out, err := r.RunProgram(context.Background(), pinnedCore(t, Pinned.DefaultCore), cfg, "killedlast", prog, sim.Body, 2*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Counts.Kills != 1 {
-		t.Errorf("the real run killed %d deliveries, want 1 (q's, running h inline)", out.Counts.Kills)
-	}
+	out := runKilled(t, "killedlast", prog, sim, 1)
 	for _, b := range out.ReadBack {
 		log, err := ProgramEvents(b.Log)
 		if err != nil {
@@ -165,20 +157,29 @@ func TestRealDeliveryCapFailsTheRun(t *testing.T) {
 		}
 	}
 
-	r := prepared(t)
-	cfg := HarnessConfig{Seed: 1, MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true,
-		MaxDurationMS: msOf(sim.MaxDuration), MaxQueueDeliveries: sim.MaxDeliveries}
-	out, err := r.RunProgram(context.Background(), pinnedCore(t, Pinned.DefaultCore), cfg, "capped", prog, sim.Body, 2*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Counts.Kills != 2 {
-		t.Errorf("the real run killed %d deliveries, want 2", out.Counts.Kills)
-	}
+	out := runKilled(t, "capped", prog, sim, 2)
 	for _, b := range out.ReadBack {
 		t.Logf("run %s: %s, first end %s, errors %v", b.RunID, b.RunStatus, b.FirstTerminal, b.ErrorCodes)
 		if b.RunStatus != "failed" || !slices.Contains(b.ErrorCodes, "MAX_DELIVERIES_EXCEEDED") {
 			t.Errorf("real run %s: %s, error codes %v; want failed MAX_DELIVERIES_EXCEEDED", b.RunID, b.RunStatus, b.ErrorCodes)
 		}
 	}
+}
+
+// runKilled runs prog once on the pinned core with sim's time limit, and
+// its delivery cap when sim lowers it, and wants kills deliveries killed.
+func runKilled(t *testing.T, name string, prog []program.Node, sim flow.Config, kills int) *RealRun {
+	t.Helper()
+	cfg := HarnessConfig{Seed: 1, MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true, MaxDurationMS: msOf(sim.MaxDuration)}
+	if sim.MaxDeliveries < flow.Defaults(nil).MaxDeliveries {
+		cfg.MaxQueueDeliveries = sim.MaxDeliveries
+	}
+	out, err := prepared(t).RunProgram(context.Background(), pinnedCore(t, Pinned.DefaultCore), cfg, name, prog, sim.Body, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Counts.Kills != kills {
+		t.Errorf("the real run killed %d deliveries, want %d", out.Counts.Kills, kills)
+	}
+	return out
 }

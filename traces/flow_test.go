@@ -2,8 +2,6 @@ package traces
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,20 +43,7 @@ func TestFlowGolden(t *testing.T) {
 	if again := flowJSONL(t, flowRun(t, 2, flow.ViewOwnWrites)); !bytes.Equal(got, again) {
 		t.Fatalf("two builds of one run differ: %s", firstDiff(got, again))
 	}
-	path := filepath.Join("testdata", "flow-storm-2-own-writes.jsonl")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (regenerate with go test ./traces -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the storm's seed 2 differs from %s (if intended, regenerate with go test ./traces -update): %s", path, firstDiff(got, want))
-	}
+	compareGolden(t, "the storm's seed 2", "flow-storm-2-own-writes.jsonl", got)
 }
 
 // Every actor, write, list, read and replay of the run is a span under the

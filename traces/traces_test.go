@@ -86,8 +86,13 @@ func firstDiff(got, want []byte) string {
 }
 
 func TestGoldenT2(t *testing.T) {
-	got := jsonl(t, build(t, history(t, "golden-t2", 1), Options{}))
-	path := filepath.Join("testdata", "golden-t2.jsonl")
+	compareGolden(t, "golden-t2 seed 1", "golden-t2.jsonl", jsonl(t, build(t, history(t, "golden-t2", 1), Options{})))
+}
+
+// compareGolden compares got with testdata/file, or with -update writes it there.
+func compareGolden(t *testing.T, what, file string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -102,8 +107,7 @@ func TestGoldenT2(t *testing.T) {
 		t.Fatalf("%v (regenerate with go test ./traces -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("golden-t2 seed 1 differs from %s (if intended, regenerate with go test ./traces -update): %s",
-			path, firstDiff(got, want))
+		t.Fatalf("%s differs from %s (if intended, regenerate with go test ./traces -update): %s", what, path, firstDiff(got, want))
 	}
 }
 

@@ -192,19 +192,9 @@ func TestReplaysInlineHangKills(t *testing.T) {
 // time limit as the platform does; the real runs are killed twice each,
 // like simlab's, and complete, and replays judges the four shares.
 func TestReplaysInlineHangOnTheRealCore(t *testing.T) {
-	testreal.Need(t, testreal.Engine)
-	t.Setenv("TMPDIR", t.TempDir())
-	out, stderr, err := runCLI(t, "replays", "--shape", "inline-hang", "--max-duration", "3s", "--real", "1", "--view", "prefix", "--sequential", "off",
-		"--seeds", "20", "--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
+	got, err := replaysReal(t, "--shape", "inline-hang", "--max-duration", "3s", "--real", "1", "--seeds", "20")
 	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var got struct {
-		Real       realReplays     `json:"real"`
-		Agreements []replayVerdict `json:"agreements"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
+		t.Fatal(err)
 	}
 	if r := got.Real; r.Runs != 1 || r.Completed != 1 || r.Kills != 2 || r.RunsKilled != 1 || r.HungStepRuns != 0 || r.Corrupted != 0 {
 		t.Errorf("real side %+v: want the run killed twice and completed, clean", r)
@@ -226,27 +216,40 @@ func TestReplaysInlineHangOnTheRealCore(t *testing.T) {
 // as simlab predicts (a real run could contradict it); how many end twice
 // moves with the machine's load, so only its presence is checked here.
 func TestReplaysJudgesSimlabAgainstTheRealCore(t *testing.T) {
-	testreal.Need(t, testreal.Engine)
-	t.Setenv("TMPDIR", t.TempDir())
-	out, stderr, err := runCLI(t, "replays", "--real", "2", "--branches", "4", "--rounds", "2", "--view", "prefix", "--sequential", "off",
-		"--seeds", "20", "--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
-	if err != nil && exitCode(err) != 1 {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var got struct {
-		Rows       []replayRow     `json:"rows"`
-		Real       realReplays     `json:"real"`
-		Agreements []replayVerdict `json:"agreements"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
+	got, _ := replaysReal(t, "--real", "2", "--branches", "4", "--rounds", "2", "--seeds", "20")
 	if got.Real.Runs != 2 || got.Real.Completed != 2 || got.Real.Corrupted != 0 || got.Real.Unreplayable != 0 || got.Real.Core == "" {
 		t.Errorf("real side %+v: want 2 runs completed, none corrupted, every log replayed", got.Real)
 	}
 	if len(got.Agreements) != 2 || got.Agreements[0].What != "runs corrupted" || !got.Agreements[0].Agrees {
 		t.Errorf("verdicts %+v: want the corrupted share judged, and agreeing", got.Agreements)
 	}
+}
+
+// replaysRealDoc is simlab replays --real's --json.
+type replaysRealDoc struct {
+	Rows       []replayRow     `json:"rows"`
+	Real       realReplays     `json:"real"`
+	Agreements []replayVerdict `json:"agreements"`
+	Cases      []searchCase    `json:"cases"`
+}
+
+// replaysReal is simlab replays ARGS on the real core (the prefix view,
+// sequential off), read back; its error is the command's exit 1 (a
+// disagreement), any other failure ends the test.
+func replaysReal(t *testing.T, args ...string) (replaysRealDoc, error) {
+	t.Helper()
+	testreal.Need(t, testreal.Engine)
+	t.Setenv("TMPDIR", t.TempDir())
+	args = append([]string{"replays", "--view", "prefix", "--sequential", "off", "--engine-dir", filepath.Join("..", "..", "realengine"), "--json"}, args...)
+	out, stderr, err := runCLI(t, args...)
+	if err != nil && exitCode(err) != 1 {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var got replaysRealDoc
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	return got, err
 }
 
 // replaysJSON is simlab replays ARGS --json, read back.
@@ -326,22 +329,7 @@ func TestReplaysSearch(t *testing.T) {
 // their time limits and crashes between claim and body, and prints each
 // case's end on both sides; simlab's rows are over the same cases.
 func TestReplaysSearchOnTheRealCore(t *testing.T) {
-	testreal.Need(t, testreal.Engine)
-	t.Setenv("TMPDIR", t.TempDir())
-	out, stderr, err := runCLI(t, "replays", "--search", "--real", "3", "--seeds", "200", "--inline-lease", "10s", "--view", "prefix", "--sequential", "off",
-		"--engine-dir", filepath.Join("..", "..", "realengine"), "--json")
-	if err != nil && exitCode(err) != 1 {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var got struct {
-		Rows       []replayRow     `json:"rows"`
-		Real       realReplays     `json:"real"`
-		Agreements []replayVerdict `json:"agreements"`
-		Cases      []searchCase    `json:"cases"`
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
+	got, _ := replaysReal(t, "--search", "--real", "3", "--seeds", "200", "--inline-lease", "10s")
 	if len(got.Rows) != 1 || got.Rows[0].Seeds != 200 {
 		t.Errorf("rows %+v: want simlab's prefix row over the search's first 200 cases", got.Rows)
 	}
