@@ -111,3 +111,21 @@ func TestNoWallClockOnScreen(t *testing.T) {
 		}
 	}
 }
+
+// At the smallest size, 80×24, the properties view still tells the story:
+// the table gives up rows to it and scrolls to its selection, so the
+// selected property's first violation is on screen, for the last
+// violated property too (below the rows the table keeps).
+func TestPropertiesStoryAt80x24(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}, Seeds: []uint64{1}})
+	h.screen.SetSize(80, 24)
+	h.keys("p")
+	if s := h.draw(); !strings.Contains(s, "no-start-on-terminal violated in wrun_0000") {
+		t.Fatalf("80×24: the selected property's story is not on screen:\n%s", s)
+	}
+	h.keys("G")
+	s := h.draw()
+	if !strings.Contains(s, "recovery-in-band") || !strings.Contains(s, "recovery-in-band holds for wrun_0000") {
+		t.Errorf("80×24, the last property selected: its row or its story is not on screen:\n%s", s)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 
 	"github.com/simlab/simlab/properties"
@@ -62,6 +63,23 @@ func newPropertiesView(r *Run) *propertiesView {
 	v.table.Select(first, 0)
 	v.showStory()
 	return v
+}
+
+// storyRows is the least of the pane that the story keeps: on a small
+// terminal (80×24) the table gives up rows, and scrolls to its selection,
+// so that the story of the selected property is still read.
+const storyRows = 8
+
+// Draw gives the table the rows it needs, or, when the story would have
+// fewer than storyRows, what the story leaves it.
+func (v *propertiesView) Draw(screen tcell.Screen) {
+	_, _, _, h := v.GetRect()
+	rows := len(v.props) + 2
+	if h-rows < storyRows {
+		rows = max(h-storyRows, min(rows, 4))
+	}
+	v.ResizeItem(v.table, rows, 0)
+	v.Flex.Draw(screen)
 }
 
 func (v *propertiesView) kind() ViewKind { return ViewProperties }
