@@ -129,3 +129,16 @@ func TestPropertiesStoryAt80x24(t *testing.T) {
 		t.Errorf("80×24, the last property selected: its row or its story is not on screen:\n%s", s)
 	}
 }
+
+// At 80×24 every field of the knobs form and its Run button are on screen.
+func TestKnobsFormFitsAt80x24(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "golden-t2", Seeds: []uint64{1}})
+	h.screen.SetSize(80, 24)
+	h.keys("e")
+	s := h.draw()
+	for _, want := range []string{"Scenario", "Seeds", "Body failure rate", "Skew: share of runs on v1", "Variant", "Run", "Cancel"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("80×24: %q is not on screen:\n%s", want, s)
+		}
+	}
+}

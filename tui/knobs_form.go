@@ -137,6 +137,19 @@ func newKnobsForm(base Config, submit func(Config) error, cancel func()) (*knobs
 	return f, nil
 }
 
+// Draw puts a blank line between fields when the form has the rows for
+// it, and none when it has not: at 80×24 the Variant field and the Run
+// button would otherwise be drawn below the frame, out of reach.
+func (f *knobsForm) Draw(screen tcell.Screen) {
+	_, _, _, h := f.GetInnerRect()
+	padding := 1
+	if f.GetFormItemCount()*2+1 > h {
+		padding = 0
+	}
+	f.SetItemPadding(padding)
+	f.Form.Draw(screen)
+}
+
 func (f *knobsForm) kind() ViewKind { return ViewForm }
 
 func (f *knobsForm) crumb() string { return "knobs" }
