@@ -142,3 +142,24 @@ func TestKnobsFormFitsAt80x24(t *testing.T) {
 		}
 	}
 }
+
+// The runs view's PROPS counts what simlab check counts: properties
+// violated, not violations. golden-t5's seed 1 under pre-fix-fence breaks
+// four properties, one of them four times.
+func TestRunsCountPropertiesAsCheckDoes(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}, Seeds: []uint64{1}})
+	runs := h.app.runs.rows
+	if len(runs) != 1 || !runs[0].Checked {
+		t.Fatalf("%d runs", len(runs))
+	}
+	props := map[string]bool{}
+	for _, v := range runs[0].Violations {
+		props[v.Property] = true
+	}
+	if len(props) == len(runs[0].Violations) {
+		t.Fatalf("%d violations of %d properties: the seed no longer tells the two counts apart", len(runs[0].Violations), len(props))
+	}
+	if got, want := verdictText(runs[0]), "✗ "+itoa(len(props)); got != want {
+		t.Errorf("PROPS %q, want %q (%d violations of %d properties)", got, want, len(runs[0].Violations), len(props))
+	}
+}

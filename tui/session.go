@@ -527,18 +527,26 @@ func (r *Run) verdictOf(name string) (judged bool, violations [][]string, why st
 	return false, nil, "spans have no rule for it"
 }
 
-// violationCount is how many violations r is known to have, and whether
-// anything was judged at all.
+// violationCount is how many properties r is known to violate, and
+// whether anything was judged at all.
 func (r *Run) violationCount() (int, bool) {
+	// Counted as simlab check counts: properties violated, not violations
+	// (one property broken four times in a run is one).
 	if r.Checked {
-		return len(r.Violations), true
+		seen := map[string]bool{}
+		for _, v := range r.Violations {
+			seen[v.Property] = true
+		}
+		return len(seen), true
 	}
 	if r.Judged == nil {
 		return 0, false
 	}
 	n := 0
 	for _, v := range r.Judged.Verdicts {
-		n += len(v.Violations)
+		if len(v.Violations) > 0 {
+			n++
+		}
 	}
 	return n, true
 }
