@@ -315,7 +315,9 @@ func (a *App) do(act Action) {
 		a.edit()
 	case ActProperties:
 		if r := a.currentRun(); r != nil {
-			a.push(newPropertiesView(r))
+			if _, ok := a.backTo(func(v view) bool { p, ok := v.(*propertiesView); return ok && p.run == r }); !ok {
+				a.push(newPropertiesView(r))
+			}
 		}
 	case ActFold:
 		if tl, ok := v.(*timelineView); ok && !tl.toggleFold() {
@@ -394,10 +396,32 @@ func (a *App) open() {
 			a.say("no violation to show on the timeline", false)
 			return
 		}
+		// Back to the run's timeline if it is open below, else a new one:
+		// going to and fro between verdicts and timeline keeps the
+		// breadcrumb as deep as it was.
+		if tl, ok := a.backTo(func(w view) bool { t, ok := w.(*timelineView); return ok && t.run == v.run }); ok {
+			tl.(*timelineView).seek(at)
+			return
+		}
 		tl := newTimelineView(v.run)
 		tl.seek(at)
 		a.push(tl)
 	}
+}
+
+// backTo closes views down to the nearest one below the top that match
+// says is the view to go to, and reports it; if none matches it closes
+// nothing.
+func (a *App) backTo(match func(view) bool) (view, bool) {
+	for i := len(a.stack) - 2; i >= 0; i-- {
+		if match(a.stack[i]) {
+			for len(a.stack) > i+1 {
+				a.pop()
+			}
+			return a.stack[i], true
+		}
+	}
+	return nil, false
 }
 
 func (a *App) compareMarked() {

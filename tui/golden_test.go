@@ -163,3 +163,24 @@ func TestRunsCountPropertiesAsCheckDoes(t *testing.T) {
 		t.Errorf("PROPS %q, want %q (%d violations of %d properties)", got, want, len(runs[0].Violations), len(props))
 	}
 }
+
+// Going to and fro between a run's verdicts (p) and its timeline (⏎ on a
+// violation) goes back to the view already open instead of stacking a new
+// one: the breadcrumb stays runs › timeline › properties.
+func TestVerdictsAndTimelineKeepTheBackStack(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "golden-t5", Variants: []string{"pre-fix-fence"}, Seeds: []uint64{1}})
+	h.keys("<Enter>p")
+	if n := len(h.app.stack); n != 3 {
+		t.Fatalf("runs, timeline, properties: %d views", n)
+	}
+	for range 4 {
+		h.keys("<Enter>p")
+	}
+	if n := len(h.app.stack); n != 3 {
+		t.Errorf("after four trips between verdicts and timeline the stack holds %d views, want 3", n)
+	}
+	h.keys("<Enter>")
+	if _, ok := h.app.top().(*timelineView); !ok || len(h.app.stack) != 2 {
+		t.Errorf("⏎ on a violation: top %T, %d views; want the timeline below, 2 views", h.app.top(), len(h.app.stack))
+	}
+}
