@@ -261,7 +261,7 @@ func (s *Scenario) Validate() error {
 		}
 		widths, ok := program.FanoutWidths(w.Program)
 		if !ok {
-			return fmt.Errorf("workflow.program: the simulator runs a program of fan-outs only (statements `all: [{step: NAME}, ...]`); race, pool, sleep, if and loop are replayed offline against the real core (realengine TestOfflineReplayCorpus) but not simulated yet")
+			return fmt.Errorf("workflow.program: the simulator runs a program of fan-outs only (statements `all: [{step: NAME}, ...]`); a program with race, pool, sleep, if, loop, step bodies, results or hangs runs as the runtime replays it in simlab replays --program FILE (a file holding `program:` and its statements, docs/SCENARIOS.md)")
 		}
 		if !slices.Equal(widths, w.Fanouts) {
 			return fmt.Errorf("workflow.program is the fan-outs %v but workflow.fanouts is %v: set one of them", widths, w.Fanouts)
