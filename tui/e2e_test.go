@@ -225,3 +225,18 @@ func errStderr(err error) string {
 	}
 	return ""
 }
+
+// The progress bar of the simulation before the screen opens is gone
+// from the terminal once the lab quits: it was left at 99 % (199/200)
+// because the last report came before the last seed ended.
+func TestQuitLeavesNoProgressBar(t *testing.T) {
+	s := startTUI(t, "--scenario", "fanout", "--seed", "1..200")
+	s.waitFor("the runs view", contains("runs (200)"))
+	s.keys("q")
+	if rc := s.waitExit(); rc != "0" {
+		t.Fatalf("exit %s after q", rc)
+	}
+	if sc := s.screen(); strings.Contains(sc, "simulating seeds") {
+		t.Errorf("after quitting, the terminal still shows the progress bar:\n%s", sc)
+	}
+}
