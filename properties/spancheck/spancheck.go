@@ -287,6 +287,7 @@ var checks = []check{
 	{"unique-step-created", uniqueStepCreated},
 	{"single-terminal-event", singleTerminalEvent},
 	{"attempt-count", attemptCount},
+	{"one-body-at-a-time", oneBodyAtATime},
 	{"run-context-matches-run", func(*index) Verdict {
 		return notJudged("spans carry no message payload: whether a message had a runContext (simlab.run_context.present) but not its value, nor the run row it should equal")
 	}},
@@ -371,6 +372,65 @@ func noStartOnTerminal(ix *index) Verdict {
 					Evidence: []string{evidence(term), bodyEvidence(s)}})
 			}
 		}
+	}
+	return v
+}
+
+// oneBodyAtATime judges that a step's body never runs in two executions
+// at once: per run and step.id, the bodies the spans show (simlab's
+// step.body.start and step.body.end events, core's bare step.execute span
+// from start to end), and one beginning before another has ended. A body
+// whose end no span shows ends with its span (its delivery), as the
+// History's property ends it with its delivery.
+func oneBodyAtATime(ix *index) Verdict {
+	type body struct {
+		s          *traces.Span
+		start, end time.Time
+	}
+	judged := false
+	v := Verdict{Judged: true, Why: "per step.id, the step bodies the spans show (step.body.start to step.body.end, or core's step.execute span), one beginning before another ended"}
+	for _, r := range ix.runs {
+		bySteps := map[string][]body{}
+		var ids []string
+		for _, s := range r.spans {
+			start, ok := bodyStart(s)
+			if !ok {
+				continue
+			}
+			id, ok := stepOf(s)
+			if !ok {
+				continue
+			}
+			judged = true
+			end := s.End
+			for _, e := range s.Events {
+				if e.Name == traces.BodyEndEvent && !e.Time.Before(start) {
+					end = e.Time
+				}
+			}
+			if bySteps[id] == nil {
+				ids = append(ids, id)
+			}
+			bySteps[id] = append(bySteps[id], body{s, start, end})
+		}
+		for _, id := range ids {
+			bs := bySteps[id]
+			slices.SortStableFunc(bs, func(a, b body) int { return a.start.Compare(b.start) })
+			open := 0
+			for j := 1; j < len(bs); j++ {
+				if bs[j].start.Before(bs[open].end) {
+					v.Violations = append(v.Violations, Violation{Run: r.id, Message: "the body of " + id + " ran in two executions at once",
+						Evidence: []string{bodyEvidence(bs[open].s), bodyEvidence(bs[j].s)}})
+					break
+				}
+				if bs[j].end.After(bs[open].end) {
+					open = j
+				}
+			}
+		}
+	}
+	if !judged {
+		return notJudged("no span shows a step body (simlab's step.body.start event, or core's step.execute span) with its step.id")
 	}
 	return v
 }
