@@ -136,6 +136,12 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 			} else {
 				n.attrs = append(n.attrs, attribute.String(KeyMessageID, fmt.Sprintf("msg_%d", a.Message)))
 			}
+			if a.Body {
+				n.events = append(n.events, event{name: BodyStartEvent, at: a.BodyStart})
+				if a.BodyEnd > 0 {
+					n.events = append(n.events, event{name: BodyEndEvent, at: a.BodyEnd})
+				}
+			}
 		}
 		if a.Killed {
 			n.attrs = append(n.attrs, attribute.Bool(KeyFlowKilled, true))

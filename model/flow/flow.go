@@ -217,6 +217,10 @@ type Actor struct {
 	// instant (a body that hangs with no time limit).
 	Start, End sim.Time
 	Unfinished bool
+	// BodyStart and BodyEnd bound a step's body (BodyEnd 0: it never
+	// returned: killed, or hanging); Body says one began.
+	Body               bool
+	BodyStart, BodyEnd sim.Time
 	// Ordinal and Name are a step's.
 	Ordinal int32
 	Name    string

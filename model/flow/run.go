@@ -741,6 +741,8 @@ func (r *runner) exceeded(a, ord int32) {
 func (r *runner) startBody(a int32) {
 	ac := &r.actors[a]
 	ac.st = stBody
+	rec := &r.res.Actors[a]
+	rec.Body, rec.BodyStart = true, r.now()
 	body := r.cfg.Program.Body(ac.node, r.cfg.Body).Draw(r.c)
 	ac.result = 1
 	if n := r.cfg.Program.Results(ac.node); n > 0 {
@@ -759,6 +761,7 @@ func (r *runner) bodyDone(a int32) {
 	if ac.dead {
 		return
 	}
+	r.res.Actors[a].BodyEnd = r.now()
 	ac.st = stResult
 	ev := program.E(program.StepCompleted, r.res.Actors[a].Ordinal)
 	ev.Result = ac.result
