@@ -379,7 +379,8 @@ func noStartOnTerminal(ix *index) Verdict {
 // oneBodyAtATime judges that a step's body never runs in two executions
 // at once: per run and step.id, the bodies the spans show (simlab's
 // step.body.start and step.body.end events, core's bare step.execute span
-// from start to end), and one beginning before another has ended. A body
+// from start to end, its step.id its parent's), and one beginning before
+// another has ended. A body
 // whose end no span shows ends with its span (its delivery), as the
 // History's property ends it with its delivery.
 func oneBodyAtATime(ix *index) Verdict {
@@ -397,7 +398,12 @@ func oneBodyAtATime(ix *index) Verdict {
 			if !ok {
 				continue
 			}
+			// core's bare step.execute (the body) names no step: its
+			// parent, the step's execution span, does.
 			id, ok := stepOf(s)
+			for p, hops := ix.parent(s), 0; !ok && p != nil && hops < 3; p, hops = ix.parent(p), hops+1 {
+				id, ok = stepOf(p)
+			}
 			if !ok {
 				continue
 			}
