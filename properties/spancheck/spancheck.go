@@ -302,6 +302,7 @@ var checks = []check{
 		return notJudged("spans carry neither the runContext a producer stamped nor the run row it read (core puts neither on queue.publish)")
 	}},
 	{"no-work-after-visible-end", noWorkAfterVisibleEnd},
+	{"bounded-work-after-end", boundedWorkAfterEnd},
 	{"recovery-in-band", recoveryInBand},
 	{"replayable-log", replayableLog},
 }
@@ -916,6 +917,60 @@ func recoveryInBand(ix *index) Verdict {
 		}
 		if !ok {
 			v.Violations = append(v.Violations, Violation{Run: r.id, Message: "an invocation found " + id + " missing and ended without creating it", Evidence: []string{evidence(s), evidence(inv)}})
+		}
+	}
+	return v
+}
+
+// workAfterEndBudget is budget.work_after_end's default: spans do not
+// carry a scenario's own.
+const workAfterEndBudget = 2
+
+// boundedWorkAfterEnd judges that an actor (a step execution, else its
+// invocation) begins at most the budget of reads, listings and step bodies
+// once its run's end was accepted.
+func boundedWorkAfterEnd(ix *index) Verdict {
+	if !hasEventSpans(ix) {
+		return notJudged("no World events.create spans")
+	}
+	v := Verdict{Judged: true, Why: fmt.Sprintf("per actor (a step execution, else its invocation), the runs.get and events.list it begins, and a step body, once its run's end was accepted: at most %d (budget.work_after_end's default; spans do not carry a scenario's own)", workAfterEndBudget)}
+	actor := func(s *traces.Span) *traces.Span {
+		if st := ix.stepOf(s); st != nil {
+			return st
+		}
+		return ix.invocation(s)
+	}
+	for _, r := range ix.runs {
+		term, ok := ix.terminalAt(r)
+		if !ok {
+			continue
+		}
+		work := map[*traces.Span][]string{}
+		var order []*traces.Span
+		add := func(a *traces.Span, text string) {
+			if work[a] == nil {
+				order = append(order, a)
+			}
+			work[a] = append(work[a], text)
+		}
+		for _, s := range r.spans {
+			if (s.Name == traces.RunsGetSpanName || s.Name == traces.EventsListSpanName) && !s.Start.Before(term.End) {
+				if a := actor(s); a != nil {
+					add(a, evidence(s)+" (begun after the end)")
+				}
+			}
+			if strings.HasPrefix(s.Name, traces.StepSpanPrefix+" ") {
+				if b, ok := bodyStart(s); ok && !b.Before(term.End) {
+					add(s, bodyEvidence(s))
+				}
+			}
+		}
+		for _, a := range order {
+			if n := len(work[a]); n > workAfterEndBudget {
+				v.Violations = append(v.Violations, Violation{Run: r.id,
+					Message:  fmt.Sprintf("%s began %d reads, listings and bodies after the run's %s was accepted; the budget is %d", a.Name, n, term.Name, workAfterEndBudget),
+					Evidence: append([]string{evidence(term)}, work[a]...)})
+			}
 		}
 	}
 	return v

@@ -110,7 +110,7 @@ func TestSpansAgreeWithTheHistory(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"no-start-on-terminal", "one-lazy-fetch-per-fanout", "no-work-after-visible-end", "recovery-in-band", "one-body-at-a-time"} {
+	for _, p := range []string{"no-start-on-terminal", "one-lazy-fetch-per-fanout", "no-work-after-visible-end", "recovery-in-band", "one-body-at-a-time", "bounded-work-after-end"} {
 		if found[p] == 0 {
 			t.Errorf("%s: no case violated it, the agreement proves nothing for it", p)
 		}
