@@ -284,6 +284,11 @@ func (p *planner) plan(r int32) []node {
 	if len(h.Variants) > 0 {
 		root.attrs = append(root.attrs, attribute.StringSlice(KeyVariants, h.Variants))
 	}
+	if b := h.Declared.WorkAfterEnd; b != DefaultWorkAfterEnd {
+		// A scenario's own budget, for check --trace's judge of
+		// bounded-work-after-end (the default is not written).
+		root.attrs = append(root.attrs, attribute.Int(KeyWorkAfterEnd, int(b)))
+	}
 	if status == world.RunFailed {
 		root.status, root.desc = codes.Error, "run failed"
 	}

@@ -121,4 +121,10 @@ const (
 	KeyEventCreatesStep      = "simlab.event.creates_step"
 	KeyEventRetryAfterUnixNS = "simlab.event.retry_after_unix_nano"
 	KeyLogTerminal           = "simlab.log.terminal"
+	// KeyWorkAfterEnd is the scenario's budget.work_after_end on the run's
+	// root, written when it is not DefaultWorkAfterEnd.
+	KeyWorkAfterEnd = "simlab.budget.work_after_end"
 )
+
+// DefaultWorkAfterEnd is budget.work_after_end's default (model.Defaults).
+const DefaultWorkAfterEnd = 2

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -922,10 +923,6 @@ func recoveryInBand(ix *index) Verdict {
 	return v
 }
 
-// workAfterEndBudget is budget.work_after_end's default: spans do not
-// carry a scenario's own.
-const workAfterEndBudget = 2
-
 // boundedWorkAfterEnd judges that an actor (a step execution, else its
 // invocation) begins at most the budget of reads, listings and step bodies
 // once its run's end was accepted.
@@ -933,7 +930,7 @@ func boundedWorkAfterEnd(ix *index) Verdict {
 	if !hasEventSpans(ix) {
 		return notJudged("no World events.create spans")
 	}
-	v := Verdict{Judged: true, Why: fmt.Sprintf("per actor (a step execution, else its invocation), the runs.get and events.list it begins, and a step body, once its run's end was accepted: at most %d (budget.work_after_end's default; spans do not carry a scenario's own)", workAfterEndBudget)}
+	v := Verdict{Judged: true, Why: fmt.Sprintf("per actor (a step execution, else its invocation), the runs.get and events.list it begins, and a step body, once its run's end was accepted: at most the run's budget (simlab.budget.work_after_end on its root, else budget.work_after_end's default, %d)", traces.DefaultWorkAfterEnd)}
 	actor := func(s *traces.Span) *traces.Span {
 		if st := ix.stepOf(s); st != nil {
 			return st
@@ -944,6 +941,14 @@ func boundedWorkAfterEnd(ix *index) Verdict {
 		term, ok := ix.terminalAt(r)
 		if !ok {
 			continue
+		}
+		budget := traces.DefaultWorkAfterEnd
+		for _, s := range r.spans {
+			if b, ok := s.Attr(traces.KeyWorkAfterEnd); ok && s.Name == traces.RunSpanName {
+				if n, err := strconv.Atoi(b); err == nil {
+					budget = n
+				}
+			}
 		}
 		work := map[*traces.Span][]string{}
 		var order []*traces.Span
@@ -966,9 +971,9 @@ func boundedWorkAfterEnd(ix *index) Verdict {
 			}
 		}
 		for _, a := range order {
-			if n := len(work[a]); n > workAfterEndBudget {
+			if n := len(work[a]); n > budget {
 				v.Violations = append(v.Violations, Violation{Run: r.id,
-					Message:  fmt.Sprintf("%s began %d reads, listings and bodies after the run's %s was accepted; the budget is %d", a.Name, n, term.Name, workAfterEndBudget),
+					Message:  fmt.Sprintf("%s began %d reads, listings and bodies after the run's %s was accepted; the budget is %d", a.Name, n, term.Name, budget),
 					Evidence: append([]string{evidence(term)}, work[a]...)})
 			}
 		}

@@ -2,6 +2,7 @@ package spancheck
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -241,5 +242,49 @@ func TestReplayableLogReadsCoresFailureCode(t *testing.T) {
 	other := Check([]traces.Span{span("s2", map[string]string{traces.KeyErrorCode: "USER_ERROR"})})
 	if other.Violations["replayable-log"] != 0 {
 		t.Fatalf("a user error judged a corrupted log: %+v", other.Violations)
+	}
+}
+
+// A scenario's own budget.work_after_end travels on the run's root
+// (simlab.budget.work_after_end), so the spans judge bounded-work-after-end
+// against it, as the History does: with budget 0 more runs break it than
+// with the default 2, and spans and History name the same ones.
+func TestBoundedWorkUsesTheScenariosBudget(t *testing.T) {
+	total := map[int]int{}
+	for _, budget := range []int{0, 2} {
+		for seed := uint64(1); seed <= 30; seed++ {
+			sc, err := model.Spec{Scenario: "faults", Variants: []string{"replay-ignores-terminal-log"}, Sets: []string{fmt.Sprintf("budget.work_after_end=%d", budget)}}.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ro, err := traces.Build(res.History, traces.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := properties.ByName("bounded-work-after-end")
+			want := map[string]bool{}
+			for _, v := range properties.Check(res.History, []properties.Property{p}) {
+				want[model.RunName(v.Run)] = true
+			}
+			got := map[string]bool{}
+			for _, v := range Check(traces.FromReadOnly(ro)).Verdicts {
+				if v.Property == p.Name {
+					for _, x := range v.Violations {
+						got[x.Run] = true
+					}
+				}
+			}
+			if !mapsEqual(got, want) {
+				t.Errorf("budget %d seed %d: spans find %v, the History %v", budget, seed, keys(got), keys(want))
+			}
+			total[budget] += len(want)
+		}
+	}
+	if total[0] <= total[2] {
+		t.Errorf("runs over budget: %d at budget 0, %d at 2; want more at 0", total[0], total[2])
 	}
 }
