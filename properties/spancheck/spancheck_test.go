@@ -25,7 +25,13 @@ func export(t *testing.T, scenario string, seed uint64, variants ...string) (*mo
 // exportFile is export with the file's bytes too.
 func exportFile(t *testing.T, scenario string, seed uint64, variants ...string) (*model.History, []traces.Span, []byte) {
 	t.Helper()
-	sc, err := model.Spec{Scenario: scenario, Variants: variants}.Load()
+	return exportSpec(t, model.Spec{Scenario: scenario, Variants: variants}, seed)
+}
+
+// exportSpec is exportFile for any spec (--set assignments too).
+func exportSpec(t *testing.T, spec model.Spec, seed uint64) (*model.History, []traces.Span, []byte) {
+	t.Helper()
+	sc, err := spec.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,25 +259,14 @@ func TestBoundedWorkUsesTheScenariosBudget(t *testing.T) {
 	total := map[int]int{}
 	for _, budget := range []int{0, 2} {
 		for seed := uint64(1); seed <= 30; seed++ {
-			sc, err := model.Spec{Scenario: "faults", Variants: []string{"replay-ignores-terminal-log"}, Sets: []string{fmt.Sprintf("budget.work_after_end=%d", budget)}}.Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ro, err := traces.Build(res.History, traces.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, spans, _ := exportSpec(t, model.Spec{Scenario: "faults", Variants: []string{"replay-ignores-terminal-log"}, Sets: []string{fmt.Sprintf("budget.work_after_end=%d", budget)}}, seed)
 			p, _ := properties.ByName("bounded-work-after-end")
 			want := map[string]bool{}
-			for _, v := range properties.Check(res.History, []properties.Property{p}) {
+			for _, v := range properties.Check(h, []properties.Property{p}) {
 				want[model.RunName(v.Run)] = true
 			}
 			got := map[string]bool{}
-			for _, v := range Check(traces.FromReadOnly(ro)).Verdicts {
+			for _, v := range Check(spans).Verdicts {
 				if v.Property == p.Name {
 					for _, x := range v.Violations {
 						got[x.Run] = true
