@@ -223,13 +223,14 @@ outlast the other steps).`,
 			if err := base.Validate(); err != nil {
 				return badInput(err)
 			}
-			// caseOf is what seed s runs: the base, or with --search the
-			// seed's own program and faults.
-			caseOf := func(s uint64) flow.Config {
+			// caseOf is what seed s runs: the program and the base, or with
+			// --search the seed's own program and faults.
+			caseOf := func(s uint64) ([]program.Node, flow.Config) {
 				if search {
-					return flow.DrawCase(s).Config(base)
+					k := flow.DrawCase(s)
+					return k.Program, k.Config(base)
 				}
-				return base
+				return prog, base
 			}
 			if err := tf.check(cmd); err != nil {
 				return err
@@ -255,7 +256,7 @@ outlast the other steps).`,
 				if len(viewList) != 1 || len(seqList) != 1 {
 					return badInput(fmt.Errorf("--seed tells one run's story: choose one --view (prefix or own-writes) and one --sequential (on or off)"))
 				}
-				cfg := caseOf(seed)
+				_, cfg := caseOf(seed)
 				cfg.View, cfg.SequentialReplays = viewList[0], seqList[0]
 				res, err := flow.Run(cfg, seed)
 				if err != nil {
@@ -265,18 +266,16 @@ outlast the other steps).`,
 					k := flow.DrawCase(seed)
 					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, the program:\n%s", seed, k.MaxDuration, k.Crash, strings.TrimRight(program.Format(k.Program), "\n"))
 				}
-				if tf.wanted() {
-					run := traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: shapeName(shape, programFile, search, seed), Story: res.Story(cfg.Program)}
-					if tf.toStdout() {
-						// The trace is stdout: the story goes to stderr.
-						out = cmd.ErrOrStderr()
-					}
-					if err := printReplayRun(out, title, cfg, seed, res, showLog, asJSON); err != nil {
-						return err
-					}
-					return tf.emitFlow(run, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				if tf.toStdout() {
+					// The trace is stdout: the story goes to stderr.
+					out = cmd.ErrOrStderr()
 				}
-				return printReplayRun(out, title, cfg, seed, res, showLog, asJSON)
+				story := res.Story(cfg.Program)
+				if err := printReplayRun(out, title, cfg, seed, res, story, showLog, asJSON); err != nil || !tf.wanted() {
+					return err
+				}
+				return tf.emitFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: shapeName(shape, programFile, search, seed), Story: story},
+					cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			if tf.wanted() {
 				return badInput(fmt.Errorf("--trace-out and --otlp trace one run: give --seed N (with one --view and one --sequential)"))
@@ -290,6 +289,9 @@ outlast the other steps).`,
 			ctx, interrupted, release := onInterrupt(cmd.Context())
 			defer release()
 			var rows []replayRow
+			// The search's first --real cases as simlab ran them (the
+			// pinned release's view, sequential off), for the case table.
+			var simCases []searchCase
 			partial := false
 		cells:
 			for _, v := range viewList {
@@ -297,7 +299,7 @@ outlast the other steps).`,
 					row := replayRow{View: v.String(), Sequential: sq}
 					var runner flow.Runner
 					for s := 1; s <= seedCount; s++ {
-						cfg := caseOf(uint64(s))
+						_, cfg := caseOf(uint64(s))
 						cfg.View, cfg.SequentialReplays = v, sq
 						if ctx.Err() != nil {
 							partial = true
@@ -311,6 +313,9 @@ outlast the other steps).`,
 							return err
 						}
 						row.add(res, s)
+						if search && v == flow.ViewPrefix && !sq && s <= real.runs {
+							simCases = append(simCases, simCase(uint64(s), cfg, res))
+						}
 						if judgeProps {
 							if err := row.judge(res, cfg, uint64(s), shapeName(shape, programFile, search, uint64(s))); err != nil {
 								return err
@@ -325,25 +330,13 @@ outlast the other steps).`,
 			var rr *realReplays
 			var realErr error
 			if real.runs > 0 && !partial {
-				rr, realErr = real.run(ctx, cmd, func(i uint64) ([]program.Node, flow.Config) {
-					if search {
-						k := flow.DrawCase(i)
-						return k.Program, k.Config(base)
-					}
-					return prog, base
-				})
+				rr, realErr = real.run(ctx, cmd, caseOf)
 				partial = ctx.Err() != nil
 			}
 			verdicts := rr.judge(rows, maxDuration > 0 || search, search)
 			var cases []searchCase
 			if search && rr != nil {
-				if cases, err = searchCases(rr, func(i uint64) flow.Config {
-					cfg := caseOf(i)
-					cfg.View, cfg.SequentialReplays = flow.ViewPrefix, false
-					return cfg
-				}); err != nil {
-					return err
-				}
+				cases = pairCases(simCases, rr.Cases)
 			}
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -616,8 +609,7 @@ func printReplayRows(w io.Writer, title string, rows []replayRow, partial bool, 
 	}
 }
 
-func printReplayRun(w io.Writer, title string, cfg flow.Config, seed uint64, res *flow.Result, showLog, asJSON bool) error {
-	story := res.Story(cfg.Program)
+func printReplayRun(w io.Writer, title string, cfg flow.Config, seed uint64, res *flow.Result, story []string, showLog, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

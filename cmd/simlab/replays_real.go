@@ -334,22 +334,28 @@ type searchCase struct {
 	realCase
 }
 
-func searchCases(o *realReplays, cfgOf func(seed uint64) flow.Config) ([]searchCase, error) {
-	var out []searchCase
-	for _, c := range o.Cases {
-		cfg := cfgOf(c.Seed)
-		res, err := flow.Run(cfg, c.Seed)
-		if err != nil {
-			return nil, err
-		}
-		limit := "none"
-		if cfg.MaxDuration > 0 {
-			limit = cfg.MaxDuration.String()
-		}
-		code, _ := res.FailureCode()
-		out = append(out, searchCase{Seed: c.Seed, TimeLimit: limit, Crash: cfg.Crash, SimlabEnd: res.End.String(), SimlabCode: code, SimlabKills: res.Killed, realCase: c})
+// simCase is seed's case as simlab ran it (cfg's time limit and crash rate,
+// how the run ended), the real side left for pairCases.
+func simCase(seed uint64, cfg flow.Config, res *flow.Result) searchCase {
+	limit := "none"
+	if cfg.MaxDuration > 0 {
+		limit = cfg.MaxDuration.String()
 	}
-	return out, nil
+	code, _ := res.FailureCode()
+	return searchCase{Seed: seed, TimeLimit: limit, Crash: cfg.Crash, SimlabEnd: res.End.String(), SimlabCode: code, SimlabKills: res.Killed}
+}
+
+// pairCases puts each real case beside simlab's run of the same seed.
+func pairCases(sim []searchCase, real []realCase) []searchCase {
+	var out []searchCase
+	for _, c := range real {
+		if i := int(c.Seed) - 1; i >= 0 && i < len(sim) && sim[i].Seed == c.Seed {
+			p := sim[i]
+			p.realCase = c
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func printSearchCases(w io.Writer, core string, cases []searchCase) error {
