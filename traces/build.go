@@ -125,22 +125,30 @@ func Build(h *model.History, opts Options) ([]sdktrace.ReadOnlySpan, error) {
 			return nil, fmt.Errorf("traces: run %s: %w", model.RunName(h.Runs[r].ID), err)
 		}
 	}
-	// Every instant is the epoch plus virtual time: an epoch near either
-	// end of what OTLP can stamp pushes some past it, and such a span would
-	// be written with a timestamp of 0 (and judged on that). Refuse it.
-	for _, s := range e.spans {
+	if err := stampable(e.spans, epoch); err != nil {
+		return nil, err
+	}
+	return e.spans, nil
+}
+
+// stampable refuses spans an OTLP timestamp cannot hold. Every instant is
+// the epoch plus virtual time: an epoch near either end of what OTLP can
+// stamp pushes some past it, and such a span would be written with a
+// timestamp of 0 (and judged on that).
+func stampable(spans []sdktrace.ReadOnlySpan, epoch time.Time) error {
+	for _, s := range spans {
 		times := []time.Time{s.StartTime(), s.EndTime()}
 		for _, ev := range s.Events() {
 			times = append(times, ev.Time)
 		}
 		for _, t := range times {
 			if err := otlpTime(t); err != nil {
-				return nil, fmt.Errorf("span %s at the epoch %s + %v of virtual time: %w; choose another --epoch",
+				return fmt.Errorf("span %s at the epoch %s + %v of virtual time: %w; choose another --epoch",
 					s.Name(), epoch.Format(time.RFC3339Nano), t.Sub(epoch), err)
 			}
 		}
 	}
-	return e.spans, nil
+	return nil
 }
 
 // keep applies the MaxSpans budget to one run's plan, returning the kept

@@ -3,6 +3,7 @@ package traces
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +88,8 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 		attrs: []attribute.KeyValue{
 			attribute.String(KeyRunID, FlowRunName(r.Seed)),
 			attribute.String(KeyWorkflowName, r.Workflow),
-			attribute.Int64(KeySeed, int64(r.Seed)),
+			// A string, as the fan-out traces write it: every uint64 exact.
+			attribute.String(KeySeed, strconv.FormatUint(r.Seed, 10)),
 			attribute.String(KeyRunEngine, "flow"),
 			attribute.String(KeyRunStatus, flowRunStatus(res.End)),
 			attribute.String(KeyFlowView, r.Config.View.String()),
@@ -107,11 +109,8 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 	// it was refused run_expired.
 	code, failedBy := res.FailureCode()
 	endedAt := sim.Time(-1)
-	for i := range res.Writes {
-		if w := &res.Writes[i]; w.Accepted && (w.Type == program.RunFailed || w.Type == program.RunCompleted) {
-			endedAt = w.At
-			break
-		}
+	if w := res.FirstEnd(); w != nil {
+		endedAt = w.At
 	}
 
 	actorNode := make([]int32, len(res.Actors))
@@ -228,13 +227,8 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 	if err := e.emit(tid, nodes); err != nil {
 		return nil, trace.TraceID{}, fmt.Errorf("traces: %s: %w", FlowRunName(r.Seed), err)
 	}
-	for _, s := range e.spans {
-		for _, t := range []time.Time{s.StartTime(), s.EndTime()} {
-			if err := otlpTime(t); err != nil {
-				return nil, trace.TraceID{}, fmt.Errorf("span %s at the epoch %s + %v of virtual time: %w; choose another --epoch",
-					s.Name(), epoch.Format(time.RFC3339Nano), t.Sub(epoch), err)
-			}
-		}
+	if err := stampable(e.spans, epoch); err != nil {
+		return nil, trace.TraceID{}, err
 	}
 	return e.spans, tid, nil
 }

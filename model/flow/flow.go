@@ -310,28 +310,33 @@ type Result struct {
 	Stats   sim.Stats
 }
 
+// FirstEnd is the write whose run_completed or run_failed the World accepted
+// first, the run's end (nil: the run never ended).
+func (r *Result) FirstEnd() *Write {
+	for i := range r.Writes {
+		if w := &r.Writes[i]; w.Accepted && (w.Type == program.RunFailed || w.Type == program.RunCompleted) {
+			return w
+		}
+	}
+	return nil
+}
+
 // FailureCode is the errorCode core writes on the run_failed that ended the
 // run, and the actor that wrote it: CORRUPTED_EVENT_LOG (its recovery
 // replays diverged), MAX_DELIVERIES_EXCEEDED (a workflow message past the
 // delivery cap, loading nothing) or USER_ERROR (the workflow threw: a step
 // failed for good); "" and -1 when the run did not fail.
 func (r *Result) FailureCode() (string, int32) {
-	for i := range r.Writes {
-		w := &r.Writes[i]
-		if !w.Accepted || w.Type != program.RunFailed && w.Type != program.RunCompleted {
-			continue
-		}
-		switch {
-		case w.Type == program.RunCompleted:
-			return "", -1
-		case r.End == Corrupted:
-			return "CORRUPTED_EVENT_LOG", w.By
-		case len(r.Actors[w.By].Replays) == 0:
-			return "MAX_DELIVERIES_EXCEEDED", w.By
-		}
-		return "USER_ERROR", w.By
+	w := r.FirstEnd()
+	switch {
+	case w == nil || w.Type == program.RunCompleted:
+		return "", -1
+	case r.End == Corrupted:
+		return "CORRUPTED_EVENT_LOG", w.By
+	case len(r.Actors[w.By].Replays) == 0:
+		return "MAX_DELIVERIES_EXCEEDED", w.By
 	}
-	return "", -1
+	return "USER_ERROR", w.By
 }
 
 // Run runs the program once under seed's chooser. The Result is the
