@@ -248,7 +248,7 @@ func (r *runner) deliver(mi int32) {
 		rec := &r.res.Actors[a]
 		rec.Ordinal, rec.Name = m.ordinal, m.name
 		r.actors[a].node = m.node
-		if ceiling := int32(r.cfg.StepMaxRetries + 1); m.delivered > ceiling && r.w.entity(m.ordinal).started+1 > ceiling {
+		if m.delivered > int32(r.cfg.StepMaxRetries+1) && r.budgetSpent(m.ordinal) {
 			r.exceeded(a, m.ordinal)
 			return
 		}
@@ -516,8 +516,9 @@ func (r *runner) buildView(a int32) []program.Event {
 func (r *runner) afterLoad(a int32) {
 	ac := &r.actors[a]
 	view := r.buildView(a)
-	// One pass: the run's end, the waits completed, and each wait's first
-	// wait_created's resume time (+1: 0 is none).
+	// A first pass: the run's end, the waits completed, and each wait's
+	// first wait_created's resume time (+1: 0 is none); the second, below,
+	// picks the waits due.
 	done := r.scratchFor()
 	clear(done)
 	if n := len(done); len(r.resumes) < n {
@@ -718,7 +719,7 @@ func (r *runner) acted(a int32) {
 		if again {
 			// Its own step again (owned recovery): a plain claim, unless
 			// its earlier attempts spent the retry budget.
-			if r.w.entity(p.Ordinal).started+1 > int32(r.cfg.StepMaxRetries+1) {
+			if r.budgetSpent(p.Ordinal) {
 				r.exceeded(c, p.Ordinal)
 				continue
 			}
@@ -727,6 +728,12 @@ func (r *runner) acted(a int32) {
 		}
 		r.issue(c, write{ev: Entry{Event: program.E(program.StepStarted, p.Ordinal).Named(p.Name), Saw: saw, Loaded: loaded}, lazy: true, inline: true})
 	}
+}
+
+// budgetSpent reports whether step ord's next attempt would pass its retry
+// budget: StepMaxRetries+1 attempts started already.
+func (r *runner) budgetSpent(ord int32) bool {
+	return r.w.entity(ord).started >= int32(r.cfg.StepMaxRetries+1)
 }
 
 // exceeded is actor a's step past its retry budget with no error to show
