@@ -245,10 +245,7 @@ async function run(cfg) {
       // body_crash: the process dies between the step's claim and its
       // body (flow.Config.Crash): its delivery, queued or running the
       // step inline, crashes here.
-      if (d && !d.crashed && cfg.body_crash > 0 && rand() < cfg.body_crash) {
-        d.bodyCrash = true;
-        d.crash();
-      }
+      if (d && !d.crashed && cfg.body_crash > 0 && rand() < cfg.body_crash) d.crash();
       const hang = stepAttempt() <= (st.hangs ?? 0);
       if (ms > 0 || hang) {
         let timer;
@@ -442,12 +439,16 @@ async function run(cfg) {
   } else {
     outcomes.forEach((o, i) => {
       runs[i].status = o.status === 'fulfilled' ? 'completed' : 'failed';
-      if (o.status === 'fulfilled') runs[i].output = o.value;
+      if (o.status === 'fulfilled') {
+        runs[i].output = o.value;
+        return;
+      }
+      const message = String(o.reason?.message ?? o.reason).slice(0, 300);
       // A program's run may fail as the runtime fails runs (a corrupted
       // log, the delivery cap): an outcome its read-back is judged on,
       // not a harness error.
-      if (o.status === 'rejected' && cfg.program) runs[i].return_value = { state: 'rejected', error: o.reason?.name ?? 'Error', message: String(o.reason?.message ?? o.reason).slice(0, 300) };
-      else if (o.status === 'rejected' && !error) error = `run ${runs[i].run_id} failed: ${String(o.reason?.message ?? o.reason).slice(0, 300)}`;
+      if (cfg.program) runs[i].return_value = { state: 'rejected', error: o.reason?.name ?? 'Error', message };
+      else if (!error) error = `run ${runs[i].run_id} failed: ${message}`;
     });
   }
   // A concurrent last completer may still be replaying after the run ended:

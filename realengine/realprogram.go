@@ -44,7 +44,7 @@ func (r *Runner) RunProgram(ctx context.Context, core Core, cfg HarnessConfig, n
 	if err != nil {
 		return nil, err
 	}
-	if cfg.MaxDurationMS <= 0 && hangs(compiled) {
+	if cfg.MaxDurationMS <= 0 && compiled.HangingAttempts() > 0 {
 		return nil, errors.New("the program has a step that hangs (hangs: N) and the run no time limit to end it (HarnessConfig.MaxDurationMS)")
 	}
 	dir, err := r.ProgramBundle(ctx, core, map[string][]program.Node{name: prog})
@@ -57,14 +57,4 @@ func (r *Runner) RunProgram(ctx context.Context, core Core, cfg HarnessConfig, n
 		cfg.ProgramSteps[i] = programStep{Body: distOf(compiled.Body(int32(i), defaultBody)), Results: compiled.Results(int32(i)), Hangs: compiled.Hangs(int32(i))}
 	}
 	return r.Run(ctx, core, cfg, timeout)
-}
-
-// hangs reports whether a statement of p hangs some of its attempts.
-func hangs(p *program.Compiled) bool {
-	for i := range p.Nodes {
-		if p.Hangs(int32(i)) > 0 {
-			return true
-		}
-	}
-	return false
 }

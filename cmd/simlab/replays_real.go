@@ -68,7 +68,7 @@ func (f *realFlags) check(cmd *cobra.Command, prog *program.Compiled, maxDuratio
 	if search && lease >= f.timeout {
 		return fmt.Errorf("--search --real: a case may wait out the inline-ownership lease (--inline-lease %v) for its backstop, past --timeout %v: give --inline-lease 10s (both sides run it) or a longer --timeout", lease, f.timeout)
 	}
-	if n := hangingAttempts(prog); n > 0 {
+	if n := prog.HangingAttempts(); n > 0 {
 		if maxDuration <= 0 {
 			return errors.New("--real: the program's step hangs until a time limit kills it; give --max-duration")
 		}
@@ -105,15 +105,6 @@ type realReplays struct {
 	RunsKilled int `json:"runs_killed"`
 	// Cases are the runs one by one.
 	Cases []realCase `json:"runs_one_by_one"`
-}
-
-// hangingAttempts is how many step attempts of p hang, in all.
-func hangingAttempts(p *program.Compiled) int {
-	n := 0
-	for i := range p.Nodes {
-		n += p.Hangs(int32(i))
-	}
-	return n
 }
 
 // realCase is one real run: which case (the search's seed, or the run's

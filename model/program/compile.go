@@ -111,5 +111,15 @@ func (c *Compiled) Results(i int32) int { return c.Nodes[i].Results }
 // bodies never return.
 func (c *Compiled) Hangs(i int32) int { return c.Nodes[i].Hangs }
 
+// HangingAttempts is how many step attempts of the program hang, in all
+// (0: none waits for a time limit).
+func (c *Compiled) HangingAttempts() int {
+	n := 0
+	for _, node := range c.Nodes {
+		n += node.Hangs
+	}
+	return n
+}
+
 // Sleep is node i's sleep.
 func (c *Compiled) Sleep(i int32) time.Duration { return c.Nodes[i].Sleep }
