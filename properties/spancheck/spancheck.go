@@ -650,6 +650,15 @@ func unexcusedReads[K comparable](reads []*traces.Span, diedAt map[K]time.Time, 
 
 // stepOf is the step.execute span a call was made by: its nearest step
 // ancestor.
+// actor is who made a call: the step execution it runs in, else the
+// invocation (the simlab History's delivery).
+func (ix *index) actor(s *traces.Span) *traces.Span {
+	if st := ix.stepOf(s); st != nil {
+		return st
+	}
+	return ix.invocation(s)
+}
+
 func (ix *index) stepOf(s *traces.Span) *traces.Span {
 	for p := ix.parent(s); p != nil; p = ix.parent(p) {
 		if strings.HasPrefix(p.Name, traces.StepSpanPrefix) && p.Name != traces.StepSpanPrefix {
@@ -835,14 +844,6 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 		return notJudged("no World events.create spans")
 	}
 	v := Verdict{Judged: true, Why: "after an actor (a step execution, else its invocation) is told the run ended (a terminal read, a log holding the end, a run_expired refusal), no write, no publish and no step body by it"}
-	// actor is who made a call: the step execution it runs in, else the
-	// invocation (the simlab History's delivery).
-	actor := func(s *traces.Span) *traces.Span {
-		if st := ix.stepOf(s); st != nil {
-			return st
-		}
-		return ix.invocation(s)
-	}
 	for i := range ix.spans {
 		a := &ix.spans[i]
 		if !strings.HasPrefix(a.Name, traces.ExecuteSpanPrefix) && !(strings.HasPrefix(a.Name, "step.execute ")) {
@@ -854,7 +855,7 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 		}
 		var told *traces.Span
 		for _, s := range r.spans { // by end
-			if s == a || actor(s) != a {
+			if s == a || ix.actor(s) != a {
 				continue
 			}
 			st, _ := s.Attr(traces.KeyRunStatusRead)
@@ -870,7 +871,7 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 		}
 		var after []*traces.Span
 		for _, s := range r.spans {
-			if s == a || actor(s) != a || s.Start.Before(told.End) {
+			if s == a || ix.actor(s) != a || s.Start.Before(told.End) {
 				continue
 			}
 			if _, ok := eventType(s); ok || s.Name == traces.PublishSpanName {
@@ -931,12 +932,6 @@ func boundedWorkAfterEnd(ix *index) Verdict {
 		return notJudged("no World events.create spans")
 	}
 	v := Verdict{Judged: true, Why: fmt.Sprintf("per actor (a step execution, else its invocation), the runs.get and events.list it begins, and a step body, once its run's end was accepted: at most the run's budget (simlab.budget.work_after_end on its root, else budget.work_after_end's default, %d)", traces.DefaultWorkAfterEnd)}
-	actor := func(s *traces.Span) *traces.Span {
-		if st := ix.stepOf(s); st != nil {
-			return st
-		}
-		return ix.invocation(s)
-	}
 	for _, r := range ix.runs {
 		term, ok := ix.terminalAt(r)
 		if !ok {
@@ -960,7 +955,7 @@ func boundedWorkAfterEnd(ix *index) Verdict {
 		}
 		for _, s := range r.spans {
 			if (s.Name == traces.RunsGetSpanName || s.Name == traces.EventsListSpanName) && !s.Start.Before(term.End) {
-				if a := actor(s); a != nil {
+				if a := ix.actor(s); a != nil {
 					add(a, evidence(s)+" (begun after the end)")
 				}
 			}
