@@ -155,7 +155,9 @@ func Simulate(cfg Config) ([]*Run, error) { return SimulateWith(cfg, SimOptions{
 
 // SimOptions watch and bound a simulation of many seeds.
 type SimOptions struct {
-	// Progress, if set, is told before each seed how many are done.
+	// Progress, if set, is told before each seed how many are done, and
+	// once all are (a bar filled clears itself: one left at 99 % stays on
+	// the terminal after the lab quits).
 	Progress func(done, total int)
 	// Stop, if set, is asked between seeds and between a seed's stages
 	// (simulating, building spans, checking); once it says true the seeds
@@ -227,6 +229,9 @@ func SimulateWith(cfg Config, o SimOptions) ([]*Run, error) {
 			spans += len(r.Spans)
 		}
 		out = append(out, runs...)
+	}
+	if o.Progress != nil {
+		o.Progress(len(cfg.Seeds), len(cfg.Seeds))
 	}
 	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -145,22 +144,14 @@ before the screen opens.`,
 			notice, warn := "", false
 			if tracePath == "" {
 				bar := progress(cmd.ErrOrStderr(), "simulating seeds")
-				var seen atomic.Int64 // workers report concurrently
 				runs, err = tui.SimulateWith(cfg, tui.SimOptions{
 					Stop: func() bool { return ctx.Err() != nil },
 					Progress: func(done, total int) {
-						seen.Store(int64(total))
 						if bar != nil {
 							bar(done, total)
 						}
 					},
 				})
-				if n := int(seen.Load()); bar != nil && n > 0 && err == nil {
-					// Fill the bar, which clears it: the last report can come
-					// before the last seed ends, and a bar left at 99 % stays
-					// on the terminal after the lab quits.
-					bar(n, n)
-				}
 				var limit *tui.SpanLimitError
 				switch {
 				case errors.Is(err, tui.ErrStopped):
