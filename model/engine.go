@@ -507,7 +507,7 @@ func (e *engine) startDelivery(p int32) { e.advance(p) }
 
 func (e *engine) published(p int32) {
 	if e.procs[p].state == psBatching {
-		e.orch.batchPublished(p) // (before resume: it may let a parked inline step go on)
+		e.orch.batchWorkDone(p) // a publish answered (before resume: it may let a parked inline step go on)
 	}
 	e.resume(p)
 }

@@ -420,9 +420,6 @@ func (o *orchestrator) batchCreated(p int32, step world.StepID) {
 	o.batchWorkDone(p)
 }
 
-// batchPublished is one of batched suspension p's publishes answered.
-func (o *orchestrator) batchPublished(p int32) { o.batchWorkDone(p) }
-
 // batchWorkDone counts one of p's creates or publishes in, and once none
 // is left lets the inline step parked on them go on to its fan-in.
 func (o *orchestrator) batchWorkDone(p int32) {
