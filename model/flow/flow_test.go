@@ -186,7 +186,7 @@ func TestWorldRules(t *testing.T) {
 	if !ok(program.E(program.RunCompleted, -1), false) || ok(program.E(program.StepCompleted, 0), false) || ok(program.E(program.RunFailed, -1), false) {
 		t.Error("a write after the run's end was accepted")
 	}
-	if got, _ := w.pendingSteps(len(w.log), make([]uint8, len(w.ents)), 0); !got {
+	if got, _ := w.pendingSteps(len(w.log), 0); !got {
 		t.Error("steps #0 and #1 are created and not finished, pendingSteps says none")
 	}
 	if i := slices.IndexFunc(w.log, func(e Entry) bool { return e.Type == program.RunCompleted }); i != len(w.log)-1 {

@@ -364,7 +364,7 @@ func (r *runner) land(a int32) {
 		// again before the lease runs out, so it goes on to the replay
 		// and its owned recovery (core beta.52, runtime.js: "falling
 		// through to recover an inline step owned by this message").
-		if pending, owned := r.w.pendingSteps(ac.served, r.scratchFor(), r.invocationMsg(a)+1); pending && !owned {
+		if pending, owned := r.w.pendingSteps(ac.served, r.invocationMsg(a)+1); pending && !owned {
 			r.finishActor(a)
 			return
 		}
@@ -516,9 +516,8 @@ func (r *runner) buildView(a int32) []program.Event {
 func (r *runner) afterLoad(a int32) {
 	ac := &r.actors[a]
 	view := r.buildView(a)
-	// A first pass: the run's end, the waits completed, and each wait's
-	// first wait_created's resume time (+1: 0 is none); the second, below,
-	// picks the waits due.
+	// One pass over the log: the run's end, the waits completed, and each
+	// wait created (in log order) with its resume time (+1: 0 is none).
 	done := r.scratchFor()
 	clear(done)
 	if n := len(done); len(r.resumes) < n {
@@ -526,6 +525,7 @@ func (r *runner) afterLoad(a int32) {
 	}
 	resumes := r.resumes[:len(done)]
 	clear(resumes)
+	r.waitsDue = r.waitsDue[:0]
 	for _, e := range view {
 		switch e.Type {
 		case program.RunCompleted, program.RunFailed, program.RunCancelled:
@@ -538,18 +538,20 @@ func (r *runner) afterLoad(a int32) {
 		case program.WaitCreated:
 			if resumes[e.Ordinal] == 0 {
 				resumes[e.Ordinal] = e.ResumeAt + 1
+				r.waitsDue = append(r.waitsDue, e.Ordinal)
 			}
 		}
 	}
-	// The waits the log shows created and not completed whose time has
-	// come: their completions are written before the replay.
+	// Of those, the waits not completed whose time has come: their
+	// completions are written before the replay.
 	now := int64(r.now() / sim.Time(time.Millisecond))
-	r.waitsDue = r.waitsDue[:0]
-	for _, e := range view {
-		if e.Type == program.WaitCreated && e.ResumeAt <= now && done[e.Ordinal] == 0 {
-			r.waitsDue = append(r.waitsDue, e.Ordinal)
+	due := r.waitsDue[:0]
+	for _, o := range r.waitsDue {
+		if resumes[o]-1 <= now && done[o] == 0 {
+			due = append(due, o)
 		}
 	}
+	r.waitsDue = due
 	ac.writes = ac.writes[:0]
 	for _, o := range r.waitsDue {
 		ev := program.E(program.WaitCompleted, o)

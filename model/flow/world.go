@@ -26,6 +26,9 @@ type worldEntity struct {
 	owner     int32
 	lastStart sim.Time
 	queued    bool
+	// createdAt and finishedAt are 1 + the log positions of a step's
+	// step_created and first step_completed or step_failed (0: none yet).
+	createdAt, finishedAt int32
 }
 
 // world is one run's log and entities.
@@ -147,6 +150,17 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCh
 func (w *world) append(now sim.Time, wr *Entry) {
 	e := *wr
 	e.At = now
+	if e.Kind == program.EntityStep {
+		ent, pos := w.entity(e.Ordinal), int32(len(w.log))+1
+		switch e.Type {
+		case program.StepCreated:
+			ent.createdAt = pos
+		case program.StepCompleted, program.StepFailed:
+			if ent.finishedAt == 0 {
+				ent.finishedAt = pos
+			}
+		}
+	}
 	w.log = append(w.log, e)
 	w.events = append(w.events, e.Event)
 }
@@ -157,33 +171,16 @@ func (w *world) append(now sim.Time, wr *Entry) {
 // inline by queue message owner-1 (owner 0: not asked). The claim's owner
 // is the World's (core reads it from the listed step_started: the same but
 // for a claim the list does not show yet, as leftToItsOwner).
-func (w *world) pendingSteps(n int, scratch []uint8, owner int32) (pending, owned bool) {
-	clear(scratch)
-	left := 0
-	for _, e := range w.log[:n] {
-		if e.Kind != program.EntityStep || int(e.Ordinal) >= len(scratch) {
-			continue
+func (w *world) pendingSteps(n int, owner int32) (pending, owned bool) {
+	for i := range w.ents {
+		e := &w.ents[i]
+		if e.createdAt == 0 || int(e.createdAt) > n || e.finishedAt != 0 && int(e.finishedAt) <= n {
+			continue // not created in the first n events, or finished there
 		}
-		s := &scratch[e.Ordinal]
-		switch e.Type {
-		case program.StepCreated:
-			if *s == 0 {
-				*s, left = 1, left+1
-			}
-		case program.StepCompleted, program.StepFailed:
-			if *s == 1 {
-				left--
-			}
-			*s = 2
-		}
-	}
-	if left == 0 || owner == 0 {
-		return left > 0, false
-	}
-	for ord, s := range scratch[:min(len(scratch), len(w.ents))] {
-		if s == 1 && w.ents[ord].owner == owner {
+		pending = true
+		if owner != 0 && e.owner == owner {
 			return true, true
 		}
 	}
-	return true, false
+	return pending, false
 }
