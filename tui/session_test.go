@@ -308,3 +308,19 @@ func TestProgramTraceOpensInTheLab(t *testing.T) {
 		t.Errorf("final state %+v, most deliveries in flight %d; want %d steps finished and concurrent deliveries", last, maxInFlight, len(completed))
 	}
 }
+
+// SimulateWith's last progress report says every seed is done: a bar that
+// is never filled stays on the terminal (TestQuitLeavesNoProgressBar sees
+// it there when the bar drew its last step before the lab opened).
+func TestSimulateReportsAllSeedsDone(t *testing.T) {
+	var last [2]int
+	calls := 0
+	if _, err := SimulateWith(Config{Scenario: "fanout", Seeds: []uint64{1, 2, 3}}, SimOptions{Progress: func(done, total int) {
+		last, calls = [2]int{done, total}, calls+1
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if last != [2]int{3, 3} || calls != 4 {
+		t.Errorf("last report %v after %d reports, want [3 3] after 4 (before each seed, then all done)", last, calls)
+	}
+}
