@@ -159,12 +159,12 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 		}
 		for j, b := range run.ReadBack {
 			out.add(b, sim.Program)
-			c := realCase{Seed: uint64(i), End: realEnd(b), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut,
+			c := realCase{Seed: uint64(i), End: realEnd(b).String(), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut,
 				ErrorCodes: b.ErrorCodes, EndedTwice: b.TerminalEvents > 1}
 			if j < len(run.Runs) && run.Runs[j].ReturnValue != nil && run.Runs[j].ReturnValue.State == "rejected" {
 				c.Client = run.Runs[j].ReturnValue.Error + ": " + run.Runs[j].ReturnValue.Message
 			}
-			if c.End == flow.Stuck.String() {
+			if realEnd(b) == flow.Stuck {
 				c.RunRow = b.RunStatus
 				if j < len(run.Runs) {
 					c.ClientStatus = run.Runs[j].Status
@@ -184,27 +184,27 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 	return out, nil
 }
 
-// realEnd names how a real run ended as simlab's flow.End does.
-func realEnd(b realengine.ReadBack) string {
+// realEnd is how a real run ended, in simlab's flow.End.
+func realEnd(b realengine.ReadBack) flow.End {
 	switch {
 	case b.Corrupted():
-		return flow.Corrupted.String()
+		return flow.Corrupted
 	case b.FirstTerminal == "run_completed":
-		return flow.Completed.String()
+		return flow.Completed
 	case b.FirstTerminal == "":
-		return flow.Stuck.String()
+		return flow.Stuck
 	}
-	return flow.Failed.String()
+	return flow.Failed
 }
 
 func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled) {
 	o.Runs++
-	switch {
-	case b.Corrupted():
+	switch realEnd(b) {
+	case flow.Corrupted:
 		o.Corrupted++
-	case b.FirstTerminal == "run_completed":
+	case flow.Completed:
 		o.Completed++
-	case b.FirstTerminal == "":
+	case flow.Stuck:
 		o.Stuck++
 	default:
 		o.Failed++
