@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/simlab/simlab/internal/testreal"
 	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
 )
 
 // simlab replays as a user runs it: the table over both views and both
@@ -428,16 +430,33 @@ func TestReplaysPropertiesJudgesEachRunsSpans(t *testing.T) {
 	if p := count(r, "single-terminal-event"); p.Judged != 20 || p.Violated != 0 {
 		t.Errorf("prefix: single-terminal-event %+v, want judged in 20 runs and held", p)
 	}
-	if p := count(r, "replayable-log"); p.Judged != 0 {
-		t.Errorf("prefix: replayable-log %+v, want not judged (no run failed)", p)
+	if p := count(r, "replayable-log"); p.Judged != 20 || p.Violated != 0 {
+		t.Errorf("prefix: replayable-log %+v, want judged in 20 runs (each trace says what a fresh replay of its log did) and held", p)
 	}
 	out, _, err = runCLI(t, "replays", "--properties", "--seeds", "20", "--view", "own-writes", "--sequential", "off", "--json")
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), "replayable-log (") || !strings.Contains(err.Error(), "--trace-out run.jsonl, then simlab check --trace run.jsonl") {
 		t.Fatalf("own-writes: exit %d, %v", exitCode(err), err)
 	}
 	r = read(out)
-	if p := count(r, "replayable-log"); r.Corrupted == 0 || p.Violated != r.Corrupted || p.FirstSeed != uint64(r.FirstCorrupted) {
-		t.Errorf("own-writes: replayable-log %+v, the row corrupted %d (first seed %d): want the same runs", p, r.Corrupted, r.FirstCorrupted)
+	// The runs the spans judge violating are those that failed corrupted
+	// or whose log a fresh replay cannot consume, counted here from the
+	// runs themselves.
+	cfg := flow.Defaults(program.MustCompile(flow.Storm(16, 3, 300*time.Millisecond)))
+	cfg.View = flow.ViewOwnWrites
+	want, first := 0, uint64(0)
+	for s := uint64(1); s <= 20; s++ {
+		res, err := flow.Run(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.End == flow.Corrupted || res.Fresh.Status == program.Diverged {
+			if want++; first == 0 {
+				first = s
+			}
+		}
+	}
+	if p := count(r, "replayable-log"); r.Corrupted == 0 || p.Violated != want || p.FirstSeed != first {
+		t.Errorf("own-writes: replayable-log %+v; %d runs failed corrupted or left a log no fresh replay consumes (first seed %d): want the same runs", p, want, first)
 	}
 	if _, _, err := runCLI(t, "replays", "--properties", "--seed", "3", "--view", "prefix", "--sequential", "off"); exitCode(err) != 2 || !strings.Contains(err.Error(), "check --trace") {
 		t.Errorf("--properties with --seed: exit %d, %v; want it refused", exitCode(err), err)

@@ -314,12 +314,19 @@ var checks = []check{
 // span of the invocation that failed it. A log no replay has read since it
 // became unconsumable shows on no span, so spans that name no failure code
 // cannot judge it.
+//
+// simlab's traces of a program's run (traces.BuildFlow) also say what a
+// fresh replay of the run's whole log did (simlab.flow.fresh_replay on the
+// run's span): a log it diverges on is one no replay consumes, whether or
+// not a replay read it since.
 func replayableLog(ix *index) Verdict {
-	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr(traces.KeyErrorCode); return ok }) {
+	fresh := func(s *traces.Span) bool { _, ok := s.Attr(traces.KeyFlowFresh); return ok }
+	if !ix.has(func(s *traces.Span) bool { _, ok := s.Attr(traces.KeyErrorCode); return ok }) && !ix.has(fresh) {
 		return notJudged("no span carries workflow.error.code: no run failed here, and a log no replay read since it became unconsumable shows on no span")
 	}
-	v := Verdict{Judged: true, Why: "a run failed CORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE (workflow.error.code on the span of the invocation that failed it); a log no replay read since cannot be seen"}
+	v := Verdict{Judged: true, Why: "a run failed CORRUPTED_EVENT_LOG or REPLAY_DIVERGENCE (workflow.error.code on the span of the invocation that failed it), or a fresh replay of a simulated program's log diverged (simlab.flow.fresh_replay); on core's spans a log no replay read since cannot be seen"}
 	for _, r := range ix.runs {
+		var found *Violation
 		for _, s := range r.spans {
 			if code, _ := s.Attr(traces.KeyErrorCode); code == "CORRUPTED_EVENT_LOG" || code == "REPLAY_DIVERGENCE" {
 				text := evidence(s)
@@ -327,9 +334,22 @@ func replayableLog(ix *index) Verdict {
 					msg, _, _ = strings.Cut(msg, "\n")
 					text += ": " + msg
 				}
-				v.Violations = append(v.Violations, Violation{Run: r.id, Message: "the run failed " + code, Evidence: []string{text}})
+				found = &Violation{Run: r.id, Message: "the run failed " + code, Evidence: []string{text}}
 				break
 			}
+		}
+		for _, s := range r.spans {
+			if f, ok := s.Attr(traces.KeyFlowFresh); ok && strings.HasPrefix(f, "diverged") {
+				text := "a fresh replay of the run's log " + f + "  span " + s.SpanID
+				if found == nil {
+					found = &Violation{Run: r.id, Message: "no replay consumes the run's log: a fresh replay " + f}
+				}
+				found.Evidence = append(found.Evidence, text)
+				break
+			}
+		}
+		if found != nil {
+			v.Violations = append(v.Violations, *found)
 		}
 	}
 	return v
