@@ -218,6 +218,9 @@ func (r *Runner) Run(sc *Scenario, c sim.Chooser, opts Options) (*Result, error)
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
+	if sc.IsProgram() {
+		return nil, ErrProgramScenario
+	}
 	vs, err := r.variants(sc.Variants)
 	if err != nil {
 		return nil, err

@@ -53,7 +53,8 @@ func TestProgramOfFanoutsIsTheFanoutList(t *testing.T) {
 }
 
 // A bad program is refused with the line and the path of the statement,
-// and one the simulator cannot run yet is refused saying so.
+// and a program's scenario setting a knob its run does not read is refused
+// naming the knob.
 func TestProgramErrorsNameTheLine(t *testing.T) {
 	cases := []struct{ doc, want string }{
 		{"workflow:\n  program:\n    - all: [{step: a}]\n    - race:\n        - step: x\n        - if: nope\n          then: [{step: y}]\n",
@@ -64,8 +65,8 @@ func TestProgramErrorsNameTheLine(t *testing.T) {
 		{"workflow:\n  program:\n    - race:\n        - step: x\n        - if: w\n          then: [{step: y}]\n      as: w\n", `line 5: workflow.program[0].race[1]: if "w": no statement before it`},
 		{"workflow:\n  program:\n    - step: a\n      as: r\n    - race:\n        - step: x\n        - if: r\n          then: [{step: y}]\n", "line 7: workflow.program[1].race[1]: a branch of race must await"},
 		{"workflow:\n  program:\n    - pool: 2\n      n: 0\n      step: w\n", "line 3: workflow.program[0]: pool 2 of n 0"},
-		{"workflow:\n  program:\n    - all: [{step: a}]\n    - race: [{step: x}, {sleep: 1s}]\n", "workflow.program: the simulator runs a program of fan-outs only"},
-		{"workflow:\n  program:\n    - all: [{step: a, hangs: 1}]\n", "workflow.program: the simulator runs a program of fan-outs only"},
+		{"workflow:\n  chunk_size: 4\n  program:\n    - all: [{step: a}]\n    - race: [{step: x}, {sleep: 1s}]\n", "workflow.chunk_size: a program's run (model/flow, as the runtime replays it) does not read it"},
+		{"runs: 3\nworkflow:\n  program:\n    - all: [{step: a, hangs: 1}]\n", "runs: a program's run (model/flow, as the runtime replays it) does not read it"},
 	}
 	for _, c := range cases {
 		_, err := ParseScenario([]byte(c.doc))

@@ -53,8 +53,9 @@ type Workflow struct {
 	// Program is the workflow as a program (model/program): statements
 	// run in order. A file that sets it sets no fanouts; a program of
 	// Promise.all fan-outs of steps runs as that fan-out list (Fanouts is
-	// set from it), and any other program replays offline only so far
-	// (Validate refuses it here).
+	// set from it), and any other program runs as the runtime replays it
+	// (model/flow, in simlab check and simlab run), with the knobs
+	// model.ProgramFields lists and no others.
 	Program []program.Node `json:"program,omitempty" yaml:"program"`
 	// MaxInline steps of a fan-out run inside the orchestrator's invocation.
 	MaxInline int `json:"max_inline" yaml:"max_inline"`
@@ -111,6 +112,18 @@ type Workflow struct {
 	// gives each replay a processor of its own, as production's function
 	// instances do.
 	ReplayCPUs int `json:"replay_cpus,omitempty" yaml:"replay_cpus,omitempty"`
+	// SequentialReplays lets at most one invocation of a run replay at a
+	// time (the runtime's WORKFLOW_SEQUENTIAL_REPLAYS). A program's
+	// scenario only (model/flow runs it).
+	SequentialReplays bool `json:"sequential_replays,omitempty" yaml:"sequential_replays,omitempty"`
+	// MaxDuration kills an invocation that runs longer, as the platform's
+	// function time limit does (0: none). A program's scenario only.
+	MaxDuration time.Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty"`
+	// LogView is what an invocation goes on with after its own write:
+	// "prefix" (the default, the pinned release: a write's answer brings
+	// the events below it) or "own-writes" (a World without slot ids: the
+	// log it loaded and its own writes). A program's scenario only.
+	LogView string `json:"log_view,omitempty" yaml:"log_view,omitempty"`
 }
 
 // Lease is the inline-ownership lease in effect (InlineOwnershipLease, or
@@ -259,13 +272,16 @@ func (s *Scenario) Validate() error {
 		if err := program.Validate(w.Program, "workflow.program"); err != nil {
 			return err
 		}
-		widths, ok := program.FanoutWidths(w.Program)
-		if !ok {
-			return fmt.Errorf("workflow.program: the simulator runs a program of fan-outs only (statements `all: [{step: NAME}, ...]`); a program with race, pool, sleep, if, loop, step bodies, results or hangs runs as the runtime replays it in simlab replays --program FILE (a file holding `program:` and its statements, docs/SCENARIOS.md)")
+		if s.IsProgram() {
+			return s.validateProgram()
 		}
+		widths, _ := program.FanoutWidths(w.Program)
 		if !slices.Equal(widths, w.Fanouts) {
 			return fmt.Errorf("workflow.program is the fan-outs %v but workflow.fanouts is %v: set one of them", widths, w.Fanouts)
 		}
+	}
+	if err := w.refuseProgramKnobs(); err != nil {
+		return err
 	}
 	if len(w.Fanouts) == 0 {
 		return fmt.Errorf("workflow.fanouts is empty: want at least one fan-out width")

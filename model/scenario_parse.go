@@ -314,6 +314,10 @@ func programFromDocument(s *Scenario, doc *yaml.Node) error {
 		return err
 	}
 	s.Workflow.Fanouts, _ = program.FanoutWidths(s.Workflow.Program)
+	if s.IsProgram() && s.Description == DefaultScenario().Description {
+		// The default's words are about its 16-branch fan-out.
+		s.Description = ""
+	}
 	return nil
 }
 

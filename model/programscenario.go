@@ -1,0 +1,139 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/simlab/simlab/model/program"
+)
+
+// IsProgram says the scenario's workflow is a program the fan-out engine
+// cannot run (a race, a sleep, an if, a loop, a pool, a step's own body,
+// results or hangs): model/flow runs it, as the runtime replays it, and
+// simlab check judges it on each run's spans. A program of Promise.all
+// fan-outs of plain steps is not one: it is the fan-out list the engine
+// runs.
+func (s *Scenario) IsProgram() bool {
+	if s.Workflow.Program == nil {
+		return false
+	}
+	_, fanouts := program.FanoutWidths(s.Workflow.Program)
+	return !fanouts
+}
+
+// ErrProgramScenario is the fan-out engine refusing a program's scenario:
+// model/flow runs it (simlab check, simlab run).
+var ErrProgramScenario = errors.New("the scenario's workflow.program is a program (a race, sleep, if, loop, pool or a step's own body, results or hangs): it runs as the runtime replays it, in simlab check and simlab run, not in the fan-out engine this command drives")
+
+// ProgramFields are the scenario fields a program's run honours (model/flow,
+// through check.FlowConfig); every other field must keep its default, since
+// a knob the run would not read is refused rather than ignored.
+var ProgramFields = []string{
+	"name", "description", "workflow.program", "workflow.max_inline", "workflow.body", "workflow.max_retries",
+	"workflow.inline_ownership_lease", "workflow.replay_base", "workflow.replay_per_entity", "workflow.replay_per_event",
+	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view",
+	"faults.crash", "limits.max_time", "budget.work_after_end",
+}
+
+// The log views a program's scenario may name (workflow.log_view).
+const (
+	LogViewPrefix    = "prefix"
+	LogViewOwnWrites = "own-writes"
+)
+
+// validateProgram checks a program's scenario: its knobs' values, and that
+// it sets nothing the program's run would not read.
+func (s *Scenario) validateProgram() error {
+	w := &s.Workflow
+	if len(w.Fanouts) > 0 {
+		return fmt.Errorf("workflow.fanouts is %v but workflow.program is a program: set one of them", w.Fanouts)
+	}
+	def := DefaultScenario()
+	def.Workflow.Fanouts = nil
+	if path, ok := firstDifference(reflect.ValueOf(*s), reflect.ValueOf(def), ""); ok {
+		return fmt.Errorf("%s: a program's run (model/flow, as the runtime replays it) does not read it, so it would be ignored; a program's scenario sets only %s", path, strings.Join(ProgramFields, ", "))
+	}
+	if w.MaxInline > 16 {
+		return fmt.Errorf("workflow.max_inline = %d: want 0..16 (core's MAX_INLINE_STEPS range)", w.MaxInline)
+	}
+	if err := w.Body.Validate(); err != nil {
+		return fmt.Errorf("workflow.body.%w", err)
+	}
+	for _, c := range []struct {
+		key string
+		d   time.Duration
+	}{{"replay_base", w.ReplayBase}, {"replay_per_entity", w.ReplayPerEntity}, {"replay_per_event", w.ReplayPerEvent}, {"max_duration", w.MaxDuration}} {
+		if c.d < 0 {
+			return fmt.Errorf("workflow.%s = %v: must not be negative", c.key, c.d)
+		}
+	}
+	if w.MaxRetries < 0 || w.MaxInline < 0 {
+		return fmt.Errorf("workflow.max_retries = %d, workflow.max_inline = %d: must not be negative", w.MaxRetries, w.MaxInline)
+	}
+	if l := w.InlineOwnershipLease; l != 0 && (l < time.Second || l > 900*time.Second || l%time.Second != 0) {
+		return fmt.Errorf("workflow.inline_ownership_lease = %v: want whole seconds from 1s to 900s, or 0 for core's 860s", l)
+	}
+	switch w.LogView {
+	case "", LogViewPrefix, LogViewOwnWrites:
+	default:
+		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release) or %s (a World without slot ids)", w.LogView, LogViewPrefix, LogViewOwnWrites)
+	}
+	if c := s.Faults.Crash; !(c >= 0 && c <= 1) {
+		return fmt.Errorf("faults.crash = %v: want a chance in [0, 1]", c)
+	}
+	if s.Limits.MaxTime <= 0 {
+		return fmt.Errorf("limits.max_time = %v: want a positive bound on the run's virtual time", s.Limits.MaxTime)
+	}
+	if s.Budget.WorkAfterEnd < 0 {
+		return fmt.Errorf("budget.work_after_end = %d: must not be negative", s.Budget.WorkAfterEnd)
+	}
+	return nil
+}
+
+// refuseProgramKnobs refuses, on a fan-out scenario, the knobs only a
+// program's run reads: the fan-out engine would ignore them.
+func (w *Workflow) refuseProgramKnobs() error {
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}} {
+		if k.set {
+			return fmt.Errorf("workflow.%s: only a program's run reads it (a workflow.program with a race, sleep, if, loop or pool); the fan-out engine would ignore it", k.key)
+		}
+	}
+	return nil
+}
+
+// firstDifference is the path (in the file's key names) of the first field
+// of a that differs from b outside ProgramFields, if one does.
+func firstDifference(a, b reflect.Value, path string) (string, bool) {
+	for _, f := range ProgramFields {
+		if f == path {
+			return "", false
+		}
+	}
+	if a.Kind() == reflect.Struct && path != "store" && path != "workflow.body" {
+		t := a.Type()
+		for i := range t.NumField() {
+			key, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			p := key
+			if path != "" {
+				p = path + "." + key
+			}
+			if d, ok := firstDifference(a.Field(i), b.Field(i), p); ok {
+				return d, true
+			}
+		}
+		return "", false
+	}
+	if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+		return path, true
+	}
+	return "", false
+}

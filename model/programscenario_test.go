@@ -1,0 +1,61 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// A program's scenario file: what it may set is read, what it may not is
+// refused naming the field, and the knobs only a program reads are refused
+// on a fan-out scenario.
+func TestProgramScenarioFields(t *testing.T) {
+	const prog = "  program:\n    - race: [{step: a}, {sleep: 1s}]\n    - step: b\n"
+	ok := "name: p\nworkflow:\n  log_view: own-writes\n  sequential_replays: true\n  max_duration: 2s\n  max_inline: 2\n" + prog +
+		"faults:\n  crash: 0.1\nbudget:\n  work_after_end: 3\n"
+	sc, err := ParseScenario([]byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Validate(); err != nil || !sc.IsProgram() {
+		t.Fatalf("a program's scenario: %v, IsProgram %v", err, sc.IsProgram())
+	}
+	if sc.Description != "" {
+		t.Errorf("description %q: want none (the default's is the fan-out's)", sc.Description)
+	}
+	for _, c := range []struct{ doc, want string }{
+		{"name: p\nruns: 2\nworkflow:\n" + prog, "runs: a program's run"},
+		{"name: p\nworld: world-postgres\nworkflow:\n" + prog, "world: a program's run"},
+		{"name: p\nvariants: [pre-fix-fence]\nworkflow:\n" + prog, "variants: a program's run"},
+		{"name: p\nfaults:\n  stale_read: 0.1\nworkflow:\n" + prog, "faults.stale_read: a program's run"},
+		{"name: p\nworkflow:\n  chunk_size: 4\n" + prog, "workflow.chunk_size: a program's run"},
+		{"name: p\nworkflow:\n  log_view: sideways\n" + prog, `workflow.log_view = "sideways"`},
+		{"name: p\nworkflow:\n  max_duration: -1s\n" + prog, "workflow.max_duration = -1s"},
+		{"name: p\nfaults:\n  crash: 2\nworkflow:\n" + prog, "faults.crash = 2"},
+		{"name: f\nworkflow:\n  fanouts: [4]\n  sequential_replays: true\n", "workflow.sequential_replays: only a program's run reads it"},
+		{"name: f\nworkflow:\n  fanouts: [4]\n  log_view: prefix\n", "workflow.log_view: only a program's run reads it"},
+	} {
+		sc, err := ParseScenario([]byte(c.doc))
+		if err == nil {
+			err = sc.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error containing %q", c.doc, err, c.want)
+		}
+	}
+	sc.Workflow.Fanouts = []int{3}
+	if err := sc.Validate(); err == nil || !strings.Contains(err.Error(), "set one of them") {
+		t.Errorf("a program with fan-outs: %v", err)
+	}
+}
+
+// The fan-out engine refuses a program's scenario instead of running
+// something else.
+func TestRunRefusesAProgramsScenario(t *testing.T) {
+	sc, err := ParseScenario([]byte("name: p\nworkflow:\n  program:\n    - sleep: 1s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(&sc, nil, Options{}); err != ErrProgramScenario {
+		t.Errorf("Run: %v, want ErrProgramScenario", err)
+	}
+}
