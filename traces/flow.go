@@ -29,6 +29,10 @@ type FlowRun struct {
 	Workflow string
 	// Story is the run's story (flow.Result.Story), kept on the root.
 	Story []string
+	// WorkAfterEnd is the scenario's budget.work_after_end (nil: the
+	// default, DefaultWorkAfterEnd), for check --trace's judge of
+	// bounded-work-after-end.
+	WorkAfterEnd *int
 }
 
 // Flow spans' own keys (docs/TRACE_SCHEMA.md, "Programs").
@@ -96,6 +100,9 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 			attribute.Bool(KeyFlowSequential, r.Config.SequentialReplays),
 			attribute.String(KeyFlowFresh, res.Fresh.String()),
 		}}
+	if b := r.WorkAfterEnd; b != nil && *b != DefaultWorkAfterEnd {
+		root.attrs = append(root.attrs, attribute.Int(KeyWorkAfterEnd, *b))
+	}
 	if len(r.Story) > 0 {
 		root.attrs = append(root.attrs, attribute.String(KeyFlowStory, strings.Join(r.Story, "\n")))
 	}

@@ -217,3 +217,39 @@ func (res *Result) raceTakenOtherwise(p *program.Compiled, i int) string {
 	}
 	return ""
 }
+
+// EndsStory explains a run the World accepted more than one end for: each
+// accepted run_completed or run_failed, who wrote it from which log, and,
+// for each end after the first, whether its writer's log could have shown
+// the first (it was issued before the first landed: world-local checks the
+// run's status, then writes, so both checks passed). Empty for a run that
+// ended at most once.
+func (res *Result) EndsStory() []string {
+	if res.RunEnds < 2 {
+		return nil
+	}
+	var out []string
+	var first *Write
+	for i := range res.Writes {
+		w := &res.Writes[i]
+		if !w.Accepted || (w.Type != program.RunCompleted && w.Type != program.RunFailed) {
+			continue
+		}
+		line := fmt.Sprintf("%s %s wrote %s (accepted)", at(w.At), res.ActorName(w.By), w.Type)
+		if w.Saw >= 0 {
+			line += fmt.Sprintf(", from a replay of %d events", w.Saw)
+		}
+		if first == nil {
+			first = w
+			out = append(out, "the run ended more than once:", "  "+line)
+			continue
+		}
+		out = append(out, "  "+line)
+		if w.Issued < first.At {
+			out = append(out, fmt.Sprintf("    issued at %s, before the first end landed at %s: its replay could not have seen it, and the World's status check let both ends through", at(w.Issued), at(first.At)))
+		} else {
+			out = append(out, fmt.Sprintf("    issued at %s, after the first end landed at %s: the World accepted an end for a run already ended", at(w.Issued), at(first.At)))
+		}
+	}
+	return out
+}
