@@ -14,6 +14,7 @@ import (
 	"github.com/simlab/simlab/properties"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/sim"
 )
@@ -63,7 +64,12 @@ type seedResult struct {
 	coverage   map[string]int
 	swarm      []string
 	violations []properties.Violation
-	err        error
+	// A program's run (model/flow) is judged on its spans: its
+	// violations, the properties judged, and why the others were not.
+	program   []programViolation
+	judged    []string
+	notJudged [][2]string
+	err       error
 }
 
 // sweepChunk is how many seeds are simulated ahead of the merge: enough to
@@ -123,6 +129,10 @@ type Report struct {
 	// Partial says the check was stopped (Ctrl-C) before every seed was
 	// checked: Seeds counts those that were, from the first on.
 	Partial bool `json:"partial"`
+	// NotJudged lists, for a program's scenario (judged on each run's
+	// spans, with check --trace's rules), the properties no run's spans
+	// could judge, each with the reason; Violations leaves them out.
+	NotJudged map[string]string `json:"not_judged,omitempty"`
 }
 
 // Failed reports whether any property was violated or a declared outcome
@@ -179,6 +189,19 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 		stop = func() bool { return false }
 	}
 	st := &sweepState{violating: map[string][]uint64{}, seen: map[string]bool{}, declared: Declared(&sc)}
+	isProgram := sc.IsProgram()
+	var flowCfg flow.Config
+	wanted := map[string]bool{}
+	if isProgram {
+		var err error
+		if flowCfg, err = FlowConfig(&sc); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		for _, p := range cfg.Props {
+			wanted[p.Name] = true
+		}
+		st.judged, st.notJudged = map[string]bool{}, map[string]string{}
+	}
 	if sc.Swarm {
 		rep.SwarmCoverage = newSwarmCoverage()
 	}
@@ -194,18 +217,30 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 			}
 			w := workers.Get()
 			defer workers.Put(w)
+			r := &results[i]
+			if r.coverage == nil {
+				r.coverage = map[string]int{}
+			}
+			if isProgram {
+				res, jrep, err := ProgramRun(&w.flow, &sc, flowCfg, chunk[i])
+				if err != nil {
+					*r = seedResult{done: true, err: err}
+					return
+				}
+				clear(r.coverage)
+				countProgramCoverage(r.coverage, res)
+				programVerdicts(res, jrep, flowCfg, wanted, r)
+				r.done = true
+				return
+			}
 			w.sc = sc // each worker simulates its own copy
 			w.pcg.Reset(chunk[i])
 			res, err := w.runner.Run(&w.sc, &w.pcg, model.Options{Record: true, Seed: chunk[i]})
-			r := &results[i]
 			if err != nil {
 				*r = seedResult{done: true, err: err}
 				return
 			}
 			// The slot's coverage map is reused: cleared, it keeps its room.
-			if r.coverage == nil {
-				r.coverage = map[string]int{}
-			}
 			clear(r.coverage)
 			countCoverage(r.coverage, res, w.keys)
 			h := res.History
@@ -272,6 +307,17 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	if rep.SwarmCoverage != nil {
 		rep.SwarmCoverage.finish()
 	}
+	if isProgram {
+		for p := range rep.Violations {
+			if !st.judged[p] {
+				if rep.NotJudged == nil {
+					rep.NotJudged = map[string]string{}
+				}
+				rep.NotJudged[p] = st.notJudged[p]
+				delete(rep.Violations, p)
+			}
+		}
+	}
 	rep.Declared = append([]string{}, st.declared...) // [] in JSON when none
 	rep.Missing = missing(rep.Declared, rep.Coverage)
 	rep.ViolatingSeeds = formatSeedLists(st.violating)
@@ -287,6 +333,10 @@ type sweepState struct {
 	declared       []string
 	lastGrowth     int    // rep.Seeds when the coverage last grew
 	lastGrowthSeed uint64 // the seed that grew it
+	// For a program's scenario: the properties some run's spans judged,
+	// and why the others were not.
+	judged    map[string]bool
+	notJudged map[string]string
 }
 
 // stable records seed's coverage and reports whether the sweep is now
@@ -361,6 +411,34 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 			f.ScheduleError = cfg.ScheduleDirErr.Error()
 		}
 		rep.First[v.Property] = f
+	}
+	for _, p := range r.judged {
+		st.judged[p] = true
+	}
+	for _, nj := range r.notJudged {
+		if st.notJudged[nj[0]] == "" {
+			st.notJudged[nj[0]] = nj[1]
+		}
+	}
+	for _, v := range r.program {
+		rep.Violations[v.prop]++
+		st.violating[v.prop] = append(st.violating[v.prop], seed)
+		if rep.First[v.prop] != nil || cfg.Known != nil && cfg.Known(v.prop, seed) {
+			continue
+		}
+		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: v.story, Replay: cfg.Spec.RunCommand(seed)}
+		switch {
+		case cfg.ScheduleDir != "":
+			if path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop); err != nil {
+				f.ScheduleError = err.Error()
+			} else {
+				f.ScheduleFile = path
+				f.Replay += "   (shrunk: simlab run --scenario " + model.ShellQuote(path) + fmt.Sprintf(" --seed %d)", s)
+			}
+		case cfg.ScheduleDirErr != nil:
+			f.ScheduleError = cfg.ScheduleDirErr.Error()
+		}
+		rep.First[v.prop] = f
 	}
 	if rep.SwarmCoverage != nil && r.swarm != nil {
 		rep.SwarmCoverage.add(r.swarm)
@@ -471,6 +549,18 @@ func MergeReports(parts []*Report) (*Report, error) {
 	if len(absent) > 0 {
 		return nil, fmt.Errorf("merge: %s missing: give every shard of the check exactly once", strings.Join(absent, ", "))
 	}
+	// A program's property is not judged in the whole check when no
+	// shard's runs judged it (a shard that did has it in Violations).
+	for _, p := range parts {
+		for k, why := range p.NotJudged {
+			if _, judged := out.Violations[k]; !judged {
+				if out.NotJudged == nil {
+					out.NotJudged = map[string]string{}
+				}
+				out.NotJudged[k] = why
+			}
+		}
+	}
 	out.Missing = missing(out.Declared, out.Coverage)
 	out.ViolatingSeeds = formatSeedLists(merged)
 	var sw []*SwarmCoverage
@@ -517,6 +607,7 @@ func ScheduleFileName(sc model.Scenario, prop string, seed uint64) string {
 // checker's scratch and the coverage keys it has made.
 type worker struct {
 	runner *model.Runner
+	flow   flow.Runner
 	pcg    sim.PCG
 	sc     model.Scenario
 	check  properties.Checker
@@ -584,6 +675,9 @@ func countCoverage(cov map[string]int, res *model.Result, keys coverageKeys) {
 // the knobs it turns on ("sometimes" assertions): a green sweep in which the
 // paths it was meant to exercise never ran fails instead.
 func Declared(sc *model.Scenario) []string {
+	if sc.IsProgram() {
+		return programDeclared(sc)
+	}
 	if sc.Swarm {
 		// What a swarm sweep must reach: every World, long fault windows,
 		// and the combination the pre-fix fence bug needs.

@@ -57,9 +57,12 @@ type Case struct {
 	// differential check, new with the change).
 	Failed bool
 	// Known is the baseline's reason when every violation is a known one.
-	Known   string
-	Summary string // one line: the verdict
-	First   *check.First
+	Known string
+	// NotJudged is why a program's runs' spans could not judge the
+	// property (a skipped case).
+	NotJudged string
+	Summary   string // one line: the verdict
+	First     *check.First
 	// BaseReplay is a differential counterexample's run without the change.
 	BaseReplay string
 }
@@ -83,6 +86,9 @@ func FromReport(name string, rep *check.Report) Check {
 	for _, p := range properties.Names() {
 		n := rep.Violations[p]
 		k := Case{Property: p, Summary: "holds on every seed"}
+		if why, ok := rep.NotJudged[p]; ok {
+			k.Summary, k.NotJudged = "not judged on a program's spans: "+why, why
+		}
 		if n > 0 {
 			k.Summary = fmt.Sprintf("violated on %d of %d seeds (%s)", n, rep.Seeds, rep.ViolatingSeeds[p])
 			k.Failed = true
@@ -163,6 +169,9 @@ func JUnit(w io.Writer, checks ...Check) error {
 				s.Failures++
 			case k.Known != "":
 				jc.Skipped = &junitSkipped{Message: "known finding: " + k.Known}
+				s.Skipped++
+			case k.NotJudged != "":
+				jc.Skipped = &junitSkipped{Message: "not judged on a program's spans: " + k.NotJudged}
 				s.Skipped++
 			}
 			s.Cases = append(s.Cases, jc)

@@ -44,7 +44,11 @@ func (c Config) scenario() (model.Scenario, error) { return c.spec().Load() }
 // CLI calls it so a bad --scenario, --set or --variant fails before the
 // screen opens.
 func (c Config) Check() error {
-	_, err := c.scenario()
+	sc, err := c.scenario()
+	if err == nil && sc.IsProgram() {
+		return fmt.Errorf("scenario %s: %w; to explore one of its runs here, save its trace (simlab run --scenario %s --seed N --trace-out run.jsonl) and open it with --trace run.jsonl",
+			sc.Name, model.ErrProgramScenario, model.ShellQuote(c.Scenario))
+	}
 	return err
 }
 

@@ -84,7 +84,13 @@ outcome never happened (coverage), 2 on bad input.
 
 With --trace FILE.jsonl (or --jaeger URL --service S), judge recorded spans
 instead: simlab's own export or a real engine's trace. Every property that
-spans can judge gets a verdict; the others are listed with the reason.`,
+spans can judge gets a verdict; the others are listed with the reason.
+
+A scenario whose workflow.program is a program (a race, sleep, if, loop or
+pool: docs/SCENARIOS.md) runs as the runtime replays it (model/flow), and
+each run's spans are judged with --trace's rules; a counterexample is
+shrunk to a smaller program and saved as a scenario file that
+simlab run --scenario FILE --seed N replays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := tf.refuse(cmd); err != nil {
@@ -125,6 +131,23 @@ spans can judge gets a verdict; the others are listed with the reason.`,
 				return badInput(fmt.Errorf("--schedules: cannot create the directory %w", userPathError(schedules, err)))
 			} else {
 				cfg.ScheduleDir = schedules
+			}
+			if sc.IsProgram() {
+				// A program's runs are judged on their spans; these flags
+				// need a fan-out run's History or its schedule.
+				for _, f := range []struct {
+					set  bool
+					flag string
+					why  string
+				}{
+					{diff || len(baseSets) > 0 || len(baseVariants) > 0, "--diff", "compares two fan-out configurations seed by seed"},
+					{reportFile != "", "--report", "draws a fan-out run's waterfall from its schedule"},
+					{reproduce, "--reproduce", "forces a fan-out schedule on the real core (a program runs there with simlab replays --program FILE --real N)"},
+				} {
+					if f.set {
+						return badInput(fmt.Errorf("%s %s: scenario %s is a program, judged on each run's spans", f.flag, f.why, sc.Name))
+					}
+				}
 			}
 			total := shardOf.Len(list)
 			if reproduce && (diff || len(baseSets) > 0 || len(baseVariants) > 0 || writeBaseline != "") {
@@ -431,6 +454,9 @@ func printReport(w io.Writer, rep *check.Report, total uint64) {
 	for _, name := range properties.Names() {
 		n := rep.Violations[name]
 		verdict := "holds"
+		if _, ok := rep.NotJudged[name]; ok {
+			verdict = "not judged (below)"
+		}
 		if n > 0 {
 			verdict = fmt.Sprintf("VIOLATED in %d of %d runs", n, rep.Seeds)
 		}
@@ -447,6 +473,14 @@ func printReport(w io.Writer, rep *check.Report, total uint64) {
 		fmt.Fprintf(tw, "%s\t%s\n", name, verdict)
 	}
 	tw.Flush()
+	if len(rep.NotJudged) > 0 {
+		fmt.Fprintln(w, "\na program's runs are judged on their spans, with check --trace's rules; not judged there:")
+		for _, name := range properties.Names() {
+			if why, ok := rep.NotJudged[name]; ok {
+				fmt.Fprintf(w, "  %s: %s\n", name, why)
+			}
+		}
+	}
 	for _, name := range properties.Names() {
 		f := rep.First[name]
 		if f == nil {

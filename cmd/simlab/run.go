@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/sim"
+	"github.com/simlab/simlab/traces"
 )
 
 // exitError carries the exit status a command wants.
@@ -47,6 +51,16 @@ func (f *scenarioFlags) load() (model.Scenario, error) {
 	return sc, nil
 }
 
+// loadFanout is load for a command that drives the fan-out engine: a
+// program's scenario (simlab check and simlab run take it) is refused.
+func (f *scenarioFlags) loadFanout(command string) (model.Scenario, error) {
+	sc, err := f.load()
+	if err == nil && sc.IsProgram() {
+		return sc, badInput(fmt.Errorf("scenario %s: %w (simlab %s)", sc.Name, model.ErrProgramScenario, command))
+	}
+	return sc, err
+}
+
 func newRunCommand() *cobra.Command {
 	var sf scenarioFlags
 	var tf traceFlags
@@ -58,7 +72,9 @@ func newRunCommand() *cobra.Command {
 		Long: `Simulate one seed of a scenario. Without --json, print a short summary; with
 --json, print one object (the contract in docs/CLI.md). The same seed always
 prints the same history_hash; --twice runs it twice and names the first
-event where the two runs differ, if they ever do.`,
+event where the two runs differ, if they ever do. A program's scenario
+(docs/SCENARIOS.md, Programs) runs as the runtime replays it: the run's
+end and its story (a corrupted log's writers, a run ended more than once).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sc, err := sf.load()
@@ -75,6 +91,9 @@ event where the two runs differ, if they ever do.`,
 				}
 				// The trace owns stdout; the summary moves to stderr.
 				out = cmd.ErrOrStderr()
+			}
+			if sc.IsProgram() {
+				return runProgram(cmd, sc, sf.spec, seed, &tf, out, asJSON, twice)
 			}
 			res, err := model.Run(&sc, sim.NewPCG(seed), model.Options{Record: true, RecordStream: twice, Seed: seed})
 			if err != nil {
@@ -111,6 +130,50 @@ event where the two runs differ, if they ever do.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
 	cmd.Flags().BoolVar(&twice, "twice", false, "run the seed twice and prove the histories are identical")
 	return cmd
+}
+
+// runProgram is simlab run of a program's scenario: the run as the
+// runtime replays it (model/flow), its story (a corrupted log's writers, a
+// run's several ends) and, with --trace-out or --otlp, its trace.
+func runProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, seed uint64, tf *traceFlags, out io.Writer, asJSON, twice bool) error {
+	cfg, err := check.FlowConfig(&sc)
+	if err != nil {
+		return badInput(fmt.Errorf("scenario %s: %w", sc.Name, err))
+	}
+	res, err := flow.Run(cfg, seed)
+	if err != nil {
+		return err
+	}
+	if twice {
+		again, err := flow.Run(cfg, seed)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(res, again) {
+			return &exitError{code: 1, err: fmt.Errorf("seed %d is not deterministic: two runs of the program differ", seed)}
+		}
+	}
+	story := append(res.Story(cfg.Program), res.EndsStory()...)
+	title := fmt.Sprintf("scenario %s (a program, run as the runtime replays it)", sc.Name)
+	if err := printReplayRun(out, title, cfg, seed, res, story, false, asJSON); err != nil {
+		return err
+	}
+	if !asJSON {
+		end := "did not end"
+		if w := res.FirstEnd(); w != nil {
+			end = w.Type.String()
+			if code, _ := res.FailureCode(); code != "" {
+				end += " " + code
+			}
+		}
+		fmt.Fprintf(out, "run: %s; ends accepted %d; killed %d, crashed %d\nreplay: %s\n", end, res.RunEnds, res.Killed-res.Crashes, res.Crashes, spec.RunCommand(seed))
+	}
+	if tf.wanted() {
+		budget := sc.Budget.WorkAfterEnd
+		return tf.emitFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: sc.Name, Story: story, WorkAfterEnd: &budget},
+			cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
+	return nil
 }
 
 func printRunSummary(w io.Writer, s model.Summary, replay string, twice bool) {

@@ -58,7 +58,7 @@ store.publish, store.deliver, workflow.body) scaled by 1-F and 1+F, on the
 same seeds, and how much lazy reads per fan-out and TTLS p50 move.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := sf.load()
+			sc, err := sf.loadFanout("sweep")
 			if err != nil {
 				return err
 			}

@@ -49,7 +49,7 @@ unless --no-install. A scenario knob
 the real side cannot honour is refused, named, before anything runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := sf.load()
+			sc, err := sf.loadFanout("validate")
 			if err != nil {
 				return err
 			}

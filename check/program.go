@@ -1,0 +1,148 @@
+package check
+
+import (
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/properties/spancheck"
+	"github.com/simlab/simlab/traces"
+)
+
+// FlowConfig is the run a program's scenario (model.Scenario.IsProgram)
+// asks for: model/flow's defaults, then every field the scenario may set
+// (model.ProgramFields).
+func FlowConfig(sc *model.Scenario) (flow.Config, error) {
+	compiled, err := program.Compile(sc.Workflow.Program)
+	if err != nil {
+		return flow.Config{}, err
+	}
+	w := &sc.Workflow
+	cfg := flow.Defaults(compiled)
+	cfg.MaxInline, cfg.Body, cfg.StepMaxRetries, cfg.InlineLease = w.MaxInline, w.Body, w.MaxRetries, w.Lease()
+	cfg.Replay = program.ReplayCost{Base: w.ReplayBase, PerEntity: w.ReplayPerEntity, PerEvent: w.ReplayPerEvent}
+	cfg.SequentialReplays, cfg.MaxDuration = w.SequentialReplays, w.MaxDuration
+	if w.LogView == model.LogViewOwnWrites {
+		cfg.View = flow.ViewOwnWrites
+	}
+	cfg.Crash = sc.Faults.Crash
+	cfg.MaxTime = sc.Limits.MaxTime
+	if w.MaxDuration > 0 {
+		// Room for the kills and redeliveries a time limit makes: each
+		// delivery up to the cap may run to the limit and come back.
+		cfg.MaxTime = max(cfg.MaxTime, time.Duration(cfg.MaxDeliveries)*(w.MaxDuration+cfg.Redeliver))
+	}
+	if err := cfg.Validate(); err != nil {
+		return flow.Config{}, err
+	}
+	return cfg, nil
+}
+
+// ProgramRun runs seed of a program's scenario on x and judges check's
+// properties on the run's spans, with check --trace's rules: the same
+// judge for a simulated program and a real engine's trace.
+func ProgramRun(x *flow.Runner, sc *model.Scenario, cfg flow.Config, seed uint64) (*flow.Result, *spancheck.Report, error) {
+	res, err := x.Run(cfg, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	budget := sc.Budget.WorkAfterEnd
+	spans, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: sc.Name, WorkAfterEnd: &budget}, traces.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, spancheck.Check(traces.FromReadOnly(spans)), nil
+}
+
+// programViolation is a property a program's run broke: the first
+// violation its spans show, told.
+type programViolation struct {
+	prop, run, message string
+	story              []string
+}
+
+// programVerdicts is what one seed of a program's scenario contributes:
+// its violations (the properties among props), the properties judged, and
+// why the others were not.
+func programVerdicts(res *flow.Result, rep *spancheck.Report, cfg flow.Config, wanted map[string]bool, r *seedResult) {
+	for _, v := range rep.Verdicts {
+		if !wanted[v.Property] {
+			continue
+		}
+		if !v.Judged {
+			r.notJudged = append(r.notJudged, [2]string{v.Property, v.Why})
+			continue
+		}
+		r.judged = append(r.judged, v.Property)
+		if len(v.Violations) == 0 {
+			continue
+		}
+		x := v.Violations[0]
+		story := programStory(res, cfg, x.Message, x.Evidence)
+		r.program = append(r.program, programViolation{prop: v.Property, run: x.Run, message: x.Message, story: story})
+	}
+}
+
+// countProgramCoverage counts how a program's run went.
+func countProgramCoverage(cov map[string]int, res *flow.Result) {
+	add := func(k string, n int) {
+		if n > 0 {
+			cov[k] += n
+		}
+	}
+	switch code, _ := res.FailureCode(); {
+	case res.FirstEnd() == nil:
+		add("no_end", 1)
+	case code != "":
+		add("run_failed:"+code, 1)
+	default:
+		add("run_completed", 1)
+	}
+	if res.RunEnds > 1 {
+		add("ended_twice", 1)
+	}
+	if res.Divergences > 0 {
+		add("divergence", 1)
+	}
+	if res.MaxConcurrentReplays > 1 {
+		add("concurrent_replays", 1)
+	}
+	add("crash", res.Crashes)
+	add("killed", res.Killed-res.Crashes)
+	add("duplicate_start", res.DuplicateStarts)
+	add("hung_step", res.HungSteps)
+}
+
+// programDeclared is what a sweep of a program's scenario must see at least
+// once, given its knobs: the crashes it asks for, and the kills a time
+// limit on a hanging step makes.
+func programDeclared(sc *model.Scenario) []string {
+	var out []string
+	if sc.Faults.Crash > 0 {
+		out = append(out, "crash")
+	}
+	if sc.Workflow.MaxDuration > 0 && hangs(sc.Workflow.Program) {
+		out = append(out, "killed")
+	}
+	return out
+}
+
+func hangs(ns []program.Node) bool {
+	for i := range ns {
+		n := &ns[i]
+		if n.Hangs > 0 || hangs(n.All) || hangs(n.Race) || hangs(n.Seq) || hangs(n.Then) || hangs(n.Else) || hangs(n.Do) {
+			return true
+		}
+	}
+	return false
+}
+
+// programStory is a program's violation told: the spans' message and
+// evidence, then what the run itself says of it (a corrupted log's writers,
+// a run's several ends).
+func programStory(res *flow.Result, cfg flow.Config, message string, evidence []string) []string {
+	story := append([]string{message}, evidence...)
+	story = append(story, res.Story(cfg.Program)...)
+	return append(story, res.EndsStory()...)
+}

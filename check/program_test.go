@@ -1,0 +1,165 @@
+package check
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
+	"github.com/simlab/simlab/model/seeds"
+	"github.com/simlab/simlab/properties"
+)
+
+// stormScenario is the engine team's storm as a program's scenario (the
+// bodies of simlab replays' storm), on a
+// World without slot ids (own-writes: concurrent replays corrupt its log)
+// or the pinned release's (prefix).
+func stormScenario(t *testing.T, branches int, view string) model.Scenario {
+	t.Helper()
+	sc := model.DefaultScenario()
+	sc.Name, sc.Description = "storm-"+view, ""
+	sc.Workflow.Fanouts, sc.Workflow.Program = nil, flow.Storm(branches, 3, 300*time.Millisecond)
+	sc.Workflow.LogView = view
+	// Bodies as long as the watchdog's sleep, so races are close.
+	sc.Workflow.Body = flow.Defaults(nil).Body
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// A program's scenario checked over seeds: the runs its spans judge
+// violating replayable-log are exactly those that failed CORRUPTED_EVENT_LOG
+// or left a log no fresh replay consumes, counted from the runs themselves;
+// the properties spans cannot judge are listed, not reported as holding.
+func TestSweepJudgesAProgramsRunsOnTheirSpans(t *testing.T) {
+	sc := stormScenario(t, 8, model.LogViewOwnWrites)
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(30), Props: properties.All(), Spec: model.Spec{Scenario: "storm.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := FlowConfig(&sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, first, ended := 0, uint64(0), 0
+	for s := uint64(1); s <= 30; s++ {
+		res, err := flow.Run(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.End == flow.Corrupted || res.Fresh.Status == program.Diverged {
+			if want++; first == 0 {
+				first = s
+			}
+		}
+		if res.RunEnds > 1 {
+			ended++
+		}
+	}
+	if want == 0 {
+		t.Fatal("no run of the storm on a World without slot ids corrupted: the test needs one")
+	}
+	if got := rep.Violations["replayable-log"]; got != want {
+		t.Errorf("replayable-log violated in %d runs, %d runs corrupted or left an unconsumable log", got, want)
+	}
+	if got := rep.Violations["single-terminal-event"]; got != ended {
+		t.Errorf("single-terminal-event violated in %d runs, %d runs ended more than once", got, ended)
+	}
+	f := rep.First["replayable-log"]
+	if f == nil || f.Seed != first || !strings.Contains(strings.Join(f.Story, "\n"), "a fresh replay of the log diverges at event") {
+		t.Errorf("first replayable-log counterexample %+v, want seed %d with the log's story", f, first)
+	}
+	if f != nil && !strings.HasPrefix(f.Replay, "simlab run --scenario storm.yaml --seed ") {
+		t.Errorf("replay %q: want the run command", f.Replay)
+	}
+	if _, judged := rep.Violations["attempt-count"]; judged || rep.NotJudged["attempt-count"] == "" {
+		t.Errorf("attempt-count: violations %v, not judged %q; want it listed as not judged, with the reason", rep.Violations, rep.NotJudged["attempt-count"])
+	}
+	if rep.Coverage["run_failed:CORRUPTED_EVENT_LOG"] == 0 || rep.Coverage["concurrent_replays"] == 0 {
+		t.Errorf("coverage %v: want the corrupted runs and the concurrent replays counted", rep.Coverage)
+	}
+}
+
+// The pinned release's view of the same storm holds replayable-log: the
+// same judge, the other answer.
+func TestSweepOfAProgramInThePrefixViewHoldsReplayableLog(t *testing.T) {
+	sc := stormScenario(t, 8, "")
+	rep, err := Sweep(SweepConfig{Scenario: sc, Seeds: seeds.Count(30), Props: properties.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, judged := rep.Violations["replayable-log"]; !judged || n != 0 {
+		t.Errorf("prefix view: replayable-log %d (judged %v), want judged and held", n, judged)
+	}
+}
+
+// A shrunk counterexample still violates the property, is smaller than the
+// program it came from, and its scenario file, read back, runs the same.
+func TestMinimizeProgramShrinksAndItsFileReplays(t *testing.T) {
+	sc := stormScenario(t, 8, model.LogViewOwnWrites)
+	var seed uint64
+	cfg, _ := FlowConfig(&sc)
+	for s := uint64(1); s <= 30 && seed == 0; s++ {
+		if res, _ := flow.Run(cfg, s); res.End == flow.Corrupted {
+			seed = s
+		}
+	}
+	if seed == 0 {
+		t.Fatal("no corrupted run in 30 seeds")
+	}
+	ce, ok := MinimizeProgram(sc, seed, "replayable-log", nil)
+	if !ok {
+		t.Fatalf("seed %d does not violate replayable-log", seed)
+	}
+	if before, after := program.MaxMinted(sc.Workflow.Program), program.MaxMinted(ce.Scenario.Workflow.Program); after >= before {
+		t.Errorf("shrunk program mints up to %d entities, the original %d: want fewer", after, before)
+	}
+	if ce.Tries > programShrinkRuns+programShrinkSeeds+1 {
+		t.Errorf("the shrink made %d runs, bound %d", ce.Tries, programShrinkRuns)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ce.yaml")
+	if err := os.WriteFile(path, []byte(ProgramScenarioFile(ce.Scenario, "a header")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := model.Spec{Scenario: path}.Load()
+	if err != nil {
+		t.Fatalf("the shrunk scenario file does not load: %v\n%s", err, ProgramScenarioFile(ce.Scenario))
+	}
+	a, _ := FlowConfig(&ce.Scenario)
+	b, err := FlowConfig(&back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, _ := flow.Run(a, ce.Seed)
+	rb, _ := flow.Run(b, ce.Seed)
+	if !reflect.DeepEqual(ra, rb) {
+		t.Errorf("the file's run at seed %d differs from the shrunk scenario's", ce.Seed)
+	}
+	if rb.End != flow.Corrupted && rb.Fresh.Status != program.Diverged {
+		t.Errorf("the file's run ended %v with a fresh replay %v: want the violation kept", rb.End, rb.Fresh)
+	}
+}
+
+// A shrink that is told to stop returns at once what it has: still a
+// counterexample.
+func TestMinimizeProgramStopsWithACounterexample(t *testing.T) {
+	sc := stormScenario(t, 8, model.LogViewOwnWrites)
+	cfg, _ := FlowConfig(&sc)
+	for s := uint64(1); s <= 30; s++ {
+		if res, _ := flow.Run(cfg, s); res.End == flow.Corrupted {
+			ce, ok := MinimizeProgram(sc, s, "replayable-log", func() bool { return true })
+			if !ok || ce.Seed != s || !reflect.DeepEqual(ce.Scenario, sc) || len(ce.Story) == 0 {
+				t.Errorf("stopped at once: %v, seed %d (want %d), same scenario %v, story %d lines", ok, ce.Seed, s, reflect.DeepEqual(ce.Scenario, sc), len(ce.Story))
+			}
+			return
+		}
+	}
+	t.Fatal("no corrupted run in 30 seeds")
+}

@@ -1,0 +1,307 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
+)
+
+// Shrinking a program's counterexample: a smaller program draws other
+// numbers from the same seed, so each edit is tried on the counterexample's
+// seed and then on a few fresh ones, as Minimize does with schedules.
+const (
+	programShrinkSeeds = 8
+	// programShrinkRuns bounds the runs one shrink makes (each is a
+	// simulation and a judge of its spans).
+	programShrinkRuns = 3000
+)
+
+// ProgramCounterexample is a shrunk counterexample of a program's scenario:
+// the smallest scenario found whose run at Seed still violates the
+// property, and that run's story.
+type ProgramCounterexample struct {
+	Scenario model.Scenario
+	Seed     uint64
+	Story    []string
+	// Tries counts the runs the shrink made.
+	Tries int
+}
+
+// MinimizeProgram shrinks a program's scenario whose run at seed violates
+// prop: fewer branches and statements, fewer loop rounds and pool calls,
+// an if or a loop replaced by its body, fewer hanging attempts, no crashes,
+// kept while the property still fails (on the same seed or one of a few
+// others). It stops trying once stop (if set) says so; what it returns is
+// always a counterexample. ok is false when the input does not violate prop
+// at seed.
+func MinimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bool) (ProgramCounterexample, bool) {
+	var x flow.Runner
+	best := ProgramCounterexample{Scenario: sc, Seed: seed}
+	violates := func(cand *model.Scenario, s uint64) ([]string, bool) {
+		best.Tries++
+		if cand.Validate() != nil {
+			return nil, false
+		}
+		cfg, err := FlowConfig(cand)
+		if err != nil {
+			return nil, false
+		}
+		res, rep, err := ProgramRun(&x, cand, cfg, s)
+		if err != nil {
+			return nil, false
+		}
+		for _, v := range rep.Verdicts {
+			if v.Property == prop && len(v.Violations) > 0 {
+				x := v.Violations[0]
+				return programStory(res, cfg, x.Message, x.Evidence), true
+			}
+		}
+		return nil, false
+	}
+	story, ok := violates(&sc, seed)
+	if !ok {
+		return best, false
+	}
+	best.Story = story
+	stopped := func() bool { return stop != nil && stop() || best.Tries >= programShrinkRuns }
+	for improved := true; improved && !stopped(); {
+		improved = false
+		for _, cand := range programEdits(best.Scenario) {
+			if stopped() {
+				break
+			}
+			seeds := []uint64{best.Seed}
+			for s := uint64(1); s <= programShrinkSeeds; s++ {
+				if s != best.Seed {
+					seeds = append(seeds, s)
+				}
+			}
+			for _, s := range seeds {
+				if story, ok := violates(&cand, s); ok {
+					best.Scenario, best.Seed, best.Story = cand, s, story
+					improved = true
+					break
+				}
+				if stopped() {
+					break
+				}
+			}
+			if improved {
+				break
+			}
+		}
+	}
+	return best, true
+}
+
+// programEdits are the scenarios one edit smaller than sc, the biggest cuts
+// first: no crashes, then the program's edits.
+func programEdits(sc model.Scenario) []model.Scenario {
+	var out []model.Scenario
+	if sc.Faults.Crash > 0 {
+		c := sc
+		c.Faults.Crash = 0
+		out = append(out, c)
+	}
+	for _, p := range listEdits(sc.Workflow.Program, true) {
+		c := sc
+		c.Workflow.Program = p
+		out = append(out, c)
+	}
+	return out
+}
+
+// listEdits are the lists one edit smaller than ns: a half of it, one
+// statement fewer, or one statement made smaller. top says ns is the whole
+// program (it keeps a statement).
+func listEdits(ns []program.Node, top bool) [][]program.Node {
+	var out [][]program.Node
+	if len(ns) >= 4 {
+		out = append(out, cloneNodes(ns[:len(ns)/2]), cloneNodes(ns[len(ns)/2:]))
+	}
+	if len(ns) > 1 || !top {
+		for i := range ns {
+			out = append(out, append(cloneNodes(ns[:i]), cloneNodes(ns[i+1:])...))
+		}
+	}
+	for i := range ns {
+		for _, n := range nodeEdits(ns[i]) {
+			l := cloneNodes(ns)
+			l[i] = n
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// nodeEdits are the statements one edit smaller than n.
+func nodeEdits(n program.Node) []program.Node {
+	var out []program.Node
+	with := func(edit func(c *program.Node)) {
+		c := cloneNode(n)
+		edit(&c)
+		out = append(out, c)
+	}
+	seq := func(body []program.Node) {
+		out = append(out, program.Node{Seq: cloneNodes(body), As: n.As})
+	}
+	switch n.Kind() {
+	case program.KindAll, program.KindRace, program.KindSeq:
+		kids := n.All
+		switch n.Kind() {
+		case program.KindRace:
+			kids = n.Race
+		case program.KindSeq:
+			kids = n.Seq
+		}
+		if len(kids) == 1 {
+			k := cloneNode(kids[0])
+			if k.As == "" {
+				k.As = n.As
+			}
+			out = append(out, k)
+		}
+		for _, l := range listEdits(kids, false) {
+			with(func(c *program.Node) {
+				switch n.Kind() {
+				case program.KindAll:
+					c.All = l
+				case program.KindRace:
+					c.Race = l
+				default:
+					c.Seq = l
+				}
+			})
+		}
+	case program.KindIf:
+		seq(n.Then)
+		seq(n.Else)
+		for _, l := range listEdits(n.Then, false) {
+			with(func(c *program.Node) { c.Then = l })
+		}
+		for _, l := range listEdits(n.Else, false) {
+			with(func(c *program.Node) { c.Else = l })
+		}
+	case program.KindLoop:
+		seq(n.Do)
+		if n.Loop > 1 {
+			with(func(c *program.Node) { c.Loop = n.Loop / 2 })
+			with(func(c *program.Node) { c.Loop = n.Loop - 1 })
+		}
+		for _, l := range listEdits(n.Do, false) {
+			with(func(c *program.Node) { c.Do = l })
+		}
+	case program.KindPool:
+		out = append(out, program.Node{Step: n.Step, Body: n.Body, Results: n.Results, Hangs: n.Hangs, As: n.As})
+		if n.N > 1 {
+			with(func(c *program.Node) { c.N = n.N / 2 })
+			with(func(c *program.Node) { c.N = n.N - 1 })
+		}
+		if n.Pool > 1 {
+			with(func(c *program.Node) { c.Pool = n.Pool - 1 })
+		}
+	}
+	if n.Hangs > 0 {
+		with(func(c *program.Node) { c.Hangs = 0 })
+		if n.Hangs > 1 {
+			with(func(c *program.Node) { c.Hangs = n.Hangs - 1 })
+		}
+	}
+	return out
+}
+
+func cloneNodes(ns []program.Node) []program.Node {
+	if ns == nil {
+		return nil
+	}
+	out := make([]program.Node, len(ns))
+	for i := range ns {
+		out[i] = cloneNode(ns[i])
+	}
+	return out
+}
+
+func cloneNode(n program.Node) program.Node {
+	n.All, n.Race, n.Seq = cloneNodes(n.All), cloneNodes(n.Race), cloneNodes(n.Seq)
+	n.Then, n.Else, n.Do = cloneNodes(n.Then), cloneNodes(n.Else), cloneNodes(n.Do)
+	return n
+}
+
+// ProgramScenarioFile writes a program's scenario as the scenario file that
+// rebuilds it (model.ParseScenario reads it back as the same scenario):
+// its name, every field of model.ProgramFields that differs from the
+// default, and the program; header lines, if any, lead it as comments.
+func ProgramScenarioFile(sc model.Scenario, header ...string) string {
+	var b strings.Builder
+	for _, h := range header {
+		fmt.Fprintf(&b, "# %s\n", h)
+	}
+	fmt.Fprintf(&b, "name: %s\n", yamlString(sc.Name))
+	if sc.Description != "" {
+		fmt.Fprintf(&b, "description: %s\n", yamlString(sc.Description))
+	}
+	def := model.DefaultScenario()
+	w, dw := &sc.Workflow, &def.Workflow
+	b.WriteString("workflow:\n")
+	field := func(key string, v any, differs bool) {
+		if differs {
+			fmt.Fprintf(&b, "  %s: %v\n", key, v)
+		}
+	}
+	field("max_inline", w.MaxInline, w.MaxInline != dw.MaxInline)
+	field("body", fmt.Sprintf("{min: %v, p50: %v, p90: %v, p99: %v, max: %v}", w.Body.Min, w.Body.P50, w.Body.P90, w.Body.P99, w.Body.Max), w.Body != dw.Body)
+	field("max_retries", w.MaxRetries, w.MaxRetries != dw.MaxRetries)
+	field("inline_ownership_lease", w.InlineOwnershipLease, w.InlineOwnershipLease != dw.InlineOwnershipLease)
+	field("replay_base", w.ReplayBase, w.ReplayBase != dw.ReplayBase)
+	field("replay_per_entity", w.ReplayPerEntity, w.ReplayPerEntity != dw.ReplayPerEntity)
+	field("replay_per_event", w.ReplayPerEvent, w.ReplayPerEvent != dw.ReplayPerEvent)
+	field("sequential_replays", w.SequentialReplays, w.SequentialReplays)
+	field("max_duration", w.MaxDuration, w.MaxDuration != 0)
+	field("log_view", w.LogView, w.LogView != "")
+	prog := program.Format(w.Program) // "program:\n  - ...", indented one more level
+	for _, line := range strings.Split(strings.TrimRight(prog, "\n"), "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	if sc.Faults.Crash != def.Faults.Crash {
+		fmt.Fprintf(&b, "faults:\n  crash: %v\n", sc.Faults.Crash)
+	}
+	if sc.Limits.MaxTime != def.Limits.MaxTime {
+		fmt.Fprintf(&b, "limits:\n  max_time: %v\n", sc.Limits.MaxTime)
+	}
+	if sc.Budget.WorkAfterEnd != def.Budget.WorkAfterEnd {
+		fmt.Fprintf(&b, "budget:\n  work_after_end: %d\n", sc.Budget.WorkAfterEnd)
+	}
+	return b.String()
+}
+
+// yamlString quotes s for YAML (a JSON string is a YAML string).
+func yamlString(s string) string { return fmt.Sprintf("%q", s) }
+
+// ProgramScheduleFileName names the shrunk scenario of prop's
+// counterexample at seed of a program's scenario.
+func ProgramScheduleFileName(sc model.Scenario, prop string, seed uint64) string {
+	return fmt.Sprintf("%s-%s-seed%d.yaml", sc.Name, prop, seed)
+}
+
+// saveMinimizedProgram shrinks a program's counterexample and saves the
+// shrunk scenario as a file that replays it: simlab run --scenario FILE
+// --seed N. It returns the file and the seed.
+func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop string, stop func() bool) (string, uint64, error) {
+	ce, ok := MinimizeProgram(sc, seed, prop, stop)
+	if !ok {
+		return "", 0, fmt.Errorf("seed %d no longer violates %s when run again (a program's run is deterministic: a bug)", seed, prop)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, fmt.Errorf("schedules directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, ProgramScheduleFileName(sc, prop, seed))
+	text := ProgramScenarioFile(ce.Scenario,
+		fmt.Sprintf("simlab check's shrunk counterexample of %s: scenario %s, seed %d, shrunk in %d runs.", prop, sc.Name, seed, ce.Tries),
+		fmt.Sprintf("Replay: simlab run --scenario %s --seed %d", path, ce.Seed))
+	return path, ce.Seed, os.WriteFile(path, []byte(text), 0o644)
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docExample is the YAML block of docs/SCENARIOS.md that begins with
+// first, written to a file of the test's own.
+func docExample(t *testing.T, first string) string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/SCENARIOS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "```yaml\n"+first)
+	if i < 0 {
+		t.Fatalf("docs/SCENARIOS.md has no yaml block beginning %q", first)
+	}
+	s = s[i+len("```yaml\n"):]
+	s = s[:strings.Index(s, "```")]
+	path := filepath.Join(t.TempDir(), "scenario.yaml")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// simlab check on a program's scenario, as a user runs the one in
+// docs/SCENARIOS.md: a World without slot ids corrupts the storm's log;
+// the report lists what spans cannot judge, and the shrunk counterexample's
+// command replays a run whose trace check --trace finds violating too.
+func TestCheckOfAProgramsScenario(t *testing.T) {
+	scenario := docExample(t, "name: storm-without-slots")
+	dir := t.TempDir()
+	out, _, err := runCLI(t, "check", "--scenario", scenario, "--seeds", "30", "--schedules", dir)
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d (%v), want 1:\n%s", exitCode(err), err, out)
+	}
+	for _, want := range []string{
+		"replayable-log                      VIOLATED in ",
+		"attempt-count                       not judged (below)",
+		"not judged there:\n  one-lazy-fetch-per-fanout: ",
+		"a fresh replay of the log diverges at event",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	m := regexp.MustCompile(`\(shrunk: simlab run --scenario (\S+replayable-log-seed\d+\.yaml) --seed (\d+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no shrunk replay command for replayable-log:\n%s", out)
+	}
+	trace := filepath.Join(t.TempDir(), "run.jsonl")
+	story, _, err := runCLI(t, "run", "--scenario", m[1], "--seed", m[2], "--trace-out", trace)
+	if err != nil || !strings.Contains(story, "a fresh replay of the log") {
+		t.Fatalf("the shrunk command: %v\n%s", err, story)
+	}
+	judged, _, err := runCLI(t, "check", "--trace", trace)
+	if exitCode(err) != 1 || !regexp.MustCompile(`replayable-log +VIOLATED`).MatchString(judged) {
+		t.Errorf("check --trace of the shrunk run: exit %d, want replayable-log violated:\n%s", exitCode(err), judged)
+	}
+
+	// JSON: the not-judged properties with their reasons, out of the
+	// violation counts.
+	js, _, _ := runCLI(t, "check", "--scenario", scenario, "--seeds", "10", "--schedules", dir, "--json")
+	var rep struct {
+		Violations map[string]int    `json:"violations"`
+		NotJudged  map[string]string `json:"not_judged"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rep.Violations["attempt-count"]; ok || rep.NotJudged["attempt-count"] == "" {
+		t.Errorf("--json: violations %v, not_judged %v: want attempt-count not judged", rep.Violations, rep.NotJudged)
+	}
+
+	// A baseline takes a program's findings like any other's.
+	base := filepath.Join(t.TempDir(), "known.json")
+	if _, _, err := runCLI(t, "check", "--scenario", scenario, "--seeds", "30", "--write-baseline", base); err != nil {
+		t.Fatalf("--write-baseline: %v", err)
+	}
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	if out, _, err := runCLI(t, "check", "--scenario", scenario, "--seeds", "30", "--baseline", base, "--junit", junit); err != nil {
+		t.Errorf("--baseline of its own findings: %v\n%s", err, out)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil || !strings.Contains(string(x), `<skipped message="not judged on a program&#39;s spans: `) {
+		t.Errorf("--junit: %v; want the properties not judged skipped, with the reason:\n%s", err, x)
+	}
+}
+
+// The commands that drive the fan-out engine refuse a program's scenario,
+// saying which commands run it; so do check's flags that need a fan-out
+// run.
+func TestFanoutCommandsRefuseAProgramsScenario(t *testing.T) {
+	scenario := docExample(t, "name: storm-without-slots")
+	for _, args := range [][]string{
+		{"sweep", "--scenario", scenario},
+		{"validate", "--scenario", scenario},
+		{"tui", "--scenario", scenario},
+		{"check", "--scenario", scenario, "--diff", "--set", "workflow.max_inline=2"},
+		{"check", "--scenario", scenario, "--report", filepath.Join(t.TempDir(), "r.html")},
+		{"check", "--scenario", scenario, "--reproduce"},
+	} {
+		_, _, err := runCLI(t, args...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), "program") {
+			t.Errorf("%v: exit %d (%v), want 2 naming the program", args, exitCode(err), err)
+		}
+	}
+}
