@@ -132,17 +132,20 @@ func DurabenchProfile() Profile {
 	return p
 }
 
-// Builtin returns the named built-in scenario.
+// Builtin returns the named built-in scenario (a fan-out's or a
+// program's).
 func Builtin(name string) (Scenario, bool) {
 	f, ok := builtins[name]
 	if !ok {
-		return Scenario{}, false
+		if f, ok = programBuiltins[name]; !ok {
+			return Scenario{}, false
+		}
 	}
 	return f(), true
 }
 
-// BuiltinNames lists the built-in scenarios in a stable order, the default
-// first.
+// BuiltinNames lists the built-in fan-out scenarios in a stable order, the
+// default first (BuiltinProgramNames lists the programs').
 func BuiltinNames() []string {
 	names := make([]string, 0, len(builtins))
 	for n := range builtins {
@@ -155,5 +158,6 @@ func BuiltinNames() []string {
 }
 
 func init() {
-	builtinScenario, builtinScenarioNames = Builtin, BuiltinNames
+	builtinScenario = Builtin
+	builtinScenarioNames = func() []string { return append(BuiltinNames(), BuiltinProgramNames()...) }
 }

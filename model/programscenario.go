@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/model/program"
 )
 
@@ -136,4 +138,44 @@ func firstDifference(a, b reflect.Value, path string) (string, bool) {
 		return path, true
 	}
 	return "", false
+}
+
+// programBuiltins are the built-in programs' scenarios: the engine team's
+// shapes (model/flow's), as simlab replays runs them by default, each with
+// the pinned release's knobs.
+var programBuiltins = map[string]func() Scenario{
+	"storm": func() Scenario {
+		return programScenario("storm", "the engine team's step-storm: 16 branches × 3 rounds, each racing a step against a 300ms sleep and running one more step when the step won, then a final step (vercel/workflow #3147)",
+			flow.Storm(16, 3, 300*time.Millisecond))
+	},
+	"control": func() Scenario {
+		return programScenario("control", "the storm's control: 3 rounds of a step, one more step when its result says so, and a 300ms sleep, one waker at a time",
+			flow.Control(3, 300*time.Millisecond))
+	},
+	"inline-hang": func() Scenario {
+		s := programScenario("inline-hang", "the team's open production report (vercel/workflow #4199): a fan-out exactly max_inline (3) wide, run inline by one invocation, whose last step hangs its first 2 attempts until the 800s time limit kills the invocation, then a final step",
+			flow.InlineHang(3, 2))
+		s.Workflow.MaxDuration = 800 * time.Second
+		return s
+	},
+}
+
+// programScenario is a program's scenario with simlab replays' step bodies
+// (50ms to 2s: a step and a 300ms sleep race closely).
+func programScenario(name, desc string, prog []program.Node) Scenario {
+	s := DefaultScenario()
+	s.Name, s.Description = name, desc
+	s.Workflow.Fanouts, s.Workflow.Program = nil, prog
+	s.Workflow.Body = flow.Defaults(nil).Body
+	return s
+}
+
+// BuiltinProgramNames lists the built-in programs' scenarios, sorted.
+func BuiltinProgramNames() []string {
+	names := make([]string, 0, len(programBuiltins))
+	for n := range programBuiltins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }

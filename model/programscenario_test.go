@@ -59,3 +59,27 @@ func TestRunRefusesAProgramsScenario(t *testing.T) {
 		t.Errorf("Run: %v, want ErrProgramScenario", err)
 	}
 }
+
+// The built-in programs' scenarios load by name, are programs, and are
+// valid; a file may start from one (base: storm).
+func TestBuiltinProgramScenarios(t *testing.T) {
+	names := BuiltinProgramNames()
+	if len(names) != 3 {
+		t.Fatalf("built-in programs %v: want storm, control and inline-hang", names)
+	}
+	for _, n := range names {
+		sc, err := Spec{Scenario: n}.Load()
+		if err != nil || !sc.IsProgram() || sc.Name != n {
+			t.Errorf("%s: %v, a program %v, name %q", n, err, sc.IsProgram(), sc.Name)
+		}
+	}
+	sc, err := ParseScenario([]byte("name: mine\nbase: storm\nworkflow:\n  log_view: own-writes\n"))
+	if err != nil || !sc.IsProgram() || sc.Workflow.LogView != LogViewOwnWrites {
+		t.Errorf("base: storm: %v, a program %v, view %q", err, sc.IsProgram(), sc.Workflow.LogView)
+	}
+	if err == nil {
+		if err := sc.Validate(); err != nil {
+			t.Errorf("base: storm: %v", err)
+		}
+	}
+}

@@ -17,6 +17,10 @@ import (
 // go test ./cmd/simlab -run KnownFindings -update, in a commit of its own.
 const knownFindings = "../../.ci/known-findings.json"
 
+// builtinScenarios are every built-in scenario, the fan-outs' and the
+// programs'.
+func builtinScenarios() []string { return append(model.BuiltinNames(), model.BuiltinProgramNames()...) }
+
 // baselineSeeds are the seeds each built-in scenario's entry is checked on.
 const baselineSeeds = "1..200"
 
@@ -26,7 +30,7 @@ func TestKnownFindingsBaseline(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	if *updateCLIDoc {
 		os.Remove(knownFindings)
-		for _, name := range model.BuiltinNames() {
+		for _, name := range builtinScenarios() {
 			if _, _, err := runCLI(t, "check", "--scenario", name, "--seed-range", baselineSeeds, "--write-baseline", knownFindings); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -45,7 +49,7 @@ func TestKnownFindingsBaseline(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range model.BuiltinNames() {
+	for _, name := range builtinScenarios() {
 		e, ok := entries[name]
 		if !ok {
 			t.Errorf("%s has no entry in %s (regenerate it with %s)", name, knownFindings, check.BaselineRegenerate)

@@ -547,7 +547,7 @@ func TestPropertiesDocSaysWhichBuiltinsExit1(t *testing.T) {
 	if m == nil {
 		t.Fatal("docs/PROPERTIES.md does not say which built-in scenarios' checks exit 1")
 	}
-	for _, name := range model.BuiltinNames() {
+	for _, name := range builtinScenarios() {
 		_, _, err := runCLI(t, "check", "--scenario", name, "--seeds", "100", "--schedules", t.TempDir())
 		if named := strings.Contains(string(m[1]), "`"+name+"`"); named != (exitCode(err) == 1) {
 			t.Errorf("check --scenario %s --seeds 100 exits %d; docs/PROPERTIES.md names it among those that exit 1: %v", name, exitCode(err), named)

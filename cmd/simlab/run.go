@@ -239,6 +239,10 @@ func newScenariosCommand() *cobra.Command {
 			sc, _ := model.Builtin(n)
 			rows = append(rows, [2]string{n, sc.Description})
 		}
+		for _, n := range model.BuiltinProgramNames() {
+			sc, _ := model.Builtin(n)
+			rows = append(rows, [2]string{n, "(a program) " + sc.Description})
+		}
 		return rows
 	})
 }
