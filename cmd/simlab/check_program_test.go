@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // docExample is the YAML block of docs/SCENARIOS.md that begins with
@@ -97,12 +99,11 @@ func TestCheckOfAProgramsScenario(t *testing.T) {
 
 // The commands that drive the fan-out engine refuse a program's scenario,
 // saying which commands run it; so do check's flags that need a fan-out
-// run.
+// run. (validate runs one: TestValidateOfAProgramsScenario.)
 func TestFanoutCommandsRefuseAProgramsScenario(t *testing.T) {
 	scenario := docExample(t, "name: storm-without-slots")
 	for _, args := range [][]string{
 		{"sweep", "--scenario", scenario},
-		{"validate", "--scenario", scenario},
 		{"tui", "--scenario", scenario},
 		{"check", "--scenario", scenario, "--diff", "--set", "workflow.max_inline=2"},
 		{"check", "--scenario", scenario, "--report", filepath.Join(t.TempDir(), "r.html")},
@@ -112,5 +113,48 @@ func TestFanoutCommandsRefuseAProgramsScenario(t *testing.T) {
 		if exitCode(err) != 2 || !strings.Contains(err.Error(), "program") {
 			t.Errorf("%v: exit %d (%v), want 2 naming the program", args, exitCode(err), err)
 		}
+	}
+}
+
+// simlab validate on a program's scenario refuses what the real side cannot
+// run, before anything runs; on the real core (when it is installed) it
+// runs the program on both sides and judges the shares.
+func TestValidateOfAProgramsScenario(t *testing.T) {
+	ownWrites := docExample(t, "name: storm-without-slots")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "storm", "--branches", "4"}, "--branches: scenario storm is a program"},
+		{[]string{"--scenario", "storm", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}, "one core at a time"},
+		{[]string{"--scenario", "storm", "--set", "workflow.sequential_replays=true"}, "sequential replays on"},
+		{[]string{"--scenario", ownWrites}, "every pinned core runs on slot ids"},
+		{[]string{"--scenario", "inline-hang"}, "past --timeout"},
+		{[]string{"--scenario", "storm", "--repetitions", "0"}, "at least one real run"},
+	} {
+		_, _, err := runCLI(t, append([]string{"validate"}, c.args...)...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("validate %v: exit %d (%v), want 2 and %q", c.args, exitCode(err), err, c.want)
+		}
+	}
+
+	testreal.Need(t, testreal.Engine)
+	t.Setenv("TMPDIR", t.TempDir())
+	out, stderr, err := runCLI(t, "validate", "--scenario", "control", "--repetitions", "2", "--seeds", "20", "--json",
+		"--engine-dir", filepath.Join("..", "..", "realengine"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc programValidation
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if doc.Real == nil || doc.Real.Runs != 2 || len(doc.Rows) != 2 || doc.Rows[0].Seeds != 20 || len(doc.Agreements) != 2 {
+		t.Fatalf("validate --scenario control: %+v", doc)
+	}
+	// The control has one waker at a time: no run corrupts or ends twice,
+	// on either side.
+	if doc.Real.Corrupted+doc.Real.EndedTwice+doc.Rows[0].Corrupted+doc.Rows[0].EndedTwice != 0 || doc.Real.Completed != 2 {
+		t.Errorf("the control corrupted or ended twice: %+v", doc)
 	}
 }

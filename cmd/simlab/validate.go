@@ -43,15 +43,23 @@ deliveries and redeliveries, TTFS and TTLS p50/p90, and corruption read
 back from each run's log and rows once it is over: runs with more than one
 accepted terminal run event, the most in one run, and rows that could not be
 read back. --json prints the
-contract of docs/VALIDATION.md. The first run installs the pinned npm
+contract of docs/VALIDATION.md. A program's scenario (simlab scenarios: storm,
+control, inline-hang, or a file's workflow.program) runs on one core
+(--cores, default the default pinned one) for --repetitions runs and in
+simlab on --seeds seeds, and is judged as simlab replays --real judges: the
+share of runs corrupted and ended more than once, and with
+workflow.max_duration the share killed and left with a hung step. The first run installs the pinned npm
 packages of realengine (npm install --no-save, from the lock file)
 unless --no-install. A scenario knob
 the real side cannot honour is refused, named, before anything runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := sf.loadFanout("validate")
+			sc, err := sf.load()
 			if err != nil {
 				return err
+			}
+			if sc.IsProgram() {
+				return validateProgram(cmd, sc, sf.spec, o.Cores, o.Repetitions, o.Seeds, o.Timeout, dir, noInstall, asJSON, gate, gateMin)
 			}
 			if simStore != "" {
 				cal, err := model.Spec{Scenario: simStore}.Load()
