@@ -23,8 +23,11 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 	cfg.MaxInline, cfg.Body, cfg.StepMaxRetries, cfg.InlineLease = w.MaxInline, w.Body, w.MaxRetries, w.Lease()
 	cfg.Replay = program.ReplayCost{Base: w.ReplayBase, PerEntity: w.ReplayPerEntity, PerEvent: w.ReplayPerEvent}
 	cfg.SequentialReplays, cfg.MaxDuration = w.SequentialReplays, w.MaxDuration
-	if w.LogView == model.LogViewOwnWrites {
+	switch w.LogView {
+	case model.LogViewOwnWrites:
 		cfg.View = flow.ViewOwnWrites
+	case model.LogViewTailFence:
+		cfg.View = flow.ViewTailFence
 	}
 	cfg.Crash = sc.Faults.Crash
 	cfg.MaxTime = sc.Limits.MaxTime

@@ -44,6 +44,7 @@ var ProgramFields = []string{
 const (
 	LogViewPrefix    = "prefix"
 	LogViewOwnWrites = "own-writes"
+	LogViewTailFence = "tail-fence"
 )
 
 // validateProgram checks a program's scenario: its knobs' values, and that
@@ -79,9 +80,9 @@ func (s *Scenario) validateProgram() error {
 		return fmt.Errorf("workflow.inline_ownership_lease = %v: want whole seconds from 1s to 900s, or 0 for core's 860s", l)
 	}
 	switch w.LogView {
-	case "", LogViewPrefix, LogViewOwnWrites:
+	case "", LogViewPrefix, LogViewOwnWrites, LogViewTailFence:
 	default:
-		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release) or %s (a World without slot ids)", w.LogView, LogViewPrefix, LogViewOwnWrites)
+		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release), %s (a World without slot ids) or %s (the same World refusing a replay's write from a log that is not the tail)", w.LogView, LogViewPrefix, LogViewOwnWrites, LogViewTailFence)
 	}
 	if c := s.Faults.Crash; !(c >= 0 && c <= 1) {
 		return fmt.Errorf("faults.crash = %v: want a chance in [0, 1]", c)

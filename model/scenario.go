@@ -121,8 +121,10 @@ type Workflow struct {
 	MaxDuration time.Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty"`
 	// LogView is what an invocation goes on with after its own write:
 	// "prefix" (the default, the pinned release: a write's answer brings
-	// the events below it) or "own-writes" (a World without slot ids: the
-	// log it loaded and its own writes). A program's scenario only.
+	// the events below it), "own-writes" (a World without slot ids: the
+	// log it loaded and its own writes) or "tail-fence" (that World
+	// refusing a replay's write from a log that is not the run's tail).
+	// A program's scenario only.
 	LogView string `json:"log_view,omitempty" yaml:"log_view,omitempty"`
 }
 

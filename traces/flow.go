@@ -165,11 +165,16 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 	}
 	for i := range res.Writes {
 		w := &res.Writes[i]
-		// Why the World refused it, as core's World errors say: the run had
-		// ended when it landed, or its entity was another's already.
+		// Why the World refused it, as core's World errors say: the tail
+		// fence, the run had ended when it landed, or its entity was
+		// another's already.
 		result := "ok"
 		switch {
 		case w.Accepted:
+		case w.Fenced:
+			// The tail fence's refusal: core's PreconditionFailedError
+			// (HTTP 412).
+			result = "precondition_failed"
 		case endedAt >= 0 && w.At >= endedAt:
 			result = "run_expired"
 		default:

@@ -46,8 +46,8 @@ func validateProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, cor
 	}
 	w := &sc.Workflow
 	switch {
-	case w.LogView == model.LogViewOwnWrites:
-		return badInput(fmt.Errorf("workflow.log_view own-writes: every pinned core runs on slot ids (the prefix view); validate the prefix view"))
+	case w.LogView == model.LogViewOwnWrites || w.LogView == model.LogViewTailFence:
+		return badInput(fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view); validate the prefix view", w.LogView))
 	case w.SequentialReplays:
 		return badInput(fmt.Errorf("workflow.sequential_replays: the real harness does not switch sequential replays on"))
 	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:

@@ -22,9 +22,18 @@ const (
 	// own writes after it, without the events others wrote in between: a
 	// World without slots (the runtime before spec version 6).
 	ViewOwnWrites
+	// ViewTailFence: a World without slot ids (as ViewOwnWrites) that
+	// refuses a replay's write unless the writer's log is the run's tail:
+	// nothing but its own writes (and its inline steps') landed since it
+	// loaded; the sibling writes of one suspension share that snapshot.
+	// The runtime restarts the refused replay in-process: it lists the log
+	// again and replays (the team's append-tail-fence experiment,
+	// vercel/workflow #3177, over #3145's in-process restart). A step's own
+	// claim and result carry no loaded log and are not fenced.
+	ViewTailFence
 )
 
-func (v View) String() string { return [...]string{"prefix", "own-writes"}[v] }
+func (v View) String() string { return [...]string{"prefix", "own-writes", "tail-fence"}[v] }
 
 // ParseView is the view named s.
 func ParseView(s string) (View, error) {
@@ -33,8 +42,10 @@ func ParseView(s string) (View, error) {
 		return ViewPrefix, nil
 	case "own-writes":
 		return ViewOwnWrites, nil
+	case "tail-fence":
+		return ViewTailFence, nil
 	}
-	return 0, fmt.Errorf("view %q: want prefix or own-writes", s)
+	return 0, fmt.Errorf("view %q: want prefix, own-writes or tail-fence", s)
 }
 
 // Config is one run of a program and the runtime's knobs.
@@ -182,6 +193,9 @@ type Entry struct {
 type Write struct {
 	Entry
 	Accepted bool
+	// Fenced: refused by the tail fence (ViewTailFence), not by the
+	// World's rules.
+	Fenced bool
 	// Issued is when the write's call began (Entry.At: when it landed).
 	Issued sim.Time
 }
@@ -307,7 +321,10 @@ type Result struct {
 	// or by a crash; Crashes the crashes.
 	Killed  int
 	Crashes int
-	Stats   sim.Stats
+	// FenceRestarts counts replays restarted because the tail fence
+	// refused one of their writes (ViewTailFence).
+	FenceRestarts int
+	Stats         sim.Stats
 }
 
 // FirstEnd is the write whose run_completed or run_failed the World accepted

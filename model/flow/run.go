@@ -329,6 +329,26 @@ func (r *runner) land(a int32) {
 	case callWrite:
 		w := &ac.writes[ac.wi]
 		w.ev.By = a
+		if r.cfg.View == ViewTailFence && w.ev.Saw >= 0 && !r.atTail(r.decider(a)) {
+			// A write a replay decided, from a log that is not the
+			// tail: the fence refuses it.
+			r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Fenced: true, Issued: ac.callAt})
+			r.res.Writes[len(r.res.Writes)-1].At = r.now()
+			r.res.FenceRestarts++
+			if ac.dead {
+				return
+			}
+			if ac.st == stClaim {
+				// An inline step's lazy claim: refused as a claim is, and
+				// the invocation lists the log again once its inline
+				// steps are done.
+				ac.call = callNone
+				r.finishActor(a)
+				return
+			}
+			r.restartFenced(a)
+			return
+		}
 		owner := int32(0)
 		if w.inline {
 			owner = r.invocationMsg(a) + 1
@@ -387,6 +407,37 @@ func (r *runner) land(a int32) {
 	}
 }
 
+// atTail says the fence takes actor a's write: nothing but its own writes
+// and its inline steps' landed since the log it loaded.
+func (r *runner) atTail(a int32) bool {
+	for p := int(r.actors[a].viewLen); p < len(r.w.log); p++ {
+		if by := r.w.log[p].By; by != a && (by < 0 || r.res.Actors[by].Parent != a) {
+			return false
+		}
+	}
+	return true
+}
+
+// decider is the actor whose replay decided actor a's writes: an inline
+// step's invocation, else a itself.
+func (r *runner) decider(a int32) int32 {
+	if rec := &r.res.Actors[a]; rec.Kind == ActorInline && rec.Parent >= 0 {
+		return rec.Parent
+	}
+	return a
+}
+
+// restartFenced is the runtime's answer to a fenced write: the replay
+// restarts in-process, from a fresh list of the log; what the refused
+// replay planned (its other writes, its inline steps) goes with it.
+func (r *runner) restartFenced(a int32) {
+	ac := &r.actors[a]
+	ac.call = callNone
+	ac.writes, ac.inline = ac.writes[:0], ac.inline[:0]
+	ac.st = stLoad
+	r.callAt(a, callList, r.cfg.List)
+}
+
 // corruptedWrite reports whether actor a's run_failed is the one its
 // exhausted recovery wrote.
 func (r *runner) corruptedWrite(a int32) bool {
@@ -410,7 +461,7 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		case ViewPrefix:
 			// The answer brings the events others wrote below it.
 			ac.viewLen = int32(len(r.w.log))
-		case ViewOwnWrites:
+		case ViewOwnWrites, ViewTailFence:
 			for p := len(r.w.log) - 1; p >= 0 && r.w.log[p].By == a; p-- {
 				if !slices.Contains(ac.own, int32(p)) {
 					ac.own = append(ac.own, int32(p))

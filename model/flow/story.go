@@ -96,7 +96,10 @@ func (res *Result) Story(p *program.Compiled) []string {
 			continue // a queued step's own claim creates nothing
 		}
 		verdict := "accepted"
-		if !w.Accepted {
+		switch {
+		case w.Fenced:
+			verdict = "refused by the tail fence: its log was not the run's tail"
+		case !w.Accepted:
 			verdict = "refused: the id exists"
 		}
 		saw := ""
