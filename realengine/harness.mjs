@@ -636,8 +636,9 @@ async function readRunBack(real, runId) {
 // core computes it: a monotonic ULID over the workflow VM's Math.random
 // seeded with run id, workflow name and deployment id, one fixed timestamp;
 // -1 for an id outside the sequence), the step name its data carries, the
-// short name after the bundle's file (a program's without its s_), and a
-// step_completed's result. The run's identity is run_created's.
+// short name after the bundle's file (a program's without its s_), a
+// step_completed's result, and when it was written (ms since the run's
+// creation). The run's identity is run_created's.
 async function replayLog(runId, events) {
   const created = events.find((e) => e.eventType === 'run_created');
   if (!created) return [];
@@ -680,6 +681,10 @@ async function replayLog(runId, events) {
       ev.name = name.includes('//./programs//') && short.startsWith('s_') ? short.slice(2) : short;
     }
     if (results.has(e)) ev.result = results.get(e);
+    // When it was written, in ms since the run's creation (the VM clock's
+    // start): a program's clock statement reads it.
+    const at = +new Date(e.createdAt) - fixed;
+    if (at > 0) ev.at = at;
     return ev;
   });
 }

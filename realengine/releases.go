@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/simlab/simlab/model/program"
 )
 
 // The releases the harness can run are whatever package.json installs, read
@@ -59,6 +61,23 @@ func (c Core) FetchFree() bool { return CompareVersions(c.Version, "5.0.0-beta.5
 // workflow queue on a World declaring capabilities.invoke (5.0.0-beta.55
 // on; older cores ignore the capability).
 func (c Core) InvokePath() bool { return CompareVersions(c.Version, "5.0.0-beta.55") >= 0 }
+
+// ClockMode is when the core's workflow replay moves Date.now() to an
+// event's time: as the walk consumes it (to 5.0.0-beta.53: a continuation
+// reads the time of the last event of the pass that resolved it), or as the
+// program is handed it (5.0.0-beta.55 on).
+func (c Core) ClockMode() program.ClockMode {
+	if CompareVersions(c.Version, "5.0.0-beta.55") >= 0 {
+		return program.ClockPerDelivery
+	}
+	return program.ClockPerPass
+}
+
+// Replay is program p's replay of log as core c replays it (its clock).
+func (c Core) Replay(p *program.Compiled, log []program.Event) program.Outcome {
+	r := program.Replayer{Clock: c.ClockMode()}
+	return r.Replay(p, log)
+}
 
 // WorldLocal is one @workflow/world-local release the harness can run the
 // core over: its version and npm alias ("" for @workflow/world-local).

@@ -210,13 +210,16 @@ type ReplayEvent struct {
 	Name     string `json:"name,omitempty"`
 	Result   int64  `json:"result,omitempty"`
 	ResumeAt int64  `json:"resume_at,omitempty"`
+	// At is the event's createdAt in ms since the run was created; a case
+	// whose events carry one (Timed) is replayed with those times.
+	At int64 `json:"at,omitempty"`
 }
 
 // ReplayEvents is log as replay.mjs reads it.
 func ReplayEvents(log []program.Event) []ReplayEvent {
 	out := make([]ReplayEvent, len(log))
 	for i, e := range log {
-		out[i] = ReplayEvent{Type: e.Type.String(), Kind: e.Kind.String(), Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt}
+		out[i] = ReplayEvent{Type: e.Type.String(), Kind: e.Kind.String(), Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt, At: e.CreatedMS}
 	}
 	return out
 }
@@ -244,7 +247,7 @@ func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
 		default:
 			return nil, fmt.Errorf("event %d: kind %q: want step or wait", i, e.Kind)
 		}
-		out = append(out, program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt})
+		out = append(out, program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt, CreatedMS: e.At})
 	}
 	return out, nil
 }
@@ -252,11 +255,18 @@ func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
 // Replay replays log as a run of program name through the real core.
 func (o *OfflineReplayer) Replay(name string, log []program.Event) (RealReplay, error) {
 	o.next++
+	timed := false
+	for _, e := range log {
+		timed = timed || e.CreatedMS != 0
+	}
 	req, err := json.Marshal(struct {
 		ID       int           `json:"id"`
 		Workflow string        `json:"workflow"`
 		Events   []ReplayEvent `json:"events"`
-	}{o.next, WorkflowFunction(name), ReplayEvents(log)})
+		// Timed: each event's createdAt is the run's creation plus its
+		// At (else one second after the event before it).
+		Timed bool `json:"timed,omitempty"`
+	}{o.next, WorkflowFunction(name), ReplayEvents(log), timed})
 	if err != nil {
 		return RealReplay{}, err
 	}

@@ -11,7 +11,9 @@
 //                                        answer each with a JSON line
 //
 // A case: {"id", "workflow": "prog_NAME", "events": [{"type", "kind",
-// "ordinal", "name", "result", "resume_at"}]}. An event's correlation id is
+// "ordinal", "name", "result", "resume_at", "at"}], "timed"}: with timed,
+// each event's createdAt is the run's creation plus its at (ms), else one
+// second after the event before it. An event's correlation id is
 // its kind's prefix and the ordinal-th id of the run's sequence, computed as
 // core computes it (a monotonic ULID over the VM's seeded Math.random, one
 // fixed timestamp); payloads are dehydrated with core's own serializer.
@@ -118,7 +120,7 @@ async function serve() {
     };
     const events = [];
     for (const [i, e] of c.events.entries()) {
-      const createdAt = new Date(startedAt.getTime() + 1000 * (i + 1));
+      const createdAt = c.timed ? new Date(fixedTimestamp + (e.at ?? 0)) : new Date(startedAt.getTime() + 1000 * (i + 1));
       const d = {};
       if (e.name) d.stepName = stepId(e.name);
       switch (e.type) {

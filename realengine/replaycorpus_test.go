@@ -36,7 +36,7 @@ import (
 // race, the team's step-storm (each branch races a step against a sleep and
 // runs one more step when the step won), a pool, a polling loop, the
 // fan-out list, a race of two steps, a loop of races, a race of a pool
-// against a sequence, and a nesting of them.
+// against a sequence, a nesting of them, and two that read the clock.
 var corpusPrograms = map[string][]program.Node{
 	"raceflow": {
 		{All: []program.Node{{Step: "part"}, {Step: "part"}, {Step: "part"}}},
@@ -80,6 +80,24 @@ var corpusPrograms = map[string][]program.Node{
 	// write (TestFlowLogsReplayAsTheRealCoreReplays).
 	"flowstorm":   flow.Storm(16, 3, 300*time.Millisecond),
 	"flowcontrol": flow.Control(4, 200*time.Millisecond),
+	// Programs that read the clock (Date.now()): each branch picks its
+	// next step by the time its step ended; their logs carry times.
+	"clockbranches": {
+		{All: []program.Node{
+			{Seq: []program.Node{{Step: "a"}, {Clock: 1500 * time.Millisecond, As: "late1"}, {If: "late1", Then: []program.Node{{Step: "x"}}, Else: []program.Node{{Step: "y"}}}}},
+			{Seq: []program.Node{{Step: "b"}, {Clock: 2500 * time.Millisecond, As: "late2"}, {If: "late2", Then: []program.Node{{Step: "x"}}, Else: []program.Node{{Step: "y"}, {Step: "y"}}}}},
+			{Step: "c"},
+		}},
+		{Step: "final"},
+	},
+	"clockloop": {
+		{Loop: 3, Do: []program.Node{
+			{Race: []program.Node{{Step: "work"}, {Sleep: time.Second}}},
+			{Clock: 2 * time.Second, As: "late"},
+			{If: "late", Then: []program.Node{{Step: "quick"}}, Else: []program.Node{{All: []program.Node{{Step: "extra"}, {Step: "extra"}}}}},
+		}, Until: "late"},
+		{Step: "done"},
+	},
 	"nested": {
 		{All: []program.Node{
 			{Seq: []program.Node{
@@ -119,7 +137,7 @@ type corpusCase struct {
 
 // drawLog draws a log of program p as runs write it, with stale writers and
 // edits.
-func drawLog(t *rapid.T, p *program.Compiled, names []string) []program.Event {
+func drawLog(t *rapid.T, p *program.Compiled, names []string, timed bool) []program.Event {
 	log := []program.Event{program.E(program.RunCreated, -1), program.E(program.RunStarted, -1)}
 	resumeAt := func(k int32) int64 { return 1000 * int64(k+1) }
 	hasCreated := func(log []program.Event, kind program.EntityKind, k int32) bool {
@@ -189,6 +207,14 @@ func drawLog(t *rapid.T, p *program.Compiled, names []string) []program.Event {
 				e.Result = int64(rapid.IntRange(0, n-1).Draw(t, "result"))
 			}
 			log = append(log, e)
+		}
+	}
+	if timed {
+		// When each event was written: in log order, 0 to 800 ms apart.
+		at := int64(0)
+		for i := range log {
+			at += int64(rapid.IntRange(0, 800).Draw(t, "gap"))
+			log[i].CreatedMS = at
 		}
 	}
 	edits := rapid.IntRange(0, 2).Draw(t, "edits")
@@ -316,8 +342,8 @@ func TestOfflineReplayCorpus(t *testing.T) {
 		for _, name := range progNames {
 			t.Run(o.Core.Version+"/"+name, func(t *testing.T) {
 				rapid.Check(t, func(rt *rapid.T) {
-					log := drawLog(rt, compiled[name], names[name])
-					sim := program.Replay(compiled[name], log)
+					log := drawLog(rt, compiled[name], names[name], hasClock(corpusPrograms[name]))
+					sim := o.Core.Replay(compiled[name], log)
 					real, err := o.Replay(name, log)
 					if err != nil {
 						rt.Fatal(err)
@@ -336,7 +362,7 @@ func TestOfflineReplayCorpus(t *testing.T) {
 
 func compareReplay(t *testing.T, o *OfflineReplayer, name string, p *program.Compiled, log []program.Event, what string) {
 	t.Helper()
-	sim := program.Replay(p, log)
+	sim := o.Core.Replay(p, log)
 	real, err := o.Replay(name, log)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ type cnode struct {
 	not       bool
 	pool, n   int
 	loop      int
+	clock     int64 // clock: the milliseconds past t0 it tests
 }
 
 // Compile validates prog and compiles it.
@@ -91,6 +92,8 @@ func (c *Compiled) node(n *Node, labels map[string]int) *cnode {
 		cn.loop = n.Loop
 		cn.kids = c.list(n.Do, labels)
 		cn.cond = label(n.Until)
+	case KindClock:
+		cn.clock = n.Clock.Milliseconds()
 	}
 	cn.label = label(n.As)
 	return cn

@@ -51,6 +51,8 @@ func formatNode(b *strings.Builder, n *Node, depth int) {
 		key("step", n.Step)
 	case KindSleep:
 		key("sleep", n.Sleep)
+	case KindClock:
+		key("clock", n.Clock)
 	case KindAll:
 		list("all", n.All)
 	case KindRace:
@@ -62,10 +64,10 @@ func formatNode(b *strings.Builder, n *Node, depth int) {
 		if n.Not {
 			key("not", true)
 		}
-		if n.Then != nil {
+		if len(n.Then) > 0 {
 			list("then", n.Then)
 		}
-		if n.Else != nil {
+		if len(n.Else) > 0 {
 			list("else", n.Else)
 		}
 	case KindLoop:

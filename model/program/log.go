@@ -80,6 +80,10 @@ type Event struct {
 	// ResumeAt is a wait_created's resumeAt, and a wait_completed's when it
 	// carries one (0: none), in milliseconds of the run's clock.
 	ResumeAt int64
+	// CreatedMS is when the event was written (its createdAt), in
+	// milliseconds since the run was created: the replay's clock advances
+	// to it as it consumes the event (a clock statement reads it).
+	CreatedMS int64
 }
 
 // E is the event of type t addressing entity ordinal, with the kind its

@@ -29,6 +29,10 @@ import (
 //	               [...] otherwise; not: true inverts the test
 //	loop: N        do: [...] at most N times, until: LABEL stops it once
 //	               that value is truthy after an iteration
+//	clock: D       Date.now() - t0 >= D, t0 the workflow's Date.now() at
+//	               its start: truthy once the run's clock (the VM's, which
+//	               the replay advances as it consumes events) is D past it;
+//	               it awaits nothing and mints nothing
 //
 // as: LABEL on any statement keeps its value for a later if or until: a
 // step's result, a race's winner's value (a sleep's is undefined, so
@@ -51,6 +55,7 @@ type Node struct {
 	Loop    int           `json:"loop,omitempty" yaml:"loop,omitempty"`
 	Do      []Node        `json:"do,omitempty" yaml:"do,omitempty"`
 	Until   string        `json:"until,omitempty" yaml:"until,omitempty"`
+	Clock   time.Duration `json:"clock,omitempty" yaml:"clock,omitempty"`
 	As      string        `json:"as,omitempty" yaml:"as,omitempty"`
 	// Line is where the statement starts in its file, for errors (0 when it
 	// came from elsewhere).
@@ -69,9 +74,10 @@ const (
 	KindSleep
 	KindIf
 	KindLoop
+	KindClock
 )
 
-var kindKeys = [...]string{"step", "all", "race", "seq", "pool", "sleep", "if", "loop"}
+var kindKeys = [...]string{"step", "all", "race", "seq", "pool", "sleep", "if", "loop", "clock"}
 
 func (k Kind) String() string { return kindKeys[k] }
 
@@ -113,6 +119,9 @@ func (n *Node) kinds() []Kind {
 	}
 	if n.Loop != 0 {
 		ks = append(ks, KindLoop)
+	}
+	if n.Clock != 0 {
+		ks = append(ks, KindClock)
 	}
 	return ks
 }
@@ -245,6 +254,10 @@ func (v *validator) node(n *Node, path string, depth int) error {
 	case KindSleep:
 		if n.Sleep < 0 {
 			return bad("sleep %v: want a positive duration", n.Sleep)
+		}
+	case KindClock:
+		if n.Clock < time.Millisecond || n.Clock%time.Millisecond != 0 {
+			return bad("clock %v: want a positive whole number of milliseconds (Date.now()'s unit)", n.Clock)
 		}
 	case KindIf:
 		if !v.labels[n.If] {

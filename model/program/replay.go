@@ -23,10 +23,17 @@ import (
 //     of a concurrent replay. Else a wait_completed or run_cancelled is
 //     parked for a consumer the program may create later, and anything
 //     else diverges: "Replay could not consume event".
-//   - Each resolution runs the program on until it awaits again (core orders
-//     resolutions in log order and lets the program settle before the next
-//     unclaimed event is judged), which may create entities; then what is
-//     parked is offered again, oldest first.
+//   - The walk goes in passes (EventsConsumer.consume): a pass takes every
+//     event in a row that a consumer already registered takes, and hands
+//     what is parked to consumers registered since. What a pass resolved is
+//     delivered one resolution at a time, the earliest in the log first (a
+//     parked event taken late goes ahead of later ones), and the program
+//     runs on from it until it awaits again, which may create entities;
+//     another pass runs before the next delivery.
+//   - Date.now() (a clock statement) is the replay's clock: up to core
+//     beta.53 it moves to each event's createdAt as a pass takes it, so the
+//     program reads the time of its pass's last event (ClockPerPass); from
+//     beta.55 as each result or completion is delivered (ClockPerDelivery).
 //   - Once the program has returned, the rest of the log is not read; an
 //     event still parked then diverges ("Replay finished without consuming
 //     event"). At the log's end a program that has not returned is
@@ -200,6 +207,28 @@ type frame struct {
 	settled      bool
 }
 
+// ClockMode is when a replay's clock (the workflow's Date.now()) moves to
+// an event's createdAt.
+type ClockMode uint8
+
+const (
+	// ClockPerPass: as the walk consumes each event (core 5.0.0-beta.50 to
+	// .53, workflow.js onConsumedEvent). The walk consumes, in one pass,
+	// every event in a row a registered consumer takes before the program
+	// runs on, so the program reads the time of the pass's last event: a
+	// replay of a longer log can read a later time at the same point of
+	// the program than one whose log ended at the event it awaited.
+	ClockPerPass ClockMode = iota
+	// ClockPerDelivery: as the program is handed each branch-deciding
+	// delivery (a step's result, a wait's completion), in log order (core
+	// 5.0.0-beta.55's advanceClock): the program reads the time of the
+	// delivery it runs on from (and of those before it), whatever the walk
+	// read past it.
+	ClockPerDelivery
+)
+
+func (c ClockMode) String() string { return [...]string{"per-pass", "per-delivery"}[c] }
+
 // Replayer replays logs, reusing its tables from one replay to the next. Its
 // zero value is ready to use; it is not safe for use by more than one
 // goroutine at a time.
@@ -207,9 +236,14 @@ type Replayer struct {
 	// Explain keeps, for each race the replay settles, which branch won
 	// and on which event (Wins); off, a replay records nothing more.
 	Explain bool
+	// Clock is the release's clock (ClockPerPass, the pinned core's, by
+	// default).
+	Clock ClockMode
 	// Wins are the races settled by the last Replay, in the order they
-	// settled (valid until the next Replay).
-	Wins []RaceWin
+	// settled, and Clocks the clock statements it ran, in order (with
+	// Explain; valid until the next Replay).
+	Wins   []RaceWin
+	Clocks []ClockRead
 
 	prog     *Compiled
 	log      []Event
@@ -221,9 +255,19 @@ type Replayer struct {
 	returned bool
 	threw    bool
 	at       int // the event being offered
-	failAt   int
-	div      Divergence
-	divAt    int
+	// clock is the VM's Date.now() (ms since the run was created): the
+	// latest CreatedMS of the events consumed so far; t0 is its value when the
+	// program started.
+	clock, t0 int64
+	// lastTaken is the last event a consumer took (for ClockRead.Last).
+	lastTaken int
+	// deferring: a pass is walking the log; resolved are the entities it
+	// saw finish, for deliverNext.
+	deferring bool
+	resolved  []resolution
+	failAt    int
+	div       Divergence
+	divAt     int
 }
 
 // Replay replays program p against log, as core's replay does.
@@ -235,23 +279,50 @@ func Replay(p *Compiled, log []Event) Outcome {
 // Replay replays program p against log, as core's replay does. The
 // Outcome's Pending is the Replayer's, valid until its next Replay.
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
-	*m = Replayer{Explain: m.Explain, Wins: m.Wins[:0], prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
-		parked: m.parked[:0], pending: m.pending[:0], at: -1}
+	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Wins: m.Wins[:0], Clocks: m.Clocks[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
+		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1}
 	for range p.labels {
 		m.vars = append(m.vars, undefined)
 	}
 	m.startSeq(p.root, p.root.kids, -1, 0)
-	consumed := 0
-	for i := range log {
-		if m.returned || m.threw || m.div != NoDivergence {
+	// The walk goes in passes, as core's EventsConsumer drains: a pass
+	// takes every event in a row that a consumer already registered takes
+	// (or steps over as a straggler), advancing the clock as it goes, and
+	// hands parked events to consumers registered since. What a pass
+	// resolved is delivered to the program one resolution at a time, the
+	// earliest in the log first, and each time the program has run on
+	// (registering consumers) another pass runs before the next delivery.
+	// An event nothing takes once nothing is left to deliver is parked or
+	// diverges.
+	consumed, i := 0, 0
+	for !m.stopped() {
+		m.deferring = true
+		for !m.stopped() {
+			m.drainParked()
+			if m.stopped() || i >= len(log) {
+				break
+			}
+			m.at = i
+			if !m.take(i) {
+				break
+			}
+			i++
+			consumed = i
+		}
+		m.deferring = false
+		if m.stopped() {
+			break
+		}
+		if m.deliverNext() {
+			continue
+		}
+		if i >= len(log) {
 			break
 		}
 		m.at = i
-		m.offer(i)
-		consumed = i + 1
-		if m.div == NoDivergence && !m.returned && !m.threw {
-			m.drainParked()
-		}
+		m.reject(i)
+		i++
+		consumed = i
 	}
 	o := Outcome{Minted: int32(len(m.ents)), Consumed: consumed}
 	switch {
@@ -279,6 +350,16 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 	return o
 }
 
+// consumed is ev taken by a consumer: with ClockPerPass the VM's clock
+// moves forward to its time at once (core's onConsumedEvent); with
+// ClockPerDelivery only a delivery moves it (deliverNext).
+func (m *Replayer) consumed(ev *Event) {
+	m.lastTaken = m.at
+	if m.Clock == ClockPerPass {
+		m.clock = max(m.clock, ev.CreatedMS)
+	}
+}
+
 func terminal(t EventType) bool { return t == RunCompleted || t == RunFailed || t == RunCancelled }
 
 func (m *Replayer) diverge(d Divergence, at int) {
@@ -287,34 +368,73 @@ func (m *Replayer) diverge(d Divergence, at int) {
 	}
 }
 
-// offer offers log[i] to the walk.
-func (m *Replayer) offer(i int) {
+func (m *Replayer) stopped() bool { return m.returned || m.threw || m.div != NoDivergence }
+
+// take offers log[i] to the walk's pass: it reports whether the event was
+// taken (by a registered consumer, or stepped over as a straggler, or a
+// run_cancelled parked for later), so the pass goes on.
+func (m *Replayer) take(i int) bool {
 	ev := &m.log[i]
 	switch ev.Type {
 	case RunCreated:
-		return
+		m.consumed(ev)
+		return true
 	case RunStarted:
-		return // the first is the run's; a second, a straggler, is skipped
+		m.consumed(ev) // the first is the run's; a second, a straggler, is skipped
+		return true
 	case RunCompleted, RunFailed:
-		m.diverge(Unconsumable, i)
-		return
+		return false
 	case RunCancelled:
 		m.parked = append(m.parked, i)
-		return
+		return true
 	}
 	if m.claim(i) {
-		return
+		return true
 	}
 	if ev.Ordinal >= 0 && int(ev.Ordinal) < len(m.ents) {
 		if e := &m.ents[ev.Ordinal]; e.kind == ev.Kind && e.classes&classOf(ev.Type) != 0 {
-			return // a straggler of a class already consumed
+			return true // a straggler of a class already consumed
 		}
 	}
-	if parkable(ev.Type) {
+	return false
+}
+
+// reject is log[i] that nothing took, once the program had run on: a
+// wait_completed is parked for a consumer the program may register later;
+// anything else diverges.
+func (m *Replayer) reject(i int) {
+	if parkable(m.log[i].Type) {
 		m.parked = append(m.parked, i)
 		return
 	}
 	m.diverge(Unconsumable, i)
+}
+
+// deliverNext delivers the earliest (in the log) resolution not yet
+// delivered, and the program runs on from it; it reports whether there was
+// one.
+func (m *Replayer) deliverNext() bool {
+	for len(m.resolved) > 0 {
+		j := 0
+		for i := range m.resolved {
+			if m.resolved[i].at < m.resolved[j].at {
+				j = i
+			}
+		}
+		r := m.resolved[j]
+		m.resolved = append(m.resolved[:j], m.resolved[j+1:]...)
+		if m.Clock == ClockPerDelivery {
+			// A branch-deciding delivery moves the clock (core beta.55's
+			// advanceClock), whatever the walk read past it.
+			m.clock = max(m.clock, r.clock)
+		}
+		at := m.at
+		m.at = r.at
+		m.settle(r.k, r.v, r.failed)
+		m.at = at
+		return true
+	}
+	return false
 }
 
 // claim offers log[i] to the live entity its correlation id names; it
@@ -328,6 +448,7 @@ func (m *Replayer) claim(i int) bool {
 	if !e.live || e.kind != ev.Kind {
 		return false
 	}
+	m.consumed(ev)
 	switch e.kind {
 	case EntityStep:
 		if ev.Name != "" && ev.Name != e.name {
@@ -408,9 +529,29 @@ func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) {
 	m.ents = append(m.ents, entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot})
 }
 
-// settleEntity is entity k finished: its value goes to the frame awaiting
-// it, after its label (a pool's calls are its own, and label nothing).
+// settleEntity is entity k finished. During a pass its resolution waits
+// for the pass to end (runOn); else the program runs on at once.
 func (m *Replayer) settleEntity(k int32, v value, failed bool) {
+	if m.deferring {
+		m.resolved = append(m.resolved, resolution{k: k, v: v, failed: failed, at: m.at, clock: m.log[m.at].CreatedMS})
+		return
+	}
+	m.settle(k, v, failed)
+}
+
+// resolution is an entity a pass saw finish, the program not yet run on
+// from it.
+type resolution struct {
+	k      int32
+	v      value
+	failed bool
+	at     int   // the event's index in the log
+	clock  int64 // the event's CreatedMS
+}
+
+// settle is entity k's value going to the frame awaiting it, after its
+// label (a pool's calls are its own, and label nothing).
+func (m *Replayer) settle(k int32, v value, failed bool) {
 	e := &m.ents[k]
 	if e.node.kind != KindPool && e.node.label >= 0 && !failed {
 		m.vars[e.node.label] = v
@@ -452,6 +593,18 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 		for i := range workers {
 			m.poolNext(f, i)
 		}
+	case KindClock:
+		v := falsy
+		if m.clock-m.t0 >= n.clock {
+			v = truthy
+		}
+		if m.Explain {
+			m.Clocks = append(m.Clocks, ClockRead{Node: n.index, Clock: m.clock - m.t0, Truthy: v == truthy, Last: m.lastTaken})
+		}
+		if n.label >= 0 {
+			m.vars[n.label] = v
+		}
+		m.notify(parent, slot, v, false)
 	}
 }
 
@@ -573,6 +726,17 @@ func BeforeEnd(log []Event) []Event {
 		}
 	}
 	return log
+}
+
+// ClockRead is a clock statement a replay ran: the statement (its index in
+// Compiled.Nodes), the clock it read (ms past the workflow's start), what
+// it made of it, and the last event a consumer had taken then (its index
+// in the replayed log; -1: none).
+type ClockRead struct {
+	Node   int32
+	Clock  int64
+	Truthy bool
+	Last   int
 }
 
 // RaceWin is a race a replay settled: the race statement (its index in

@@ -1,6 +1,7 @@
 package program
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -185,5 +186,85 @@ func TestExplainNamesEachRacesWinner(t *testing.T) {
 	plain.Replay(p, log)
 	if len(plain.Wins) != 0 {
 		t.Errorf("a replay without Explain recorded %v", plain.Wins)
+	}
+}
+
+// The clock statement reads the replay's clock: up to core beta.53 the
+// time of the last event of the pass that resolved what the program
+// awaited (the walk consumes, in one pass, every event in a row a
+// registered consumer takes), from beta.55 the time of the events handed
+// to the program so far. So before beta.55 a replay whose log goes on past
+// the awaited event reads a later time, picks the other branch, and cannot
+// consume the log an earlier replay wrote (realengine's
+// TestDateNowReadsTheWholePassBeforeBeta55 holds these to the real cores).
+func TestClockReadsThePassOrTheDelivery(t *testing.T) {
+	p := MustCompile([]Node{{All: []Node{
+		{Seq: []Node{{Step: "a"}, {Clock: 2500 * time.Millisecond, As: "late"}, {If: "late", Then: []Node{{Step: "x"}}, Else: []Node{{Step: "y"}}}}},
+		{Step: "b"},
+	}}})
+	ev := func(tp EventType, ord int32, name string, at int64) Event {
+		e := E(tp, ord)
+		if e.Kind == EntityNone {
+			e.Ordinal = -1
+		}
+		e.Name, e.CreatedMS = name, at
+		return e
+	}
+	base := []Event{ev(RunCreated, -1, "", 1), ev(RunStarted, -1, "", 1), ev(StepCreated, 0, "a", 100), ev(StepCreated, 1, "b", 100),
+		ev(StepStarted, 0, "", 200), ev(StepStarted, 1, "", 200), ev(StepCompleted, 0, "", 2000)}
+	with := func(more ...Event) []Event { return append(append([]Event{}, base...), more...) }
+	bDone := ev(StepCompleted, 1, "", 3000)
+	for _, c := range []struct {
+		log             []Event
+		pass, delivered string
+	}{
+		{with(), "suspended on step#1 b (created), step#2 y", "suspended on step#1 b (created), step#2 y"},
+		{with(bDone), "suspended on step#2 x", "suspended on step#2 y"},
+		{with(bDone, ev(StepCreated, 2, "y", 3100)), "diverged at event 8 (name-mismatch)", "suspended on step#2 y (created)"},
+	} {
+		for _, mode := range []ClockMode{ClockPerPass, ClockPerDelivery} {
+			r := Replayer{Clock: mode}
+			want := c.pass
+			if mode == ClockPerDelivery {
+				want = c.delivered
+			}
+			if got := r.Replay(p, c.log).String(); got != want {
+				t.Errorf("%s, a log of %d events: %s, want %s", mode, len(c.log), got, want)
+			}
+		}
+	}
+	// Past the threshold at the awaited event itself, both read it.
+	late := append(append([]Event{}, base[:6]...), ev(StepCompleted, 0, "", 2600))
+	for _, mode := range []ClockMode{ClockPerPass, ClockPerDelivery} {
+		r := Replayer{Clock: mode}
+		if got := r.Replay(p, late).String(); got != "suspended on step#1 b (created), step#2 x" {
+			t.Errorf("%s, a's end at 2.6 s: %s", mode, got)
+		}
+	}
+}
+
+// A clock statement is a statement like the others: validated, written
+// back as the file writes it, and never a branch of all or race on its own
+// (it awaits nothing).
+func TestClockStatement(t *testing.T) {
+	prog := []Node{{Step: "a"}, {Clock: 1500 * time.Millisecond, As: "late"}, {If: "late", Then: []Node{{Step: "x"}}}}
+	if err := Validate(prog, "program"); err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(prog); !strings.Contains(got, "  - clock: 1.5s\n    as: late\n") {
+		t.Errorf("Format:\n%s", got)
+	}
+	for _, c := range []struct {
+		prog []Node
+		want string
+	}{
+		{[]Node{{Clock: 1500 * time.Microsecond}}, "whole number of milliseconds"},
+		{[]Node{{Clock: -time.Second}}, "positive"},
+		{[]Node{{Race: []Node{{Step: "a"}, {Clock: time.Second}}}}, "must await"},
+		{[]Node{{Clock: time.Second, Step: "a"}}, "one statement has one kind"},
+	} {
+		if err := Validate(c.prog, "program"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.prog, err, c.want)
+		}
 	}
 }
