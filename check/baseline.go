@@ -98,6 +98,7 @@ var knownReasons = map[string]string{
 	"recovery-in-band":          "a step whose run ended before its step_created landed cannot be created in-band any more (docs/MODEL.md finding 9)",
 	"run-context-matches-run":   "a stale lazy read stamps a runContext without startedAt on the next fan-out (docs/MODEL.md finding 4, issue 13); two invocations both start a pending run and its startedAt changes under the runContext stamped from the first (finding 19)",
 	"bounded-work-after-end":    "a last completer's stale pending lazy read of a run that already ended replays it: a third piece of work after the end (docs/MODEL.md finding 11)",
+	"replayable-log":            "a workflow that branches on Date.now(): up to core beta.53 a replay reads the time of the last event its pass took, so a later replay reads a later time than the one that wrote, takes the other branch and cannot consume the log (CORRUPTED_EVENT_LOG on the real core too; fixed in beta.55; docs/MODEL.md, \"Date.now() branches corrupt the pinned release's logs\")",
 }
 
 // KnownReason is the reason a baseline records for prop's violations.

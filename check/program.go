@@ -50,12 +50,18 @@ func ProgramRun(x *flow.Runner, sc *model.Scenario, cfg flow.Config, seed uint64
 	if err != nil {
 		return nil, nil, err
 	}
+	rep, err := judgeProgramRun(res, sc, cfg, seed)
+	return res, rep, err
+}
+
+// judgeProgramRun judges check's properties on the spans of a program's run.
+func judgeProgramRun(res *flow.Result, sc *model.Scenario, cfg flow.Config, seed uint64) (*spancheck.Report, error) {
 	budget := sc.Budget.WorkAfterEnd
 	spans, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: sc.Name, WorkAfterEnd: &budget}, traces.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return res, spancheck.Check(traces.FromReadOnly(spans)), nil
+	return spancheck.Check(traces.FromReadOnly(spans)), nil
 }
 
 // programViolation is a property a program's run broke: the first

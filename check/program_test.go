@@ -147,6 +147,48 @@ func TestMinimizeProgramShrinksAndItsFileReplays(t *testing.T) {
 	}
 }
 
+// The clock storm's counterexample (Date.now() read ahead by the pass)
+// shrinks to a few branches, and its file, which drops an if's emptied
+// branch, loads and replays the same corrupted run.
+func TestMinimizeProgramShrinksTheClockStorm(t *testing.T) {
+	sc, ok := model.Builtin("clock-storm")
+	if !ok {
+		t.Fatal("no clock-storm")
+	}
+	cfg, _ := FlowConfig(&sc)
+	var seed uint64
+	for s := uint64(1); s <= 100 && seed == 0; s++ {
+		if res, _ := flow.Run(cfg, s); res.End == flow.Corrupted {
+			seed = s
+		}
+	}
+	if seed == 0 {
+		t.Fatal("no corrupted clock storm in 100 seeds")
+	}
+	ce, ok := MinimizeProgram(sc, seed, "replayable-log", nil)
+	if !ok {
+		t.Fatalf("seed %d does not violate replayable-log", seed)
+	}
+	if n := len(ce.Scenario.Workflow.Program[0].All); n > 4 {
+		t.Errorf("shrunk to %d branches, want at most 4:\n%s", n, ProgramScenarioFile(ce.Scenario))
+	}
+	if !strings.Contains(strings.Join(ce.Story, "\n"), "Date.now() at statement") {
+		t.Errorf("the shrunk story does not name the clock reads:\n%s", strings.Join(ce.Story, "\n"))
+	}
+	path := filepath.Join(t.TempDir(), "ce.yaml")
+	if err := os.WriteFile(path, []byte(ProgramScenarioFile(ce.Scenario)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := model.Spec{Scenario: path}.Load()
+	if err != nil {
+		t.Fatalf("the shrunk file does not load: %v\n%s", err, ProgramScenarioFile(ce.Scenario))
+	}
+	b, _ := FlowConfig(&back)
+	if res, _ := flow.Run(b, ce.Seed); res.End != flow.Corrupted {
+		t.Errorf("the file's run at seed %d ended %s", ce.Seed, res.End)
+	}
+}
+
 // A shrink that is told to stop returns at once what it has: still a
 // counterexample.
 func TestMinimizeProgramStopsWithACounterexample(t *testing.T) {

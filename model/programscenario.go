@@ -149,6 +149,10 @@ var programBuiltins = map[string]func() Scenario{
 		return programScenario("storm", "the engine team's step-storm: 16 branches × 3 rounds, each racing a step against a 300ms sleep and running one more step when the step won, then a final step (vercel/workflow #3147)",
 			flow.Storm(16, 3, 300*time.Millisecond))
 	},
+	"clock-storm": func() Scenario {
+		return programScenario("clock-storm", "a storm that branches on Date.now(): 16 branches × 3 rounds, each running a step, then a quick step once the run is 1s old, else an extra one; on cores to beta.53 a replay reads the time of its pass's last event, and the pinned release corrupts some logs (docs/MODEL.md, \"Date.now() branches corrupt the pinned release's logs\")",
+			flow.ClockStorm(16, 3, time.Second))
+	},
 	"control": func() Scenario {
 		return programScenario("control", "the storm's control: 3 rounds of a step, one more step when its result says so, and a 300ms sleep, one waker at a time",
 			flow.Control(3, 300*time.Millisecond))

@@ -64,8 +64,8 @@ func TestRunRefusesAProgramsScenario(t *testing.T) {
 // valid; a file may start from one (base: storm).
 func TestBuiltinProgramScenarios(t *testing.T) {
 	names := BuiltinProgramNames()
-	if len(names) != 3 {
-		t.Fatalf("built-in programs %v: want storm, control and inline-hang", names)
+	if len(names) != 4 {
+		t.Fatalf("built-in programs %v: want storm, clock-storm, control and inline-hang", names)
 	}
 	for _, n := range names {
 		sc, err := Spec{Scenario: n}.Load()

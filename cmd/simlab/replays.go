@@ -17,6 +17,7 @@ import (
 	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/properties/spancheck"
+	"github.com/simlab/simlab/realengine"
 	"github.com/simlab/simlab/traces"
 )
 
@@ -59,7 +60,7 @@ func newReplaysCommand() *cobra.Command {
 	var shape, programFile, views, sequential string
 	var branches, rounds, seedCount, maxInline, recovery, hangs int
 	var seed uint64
-	var watchdog, maxDuration, replayCost, inlineLease time.Duration
+	var watchdog, deadline, maxDuration, replayCost, inlineLease time.Duration
 	var asJSON, showLog, judgeProps bool
 	var real realFlags
 	var tf traceFlags
@@ -97,7 +98,12 @@ prefix: a World without slot ids corrupts by design).
 
 storm: --branches branches at once, each for --rounds rounds racing a step
 against a --watchdog sleep and running one more step when the step won, then
-a final step (the engine team's step-storm). control: --rounds rounds of a
+a final step (the engine team's step-storm). clock-storm: --branches
+branches, each for --rounds rounds running a step and then a quick step once
+Date.now() is --deadline past the workflow's start, else an extra one: on
+cores to beta.53 a replay reads the time of the last event its pass took, so
+two replays of different logs may branch differently even with slot ids
+(docs/MODEL.md, "Date.now() branches corrupt the pinned release's logs"). control: --rounds rounds of a
 step, one more step when its result says so, and a --watchdog sleep: the same
 entity counts chosen by what a replay saw, one waker at a time. inline-hang: a
 fan-out exactly --max-inline wide, all run inline by one invocation, whose last
@@ -141,7 +147,7 @@ outlast the other steps).`,
 			}
 			switch {
 			case search:
-				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "max-duration"} {
+				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "deadline", "max-duration"} {
 					if cmd.Flags().Changed(f) {
 						return badInput(fmt.Errorf("--search draws each seed's program and faults: --%s does not apply", f))
 					}
@@ -196,10 +202,25 @@ outlast the other steps).`,
 				}
 				prog = flow.Control(rounds, watchdog)
 				title = fmt.Sprintf("control: %d rounds of a step, maybe one more, and a %v sleep", rounds, watchdog)
+			case shape == "clock-storm":
+				if cmd.Flags().Changed("watchdog") {
+					return badInput(fmt.Errorf("--watchdog: clock-storm races no sleep; its rounds test --deadline"))
+				}
+				if branches < 1 || branches > 1000 || rounds < 1 || rounds > program.MaxLoop {
+					return badInput(fmt.Errorf("--branches %d, --rounds %d: want 1..1000 branches and 1..%d rounds", branches, rounds, program.MaxLoop))
+				}
+				if deadline < time.Millisecond || deadline%time.Millisecond != 0 {
+					return badInput(fmt.Errorf("--deadline %v: want a positive whole number of milliseconds", deadline))
+				}
+				prog = flow.ClockStorm(branches, rounds, deadline)
+				title = fmt.Sprintf("clock-storm: %d branches × %d rounds, each running a step, then a quick step once Date.now() is %v past the start, else an extra one", branches, rounds, deadline)
 			default:
-				return badInput(fmt.Errorf("--shape %q: want storm, control or inline-hang (or --program FILE)", shape))
+				return badInput(fmt.Errorf("--shape %q: want storm, clock-storm, control or inline-hang (or --program FILE)", shape))
 			}
-			if watchdog <= 0 && shape != "inline-hang" && !search {
+			if cmd.Flags().Changed("deadline") && shape != "clock-storm" {
+				return badInput(fmt.Errorf("--deadline is clock-storm's: give --shape clock-storm"))
+			}
+			if watchdog <= 0 && shape != "inline-hang" && shape != "clock-storm" && !search {
 				return badInput(fmt.Errorf("--watchdog %v: want a positive duration", watchdog))
 			}
 			compiled, err := program.Compile(prog)
@@ -246,6 +267,11 @@ outlast the other steps).`,
 			}
 			if err := real.check(cmd, compiled, maxDuration, inlineLease, search, viewList, seqList); err != nil {
 				return badInput(err)
+			}
+			if real.runs > 0 && real.core != "" {
+				// simlab replays as the chosen core does (its clock).
+				c, _ := realengine.CoreByVersion(real.core)
+				base.Clock = c.ClockMode()
 			}
 			if search && real.runs > seedCount {
 				// The real runs are cases 1..N: simlab's rows must hold them
@@ -407,11 +433,12 @@ outlast the other steps).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&shape, "shape", "storm", "the program: storm, control or inline-hang")
+	f.StringVar(&shape, "shape", "storm", "the program: storm, clock-storm, control or inline-hang")
 	f.StringVar(&programFile, "program", "", "a YAML file holding `program:` and its statements (docs/SCENARIOS.md, Programs), in place of --shape")
 	f.IntVar(&branches, "branches", 16, "the storm's branches")
 	f.IntVar(&rounds, "rounds", 3, "each branch's rounds (the control's rounds)")
 	f.DurationVar(&watchdog, "watchdog", 300*time.Millisecond, "the sleep each round races (the control's pause)")
+	f.DurationVar(&deadline, "deadline", time.Second, "clock-storm: how long past the workflow's start Date.now() must be for a round's quick step")
 	f.StringVar(&views, "view", "all", "prefix, own-writes, tail-fence or all")
 	f.StringVar(&sequential, "sequential", "all", "sequential replays: off, on or all")
 	f.IntVar(&seedCount, "seeds", 100, "run seeds 1..N per row")

@@ -158,7 +158,7 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 			return out, fmt.Errorf("real run %d: %w", i, err)
 		}
 		for j, b := range run.ReadBack {
-			out.add(b, sim.Program)
+			out.add(b, sim.Program, core)
 			c := realCase{Seed: uint64(i), End: realEnd(b).String(), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut,
 				ErrorCodes: b.ErrorCodes, EndedTwice: b.TerminalEvents > 1}
 			if j < len(run.Runs) && run.Runs[j].ReturnValue != nil && run.Runs[j].ReturnValue.State == "rejected" {
@@ -197,7 +197,7 @@ func realEnd(b realengine.ReadBack) flow.End {
 	return flow.Failed
 }
 
-func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled) {
+func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled, core realengine.Core) {
 	o.Runs++
 	switch realEnd(b) {
 	case flow.Corrupted:
@@ -213,7 +213,7 @@ func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled) {
 		o.EndedTwice++
 	}
 	log, err := realengine.ProgramEvents(b.Log)
-	if err != nil || program.Replay(p, program.BeforeEnd(log)).Status == program.Diverged {
+	if err != nil || core.Replay(p, program.BeforeEnd(log)).Status == program.Diverged {
 		o.Unreplayable++
 	}
 	if err == nil && hungStep(log) {

@@ -140,7 +140,7 @@ func TestReplaysDocIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "inline-hang"}, {"replays", "--search", "--seeds", "1000"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}} {
+	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "clock-storm"}, {"replays", "--shape", "clock-storm", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "inline-hang"}, {"replays", "--search", "--seeds", "1000"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}, {"replays", "--shape", "clock-storm", "--seed", "19", "--view", "prefix", "--sequential", "off"}} {
 		out, _, err := runCLI(t, args...)
 		if err != nil {
 			t.Fatal(err)

@@ -70,6 +70,13 @@ func validateProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, cor
 	if err != nil {
 		return badInput(fmt.Errorf("scenario %s: %w", sc.Name, err))
 	}
+	if core != "" {
+		c, err := realengine.CoreByVersion(core)
+		if err != nil {
+			return badInput(fmt.Errorf("--cores: %w", err))
+		}
+		cfg.Clock = c.ClockMode() // simlab replays as that core does
+	}
 	real := realFlags{runs: repetitions, core: core, engineDir: engineDir, noInstall: noInstall, timeout: timeout}
 	if err := real.check(cmd, cfg.Program, cfg.MaxDuration, cfg.InlineLease, false, []flow.View{flow.ViewPrefix}, []bool{false}); err != nil {
 		return badInput(err)

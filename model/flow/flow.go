@@ -103,6 +103,9 @@ type Config struct {
 	StepMaxRetries int
 	// MaxTime bounds the run's virtual time (0: none).
 	MaxTime time.Duration
+	// Clock is when a replay's Date.now() moves to an event's time (the
+	// pinned core's: program.ClockPerPass; beta.55's: ClockPerDelivery).
+	Clock program.ClockMode
 }
 
 // Defaults are the runtime's knobs as the pinned release sets them, and
@@ -321,6 +324,8 @@ type Result struct {
 	// or by a crash; Crashes the crashes.
 	Killed  int
 	Crashes int
+	// Clock is the replays' clock (Config.Clock), for the story's replays.
+	Clock program.ClockMode
 	// FenceRestarts counts replays restarted because the tail fence
 	// refused one of their writes (ViewTailFence).
 	FenceRestarts int

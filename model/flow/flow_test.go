@@ -147,6 +147,38 @@ func TestTailFenceTakesOnlyWritesFromTheTail(t *testing.T) {
 	}
 }
 
+// A storm that branches on Date.now() corrupts the pinned release's logs,
+// slot ids and all: a replay whose log ended at the step it awaited reads
+// that step's time, another branch's step starts or ends before its write
+// lands, and every later replay's pass takes that event before the
+// program runs on, reads the later time, takes the other branch and
+// diverges on what the first wrote. The story names the clock each read.
+// Core beta.55's clock (moved only by deliveries) reads the same time
+// either way: no run corrupts.
+func TestClockStormCorruptsThePinnedRelease(t *testing.T) {
+	cfg := config(t, ClockStorm(16, 3, time.Second), ViewPrefix)
+	corrupted := 0
+	for seed := range uint64(100) {
+		res := runSeed(t, cfg, seed+1)
+		if res.End != Corrupted {
+			continue
+		}
+		corrupted++
+		if story := strings.Join(res.Story(cfg.Program), "\n"); !strings.Contains(story, "Date.now() at statement") {
+			t.Errorf("seed %d: the story does not name the clock reads:\n%s", seed+1, story)
+		}
+	}
+	if corrupted == 0 {
+		t.Error("no clock storm corrupted on the pinned release's clock")
+	}
+	cfg.Clock = program.ClockPerDelivery
+	for seed := range uint64(100) {
+		if res := runSeed(t, cfg, seed+1); res.End != Completed || res.Fresh.Status != program.Completed {
+			t.Errorf("seed %d on beta.55's clock: %s, fresh replay %s", seed+1, res.End, res.Fresh)
+		}
+	}
+}
+
 // The control mints entities by what a replay saw too, but one waker at a
 // time: no view corrupts it.
 func TestControlNeverCorrupts(t *testing.T) {

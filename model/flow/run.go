@@ -187,6 +187,7 @@ func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 		msgs: r.msgs[:0], actors: r.actors[:0], wakes: r.wakes[:0], backstops: r.backstops[:0],
 		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0],
 		memo: r.memo[:0], memoPend: r.memoPend[:0], resumes: r.resumes}
+	r.rep.Clock, res.Clock = cfg.Clock, cfg.Clock
 }
 
 func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {

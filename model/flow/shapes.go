@@ -56,3 +56,24 @@ func InlineHang(width, hangs int) []program.Node {
 	all[width-1] = program.Node{Step: "hang", Hangs: hangs}
 	return []program.Node{{All: all}, {Step: "final"}}
 }
+
+// ClockStorm is a storm that branches on Date.now(): branches branches at
+// once, each, for rounds rounds, running a step and then, once the run's
+// clock is deadline past the workflow's start, a quick step, else an
+// extra one (a deadline a workflow checks between steps). Which step a
+// round mints depends on the time the replay reads after the step: on
+// cores to beta.53 the time of the last event of the replay's pass
+// (program.ClockPerPass), so two replays of different logs may read
+// different times at the same point.
+func ClockStorm(branches, rounds int, deadline time.Duration) []program.Node {
+	all := make([]program.Node, branches)
+	for i := range all {
+		late := fmt.Sprintf("late%d", i)
+		all[i] = program.Node{Loop: rounds, Do: []program.Node{
+			{Step: "work"},
+			{Clock: deadline, As: late},
+			{If: late, Then: []program.Node{{Step: "quick"}}, Else: []program.Node{{Step: "extra"}}},
+		}}
+	}
+	return []program.Node{{All: all}, {Step: "final"}}
+}

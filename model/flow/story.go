@@ -39,7 +39,8 @@ func (res *Result) Story(p *program.Compiled) []string {
 	for j := range before {
 		before[j] = res.Log[j].Event
 	}
-	o := program.Replay(p, before)
+	rep := program.Replayer{Clock: res.Clock}
+	o := rep.Replay(p, before)
 	expected := "nothing yet"
 	for _, pe := range o.Pending {
 		if pe.Ordinal == ev.Ordinal {
@@ -85,6 +86,8 @@ func (res *Result) Story(p *program.Compiled) []string {
 		}
 	}
 	if line := res.raceTakenOtherwise(p, i); line != "" {
+		add("%s", line)
+	} else if line := res.clockReadOtherwise(p, i); line != "" {
 		add("%s", line)
 	}
 	var others []string
@@ -157,32 +160,13 @@ func (res *Result) raceTakenOtherwise(p *program.Compiled, i int) string {
 	if ev.Saw < 0 || ev.Loaded < 0 {
 		return ""
 	}
-	// The writer's view: the log's first Loaded events, then its own
-	// writes (and its inline steps') below event i that it had made before
-	// the replay.
-	view := make([]int, 0, ev.Saw)
-	for j := range int(ev.Loaded) {
-		view = append(view, j)
+	view := res.writerView(i)
+	if view == nil {
+		return ""
 	}
-	// Its own writes land in the order it issued them, so the ones its
-	// replay saw are the first Saw - Loaded of them.
-	for j := int(ev.Loaded); j < i && len(view) < int(ev.Saw); j++ {
-		if res.Log[j].By == ev.By || res.ownedBy(j, ev.By) {
-			view = append(view, j)
-		}
-	}
-	if len(view) != int(ev.Saw) {
-		return "" // (a view this reconstruction does not match)
-	}
-	events := func(pos []int) []program.Event {
-		out := make([]program.Event, len(pos))
-		for k, j := range pos {
-			out[k] = res.Log[j].Event
-		}
-		return out
-	}
+	events := res.eventsAt
 	wins := func(pos []int) []program.RaceWin {
-		r := program.Replayer{Explain: true}
+		r := program.Replayer{Explain: true, Clock: res.Clock}
 		r.Replay(p, events(pos))
 		return r.Wins
 	}
@@ -255,4 +239,94 @@ func (res *Result) EndsStory() []string {
 		}
 	}
 	return out
+}
+
+// writerView is the log the writer of event i replayed, as positions in
+// the log: its first Loaded events, then its own writes (and its inline
+// steps') below event i that it had made before the replay. nil when its
+// view is not known or this reconstruction does not match it.
+func (res *Result) writerView(i int) []int {
+	ev := res.Log[i]
+	if ev.Saw < 0 || ev.Loaded < 0 {
+		return nil
+	}
+	view := make([]int, 0, ev.Saw)
+	for j := range int(ev.Loaded) {
+		view = append(view, j)
+	}
+	// Its own writes land in the order it issued them, so the ones its
+	// replay saw are the first Saw - Loaded of them.
+	for j := int(ev.Loaded); j < i && len(view) < int(ev.Saw); j++ {
+		if res.Log[j].By == ev.By || res.ownedBy(j, ev.By) {
+			view = append(view, j)
+		}
+	}
+	if len(view) != int(ev.Saw) {
+		return nil
+	}
+	return view
+}
+
+// eventsAt is the log's events at positions pos.
+func (res *Result) eventsAt(pos []int) []program.Event {
+	out := make([]program.Event, len(pos))
+	for k, j := range pos {
+		out[k] = res.Log[j].Event
+	}
+	return out
+}
+
+// clockReadOtherwise names the first clock statement (Date.now()) that the
+// writer of log event i read otherwise than a fresh replay of the log
+// before i reads it: the writer's own wrong act, when the time it read was
+// not the one the log's replay reads there (up to core beta.53 a replay
+// reads the time of the last event its pass took, program.ClockPerPass).
+// "" when the writer's view is not known or every clock reads the same.
+func (res *Result) clockReadOtherwise(p *program.Compiled, i int) string {
+	view := res.writerView(i)
+	if view == nil {
+		return ""
+	}
+	reads := func(pos []int) []program.ClockRead {
+		r := program.Replayer{Explain: true, Clock: res.Clock}
+		r.Replay(p, res.eventsAt(pos))
+		return append([]program.ClockRead(nil), r.Clocks...)
+	}
+	truth := make([]int, i)
+	for j := range truth {
+		truth[j] = j
+	}
+	inView, inLog := reads(view), reads(truth)
+	type key struct{ node, nth int32 }
+	seen, byKey := map[int32]int32{}, map[key]program.ClockRead{}
+	for _, c := range inView {
+		byKey[key{c.Node, seen[c.Node]}] = c
+		seen[c.Node]++
+	}
+	clear(seen)
+	last := func(pos []int, k int) string {
+		if k < 0 {
+			return "no event"
+		}
+		j := pos[k]
+		return fmt.Sprintf("event %d %s, by %s at %s", j, res.Log[j].Event, res.ActorName(res.Log[j].By), at(res.Log[j].At))
+	}
+	for _, c := range inLog {
+		k := key{c.Node, seen[c.Node]}
+		seen[c.Node]++
+		vc, ok := byKey[k]
+		if !ok || vc.Truthy == c.Truthy {
+			continue
+		}
+		d := p.Nodes[c.Node].Clock
+		side := func(t bool) string {
+			if t {
+				return fmt.Sprintf("at or past its %v", d)
+			}
+			return fmt.Sprintf("short of its %v", d)
+		}
+		return fmt.Sprintf("  Date.now() at statement %d: its replay read +%v, %s (the last event it had taken: %s); a fresh replay of the log reads +%v there, %s (its pass had taken %s): the replay's clock runs ahead with its pass (%s)",
+			c.Node, time.Duration(vc.Clock)*time.Millisecond, side(vc.Truthy), last(view, vc.Last), time.Duration(c.Clock)*time.Millisecond, side(c.Truthy), last(truth, c.Last), res.Clock)
+	}
+	return ""
 }
