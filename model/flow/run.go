@@ -330,6 +330,10 @@ func (r *runner) land(a int32) {
 	case callWrite:
 		w := &ac.writes[ac.wi]
 		w.ev.By = a
+		// world-local stamps createdAt when the call enters create(), and
+		// takes the event's slot when it commits: an event's time is its
+		// call's start, so the log's times need not grow in log order.
+		w.ev.CreatedMS = int64(ac.callAt / sim.Time(time.Millisecond))
 		if r.cfg.View == ViewTailFence && w.ev.Saw >= 0 && !r.atTail(r.decider(a)) {
 			// A write a replay decided, from a log that is not the
 			// tail: the fence refuses it.

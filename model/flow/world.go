@@ -1,8 +1,6 @@
 package flow
 
 import (
-	"time"
-
 	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/sim"
 )
@@ -152,7 +150,6 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCh
 func (w *world) append(now sim.Time, wr *Entry) {
 	e := *wr
 	e.At = now
-	e.CreatedMS = int64(now / sim.Time(time.Millisecond))
 	if e.Kind == program.EntityStep {
 		ent, pos := w.entity(e.Ordinal), int32(len(w.log))+1
 		switch e.Type {
