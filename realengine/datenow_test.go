@@ -22,49 +22,30 @@ import (
 // 5.0.0-beta.55 moves the clock as the program is handed each event, and
 // reads the same time either way.
 //
-// The program: a and b at once; after a, Date.now() - t0 >= 2.5 s picks x,
-// else y. The logs are the real core's own replays (offline, every pinned
-// core), simlab's model/program replay held to each.
+// The program and logs are DateNowProgram and DateNowLogs (and b started
+// again a second later), replayed by the real core's own replay (offline,
+// every pinned core), simlab's model/program replay held to each.
 func TestDateNowReadsTheWholePassBeforeBeta55(t *testing.T) {
-	prog := []program.Node{{All: []program.Node{
-		{Seq: []program.Node{{Step: "a"}, {Clock: 2500 * time.Millisecond, As: "late"}, {If: "late", Then: []program.Node{{Step: "x"}}, Else: []program.Node{{Step: "y"}}}}},
-		{Step: "b"},
-	}}}
-	ev := func(tp program.EventType, ord int32, name string, at int64) program.Event {
-		e := program.E(tp, ord)
-		if e.Kind == program.EntityNone {
-			e.Ordinal = -1
-		}
-		e.Name, e.CreatedMS = name, at
-		return e
-	}
-	base := []program.Event{
-		ev(program.RunCreated, -1, "", 1), ev(program.RunStarted, -1, "", 1),
-		ev(program.StepCreated, 0, "a", 100), ev(program.StepCreated, 1, "b", 100),
-		ev(program.StepStarted, 0, "", 200), ev(program.StepStarted, 1, "", 200),
-		ev(program.StepCompleted, 0, "", 2000),
-	}
-	with := func(more ...program.Event) []program.Event {
-		return append(append([]program.Event{}, base...), more...)
-	}
-	bDone := ev(program.StepCompleted, 1, "", 3000)
+	short, longer, stale := DateNowLogs()
+	restarted := append(append([]program.Event{}, short...), short[5])
+	restarted[len(restarted)-1].CreatedMS = 3000 // b started again a second later
 	cases := []struct {
 		what string
 		log  []program.Event
 		// want is the outcome on cores to beta.53, and on beta.55.
 		want, want55 string
 	}{
-		{"the log ends at a's end (2 s)", with(), "suspended on step#1 b (created), step#2 y", "suspended on step#1 b (created), step#2 y"},
-		{"b ends a second later", with(bDone), "suspended on step#2 x", "suspended on step#2 y"},
-		{"b is started again a second later", with(ev(program.StepStarted, 1, "", 3000)), "suspended on step#1 b (created), step#2 x", "suspended on step#1 b (created), step#2 y"},
-		{"the first replay's y lands after b's end", with(bDone, ev(program.StepCreated, 2, "y", 3100)), "diverged at event 8 (name-mismatch)", "suspended on step#2 y (created)"},
+		{"the log ends at a's end (2 s)", short, "suspended on step#1 b (created), step#2 y", "suspended on step#1 b (created), step#2 y"},
+		{"b ends a second later", longer, "suspended on step#2 x", "suspended on step#2 y"},
+		{"b is started again a second later", restarted, "suspended on step#1 b (created), step#2 x", "suspended on step#1 b (created), step#2 y"},
+		{"the first replay's y lands after b's end", stale, "diverged at event 8 (name-mismatch)", "suspended on step#2 y (created)"},
 	}
 	r := prepared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	compiled := program.MustCompile(prog)
+	compiled := program.MustCompile(DateNowProgram)
 	for _, c := range Cores {
-		o, err := r.OfflineReplayer(ctx, c, map[string][]program.Node{"datenow": prog})
+		o, err := r.OfflineReplayer(ctx, c, map[string][]program.Node{"datenow": DateNowProgram})
 		if err != nil {
 			t.Fatal(err)
 		}

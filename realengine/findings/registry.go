@@ -59,6 +59,7 @@ var Findings = []Finding{
 	{ID: "turbo-body-after-cancel", Title: "a cancelled run still runs its inline step's body: turbo's optimistic start (forced)", Test: "TestTurboRunsAnInlineBodyOnACancelledRun", judge: judgeTurboBody},
 	{ID: "body-twice", Title: "one step's body runs twice at once: a queued step's early completion makes its consumer a last completer that runs the inline step too (forced)", Test: "TestForcedEarlyQueuedCompletionAgainstTheInlineStep", judge: judgeBodyTwice},
 	{ID: "turbo-body-after-completion", Title: "a completed run still runs an inline step's body: the orchestrator's continuation, turbo (reproduced from simlab's schedule)", Test: "TestReproduceTurboBodyAfterTheRunCompleted", judge: judgeSchedule("turbo-body-after-completion.json")},
+	{ID: "date-now", Title: "Date.now() reads the time of the replay's pass, not of the event awaited: a branch on it corrupts the log", Test: "TestDateNowReadsTheWholePassBeforeBeta55", judge: judgeDateNow},
 	{ID: "default-dispatch", Title: "the runtime's default dispatch is not resilient: step_created lands before the publish", judge: judgeDefaultDispatch},
 	{ID: "invoke", Title: "core beta.55's capabilities.invoke path (queued replay), on a World given the capability", judge: judgeInvoke},
 }

@@ -131,3 +131,23 @@ func TestScheduleVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeDateNowReplays(t *testing.T) {
+	pending := func(name string) realengine.RealReplay {
+		return realengine.RealReplay{Outcome: "suspended", Pending: []realengine.RealPending{{Ordinal: 2, Kind: "step", Name: name}}}
+	}
+	diverged := realengine.RealReplay{Outcome: "diverged", At: 8, Message: "name mismatch"}
+	for _, c := range []struct {
+		rs   realengine.DateNowReplays
+		want Verdict
+	}{
+		{realengine.DateNowReplays{Short: pending("y"), Longer: pending("x"), Stale: diverged}, Holds},
+		{realengine.DateNowReplays{Short: pending("y"), Longer: pending("y"), Stale: pending("y")}, Fixed},
+		{realengine.DateNowReplays{Short: pending("x"), Longer: pending("x"), Stale: diverged}, Undecided},
+		{realengine.DateNowReplays{Short: pending("y"), Longer: pending("x"), Stale: pending("y")}, Undecided},
+	} {
+		if got := judgeDateNowReplays(c.rs); got.Verdict != c.want || got.Evidence == "" {
+			t.Errorf("%+v: %+v, want %s", c.rs, got, c.want)
+		}
+	}
+}
