@@ -304,6 +304,9 @@ func TestFindingsDocReplaysRatesAreCurrent(t *testing.T) {
 	}{
 		{"storm, 16 branches × 3 rounds", "0 of 20 (`--real 20`)", "step-storm 554–583 of 600 before slot ids (#3172, #3179); 553 of 600 with an append-tail fence (#3177)", []string{"--shape", "storm"},
 			[]string{"`storm`", "0 of 20", "554–583 of 600 before slot ids"}},
+		{"clock-storm, 16 branches × 3 rounds, a 1 s `Date.now()` deadline", "1 of 40 (`--shape clock-storm --real 20`, twice)", "none published; beta.55 reads the clock per delivery (\"a later event's time would leak into an earlier delivery's cascade\")", []string{"--shape", "clock-storm"}, nil},
+		{"clock-storm, 48 branches × 3 rounds, a 2 s deadline", "2 of 20 failed `CORRUPTED_EVENT_LOG`, 5 of 20 logs unconsumable (`--shape clock-storm --branches 48 --deadline 2s --real 20`)", "none published (fixed in beta.55)", []string{"--shape", "clock-storm", "--branches", "48", "--deadline", "2s"},
+			[]string{"`clock-storm`, 48 branches, 2 s", "5 of 20", "none published (fixed in beta.55)"}},
 		{"control", "0 of 10 (`--shape control --real 10`)", "hook-sleep 0 of 200", []string{"--shape", "control"}, nil},
 		{"inline-hang: its task hangs twice until the limit (800 s) kills the invocation", "0 of 5, each killed twice (`--shape inline-hang --max-duration 5s --real 5`)", "about 1 % of one customer's runs; \"the shape alone does NOT corrupt\" locally (#4199)", []string{"--shape", "inline-hang"},
 			[]string{"`inline-hang`", "0 of 5", "~1 % of one customer's runs"}},
