@@ -30,7 +30,7 @@ const (
 func mightViolate(prop string, res *flow.Result) bool {
 	switch prop {
 	case "replayable-log":
-		return res.End == flow.Corrupted || res.Fresh.Status == program.Diverged
+		return res.Unconsumable()
 	case "single-terminal-event":
 		return res.RunEnds > 1
 	}

@@ -472,7 +472,7 @@ func TestReplaysPropertiesJudgesEachRunsSpans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.End == flow.Corrupted || res.Fresh.Status == program.Diverged {
+		if res.Unconsumable() {
 			if want++; first == 0 {
 				first = s
 			}

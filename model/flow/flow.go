@@ -332,6 +332,13 @@ type Result struct {
 	Stats         sim.Stats
 }
 
+// Unconsumable says the run's log is one no replay consumes: the run failed
+// CORRUPTED_EVENT_LOG, or a fresh replay of its log diverges (what
+// replayable-log judges).
+func (r *Result) Unconsumable() bool {
+	return r.End == Corrupted || r.Fresh.Status == program.Diverged
+}
+
 // FirstEnd is the write whose run_completed or run_failed the World accepted
 // first, the run's end (nil: the run never ended).
 func (r *Result) FirstEnd() *Write {
