@@ -27,8 +27,8 @@ func (s *Scenario) IsProgram() bool {
 }
 
 // ErrProgramScenario is the fan-out engine refusing a program's scenario:
-// model/flow runs it (simlab check, simlab run).
-var ErrProgramScenario = errors.New("the scenario's workflow.program is a program (a race, sleep, if, loop, pool or a step's own body, results or hangs): it runs as the runtime replays it, in simlab check and simlab run, not in the fan-out engine this command drives")
+// model/flow runs it (simlab check, run, validate, tui).
+var ErrProgramScenario = errors.New("the scenario's workflow.program is a program (a race, sleep, if, loop, pool or a step's own body, results or hangs): it runs as the runtime replays it, in simlab check, run, validate and tui, not in the fan-out engine this command drives")
 
 // ProgramFields are the scenario fields a program's run honours (model/flow,
 // through check.FlowConfig); every other field must keep its default, since

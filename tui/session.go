@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/properties"
 	"github.com/simlab/simlab/properties/spancheck"
 	"github.com/simlab/simlab/sim"
@@ -44,11 +46,7 @@ func (c Config) scenario() (model.Scenario, error) { return c.spec().Load() }
 // CLI calls it so a bad --scenario, --set or --variant fails before the
 // screen opens.
 func (c Config) Check() error {
-	sc, err := c.scenario()
-	if err == nil && sc.IsProgram() {
-		return fmt.Errorf("scenario %s: %w; to explore one of its runs here, save its trace (simlab run --scenario %s --seed N --trace-out run.jsonl) and open it with --trace run.jsonl",
-			sc.Name, model.ErrProgramScenario, model.ShellQuote(c.Scenario))
-	}
+	_, err := c.scenario()
 	return err
 }
 
@@ -217,17 +215,25 @@ func SimulateWith(cfg Config, o SimOptions) ([]*Run, error) {
 		if stopped() {
 			return out, ErrStopped
 		}
-		s := sc // model.Run does not change the scenario, but each seed gets its own copy anyway
-		res, err := model.Run(&s, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
-		if err != nil {
-			return out, fmt.Errorf("seed %d: %w", seed, err)
-		}
-		if stopped() {
-			return out, ErrStopped
-		}
-		runs, err := runsOf(res.History, cfg, seed)
-		if err != nil {
-			return out, fmt.Errorf("seed %d: %w", seed, err)
+		var runs []*Run
+		if sc.IsProgram() {
+			r, err := programRun(&sc, cfg, seed)
+			if err != nil {
+				return out, fmt.Errorf("seed %d: %w", seed, err)
+			}
+			runs = []*Run{r}
+		} else {
+			s := sc // model.Run does not change the scenario, but each seed gets its own copy anyway
+			res, err := model.Run(&s, sim.NewPCG(seed), model.Options{Record: true, Seed: seed})
+			if err != nil {
+				return out, fmt.Errorf("seed %d: %w", seed, err)
+			}
+			if stopped() {
+				return out, ErrStopped
+			}
+			if runs, err = runsOf(res.History, cfg, seed); err != nil {
+				return out, fmt.Errorf("seed %d: %w", seed, err)
+			}
 		}
 		for _, r := range runs {
 			spans += len(r.Spans)
@@ -238,6 +244,35 @@ func SimulateWith(cfg Config, o SimOptions) ([]*Run, error) {
 		o.Progress(len(cfg.Seeds), len(cfg.Seeds))
 	}
 	return out, nil
+}
+
+// programRun is seed of a program's scenario (model/flow, as the runtime
+// replays it) as a run of the lab: its trace, judged on its spans as a
+// trace file's runs are (a program's run has no History).
+func programRun(sc *model.Scenario, cfg Config, seed uint64) (*Run, error) {
+	fcfg, err := check.FlowConfig(sc)
+	if err != nil {
+		return nil, err
+	}
+	res, err := flow.Run(fcfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	budget := sc.Budget.WorkAfterEnd
+	story := append(res.Story(fcfg.Program), res.EndsStory()...)
+	ro, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: fcfg, Seed: seed, Workflow: sc.Name, Story: story, WorkAfterEnd: &budget}, traces.Options{})
+	if err != nil {
+		return nil, err
+	}
+	spans := traces.FromReadOnly(ro)
+	r, err := newRun(spans)
+	if err != nil {
+		return nil, err
+	}
+	r.cfg, r.Seed, r.HasSeed, r.Scenario = cfg.clone(), seed, true, sc.Name
+	r.key = cfg.key(seed)
+	r.Judged = spancheck.Check(spans)
+	return r, nil
 }
 
 func runsOf(h *model.History, cfg Config, seed uint64) ([]*Run, error) {

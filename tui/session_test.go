@@ -324,3 +324,30 @@ func TestSimulateReportsAllSeedsDone(t *testing.T) {
 		t.Errorf("last report %v after %d reports, want [3 3] after 4 (before each seed, then all done)", last, calls)
 	}
 }
+
+// The lab runs a program's scenario as check does (model/flow, judged on
+// each run's spans): a clock storm's corrupted seed shows replayable-log
+// violated with its story, and its replay line is simlab run's.
+func TestSimulateRunsAProgramsScenario(t *testing.T) {
+	cfg := Config{Scenario: "clock-storm", Seeds: []uint64{19, 20}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Simulate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Seed != 19 || runs[0].Scenario != "clock-storm" {
+		t.Fatalf("runs %+v: want one per seed", runs)
+	}
+	judged, violations, _ := runs[0].verdictOf("replayable-log")
+	if !judged || len(violations) == 0 || !strings.Contains(strings.Join(violations[0], "\n"), "CORRUPTED_EVENT_LOG") {
+		t.Errorf("seed 19: replayable-log judged %v, %v; want it violated (the run failed CORRUPTED_EVENT_LOG)", judged, violations)
+	}
+	if got := runs[0].Replay(); got != "simlab run --scenario clock-storm --seed 19" {
+		t.Errorf("replay %q", got)
+	}
+	if n, judged := runs[1].violationCount(); !judged || n != 0 {
+		t.Errorf("seed 20: %d properties violated (judged %v); want none", n, judged)
+	}
+}

@@ -99,12 +99,12 @@ func TestCheckOfAProgramsScenario(t *testing.T) {
 
 // The commands that drive the fan-out engine refuse a program's scenario,
 // saying which commands run it; so do check's flags that need a fan-out
-// run. (validate runs one: TestValidateOfAProgramsScenario.)
+// run. (validate and tui run one: TestValidateOfAProgramsScenario,
+// tui's TestSimulateRunsAProgramsScenario.)
 func TestFanoutCommandsRefuseAProgramsScenario(t *testing.T) {
 	scenario := docExample(t, "name: storm-without-slots")
 	for _, args := range [][]string{
 		{"sweep", "--scenario", scenario},
-		{"tui", "--scenario", scenario},
 		{"check", "--scenario", scenario, "--diff", "--set", "workflow.max_inline=2"},
 		{"check", "--scenario", scenario, "--report", filepath.Join(t.TempDir(), "r.html")},
 		{"check", "--scenario", scenario, "--reproduce"},
