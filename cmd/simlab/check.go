@@ -142,7 +142,7 @@ simlab run --scenario FILE --seed N replays.`,
 				}{
 					{diff || len(baseSets) > 0 || len(baseVariants) > 0, "--diff", "compares two fan-out configurations seed by seed"},
 					{reportFile != "", "--report", "draws a fan-out run's waterfall from its schedule"},
-					{reproduce, "--reproduce", "forces a fan-out schedule on the real core (a program runs there with simlab replays --program FILE --real N)"},
+					{reproduce, "--reproduce", "forces a fan-out schedule on the real core (a program's scenario runs there with simlab validate --scenario FILE)"},
 				} {
 					if f.set {
 						return badInput(fmt.Errorf("%s %s: scenario %s is a program, judged on each run's spans", f.flag, f.why, sc.Name))
