@@ -255,19 +255,19 @@ type Replayer struct {
 	returned bool
 	threw    bool
 	at       int // the event being offered
-	// clock is the VM's Date.now() (ms since the run was created): the
-	// latest CreatedMS of the events consumed so far; t0 is its value when the
-	// program started.
-	clock, t0 int64
+	// clock is the VM's Date.now() as ms since the run was created (the
+	// workflow's start reads 0: core's fixedTimestamp is the run id's
+	// time): the latest CreatedMS of the events consumed (ClockPerPass) or
+	// delivered (ClockPerDelivery) so far.
+	clock int64
 	// lastTaken is the last event a consumer took (for ClockRead.Last).
 	lastTaken int
-	// deferring: a pass is walking the log; resolved are the entities it
-	// saw finish, for deliverNext.
-	deferring bool
-	resolved  []resolution
-	failAt    int
-	div       Divergence
-	divAt     int
+	// resolved are the entities the walk saw finish, not yet delivered
+	// (deliverNext).
+	resolved []resolution
+	failAt   int
+	div      Divergence
+	divAt    int
 }
 
 // Replay replays program p against log, as core's replay does.
@@ -296,7 +296,6 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 	// diverges.
 	consumed, i := 0, 0
 	for !m.stopped() {
-		m.deferring = true
 		for !m.stopped() {
 			m.drainParked()
 			if m.stopped() || i >= len(log) {
@@ -309,7 +308,6 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 			i++
 			consumed = i
 		}
-		m.deferring = false
 		if m.stopped() {
 			break
 		}
@@ -414,27 +412,27 @@ func (m *Replayer) reject(i int) {
 // delivered, and the program runs on from it; it reports whether there was
 // one.
 func (m *Replayer) deliverNext() bool {
-	for len(m.resolved) > 0 {
-		j := 0
-		for i := range m.resolved {
-			if m.resolved[i].at < m.resolved[j].at {
-				j = i
-			}
-		}
-		r := m.resolved[j]
-		m.resolved = append(m.resolved[:j], m.resolved[j+1:]...)
-		if m.Clock == ClockPerDelivery {
-			// A branch-deciding delivery moves the clock (core beta.55's
-			// advanceClock), whatever the walk read past it.
-			m.clock = max(m.clock, r.clock)
-		}
-		at := m.at
-		m.at = r.at
-		m.settle(r.k, r.v, r.failed)
-		m.at = at
-		return true
+	if len(m.resolved) == 0 {
+		return false
 	}
-	return false
+	j := 0
+	for i := range m.resolved {
+		if m.resolved[i].at < m.resolved[j].at {
+			j = i
+		}
+	}
+	r := m.resolved[j]
+	m.resolved = append(m.resolved[:j], m.resolved[j+1:]...)
+	if m.Clock == ClockPerDelivery {
+		// A branch-deciding delivery moves the clock (core beta.55's
+		// advanceClock), whatever the walk read past it.
+		m.clock = max(m.clock, r.clock)
+	}
+	at := m.at
+	m.at = r.at
+	m.settle(r.k, r.v, r.failed)
+	m.at = at
+	return true
 }
 
 // claim offers log[i] to the live entity its correlation id names; it
@@ -529,14 +527,10 @@ func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) {
 	m.ents = append(m.ents, entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot})
 }
 
-// settleEntity is entity k finished. During a pass its resolution waits
-// for the pass to end (runOn); else the program runs on at once.
+// settleEntity is entity k finished on event m.at: its resolution waits
+// for the walk to deliver it (deliverNext).
 func (m *Replayer) settleEntity(k int32, v value, failed bool) {
-	if m.deferring {
-		m.resolved = append(m.resolved, resolution{k: k, v: v, failed: failed, at: m.at, clock: m.log[m.at].CreatedMS})
-		return
-	}
-	m.settle(k, v, failed)
+	m.resolved = append(m.resolved, resolution{k: k, v: v, failed: failed, at: m.at, clock: m.log[m.at].CreatedMS})
 }
 
 // resolution is an entity a pass saw finish, the program not yet run on
@@ -595,11 +589,11 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 		}
 	case KindClock:
 		v := falsy
-		if m.clock-m.t0 >= n.clock {
+		if m.clock >= n.clock {
 			v = truthy
 		}
 		if m.Explain {
-			m.Clocks = append(m.Clocks, ClockRead{Node: n.index, Clock: m.clock - m.t0, Truthy: v == truthy, Last: m.lastTaken})
+			m.Clocks = append(m.Clocks, ClockRead{Node: n.index, Clock: m.clock, Truthy: v == truthy, Last: m.lastTaken})
 		}
 		if n.label >= 0 {
 			m.vars[n.label] = v
