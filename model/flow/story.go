@@ -85,9 +85,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 			}
 		}
 	}
-	if line := res.raceTakenOtherwise(p, i); line != "" {
-		add("%s", line)
-	} else if line := res.clockReadOtherwise(p, i); line != "" {
+	if line := res.choiceMadeOtherwise(p, i); line != "" {
 		add("%s", line)
 	}
 	var others []string
@@ -151,58 +149,92 @@ func at(t sim.Time) string {
 	return "+" + time.Duration(t).Round(time.Microsecond).String()
 }
 
-// raceTakenOtherwise names the first race that the writer of log event i
-// saw settled by another branch than the log settles it before i: the
-// writer's own wrong act, when its view was not the log's. "" when its
-// view is not known or settles every race as the log does.
-func (res *Result) raceTakenOtherwise(p *program.Compiled, i int) string {
-	ev := res.Log[i]
-	if ev.Saw < 0 || ev.Loaded < 0 {
-		return ""
-	}
+// choiceMadeOtherwise names the first choice the writer of log event i made
+// otherwise than a fresh replay of the log before i makes it: a race it saw
+// settled by another branch, else a clock statement (Date.now()) it read
+// on the other side of its deadline (up to core beta.53 a replay reads the
+// time of the last event its pass took, program.ClockPerPass). That is the
+// writer's own wrong act, when its view was not the log's. "" when its view
+// is not known or it chose as the log does.
+func (res *Result) choiceMadeOtherwise(p *program.Compiled, i int) string {
 	view := res.writerView(i)
 	if view == nil {
 		return ""
-	}
-	events := res.eventsAt
-	wins := func(pos []int) []program.RaceWin {
-		r := program.Replayer{Explain: true, Clock: res.Clock}
-		r.Replay(p, events(pos))
-		return r.Wins
 	}
 	truth := make([]int, i)
 	for j := range truth {
 		truth[j] = j
 	}
-	inView, inLog := wins(view), wins(truth)
-	// Pair the races by statement and occurrence.
-	type key struct{ node, nth int32 }
-	index := func(ws []program.RaceWin) map[key]program.RaceWin {
-		seen, out := map[int32]int32{}, map[key]program.RaceWin{}
-		for _, w := range ws {
-			out[key{w.Node, seen[w.Node]}] = w
-			seen[w.Node]++
-		}
-		return out
+	replay := func(pos []int) ([]program.RaceWin, []program.ClockRead) {
+		r := program.Replayer{Explain: true, Clock: res.Clock}
+		r.Replay(p, res.eventsAt(pos))
+		return r.Wins, r.Clocks
 	}
-	viewWins := index(inView)
-	seen := map[int32]int32{}
-	for _, w := range inLog {
-		k := key{w.Node, seen[w.Node]}
-		seen[w.Node]++
-		vw, ok := viewWins[k]
-		if ok && vw.Branch == w.Branch {
+	viewWins, viewClocks := replay(view)
+	logWins, logClocks := replay(truth)
+	for _, w := range pairByStatement(logWins, viewWins, func(w program.RaceWin) int32 { return w.Node }) {
+		lw, vw, ok := w.log, w.view, w.ok
+		if ok && vw.Branch == lw.Branch {
 			continue
 		}
-		logEv := fmt.Sprintf("event %d %s, by %s", w.At, res.Log[w.At].Event, res.ActorName(res.Log[w.At].By))
+		logEv := fmt.Sprintf("event %d %s, by %s", lw.At, res.Log[lw.At].Event, res.ActorName(res.Log[lw.At].By))
 		if !ok {
-			return fmt.Sprintf("  the race of statement %d was settled in the log by branch %d (%s); its replay saw it unsettled", w.Node, w.Branch, logEv)
+			return fmt.Sprintf("  the race of statement %d was settled in the log by branch %d (%s); its replay saw it unsettled", lw.Node, lw.Branch, logEv)
 		}
 		j := view[vw.At]
 		return fmt.Sprintf("  the race of statement %d: its replay saw branch %d win on %s (event %d, by %s), the log has branch %d winning first (%s)",
-			w.Node, vw.Branch, res.Log[j].Event, j, res.ActorName(res.Log[j].By), w.Branch, logEv)
+			lw.Node, vw.Branch, res.Log[j].Event, j, res.ActorName(res.Log[j].By), lw.Branch, logEv)
+	}
+	last := func(pos []int, k int) string {
+		if k < 0 {
+			return "no event"
+		}
+		j := pos[k]
+		return fmt.Sprintf("event %d %s, by %s at %s", j, res.Log[j].Event, res.ActorName(res.Log[j].By), at(res.Log[j].At))
+	}
+	for _, c := range pairByStatement(logClocks, viewClocks, func(c program.ClockRead) int32 { return c.Node }) {
+		lc, vc := c.log, c.view
+		if !c.ok || vc.Truthy == lc.Truthy {
+			continue
+		}
+		d := p.Nodes[lc.Node].Clock
+		side := func(t bool) string {
+			if t {
+				return fmt.Sprintf("at or past its %v", d)
+			}
+			return fmt.Sprintf("short of its %v", d)
+		}
+		return fmt.Sprintf("  Date.now() at statement %d: its replay read +%v, %s (the last event it had taken: %s); a fresh replay of the log reads +%v there, %s (its pass had taken %s): the replay's clock runs ahead with its pass (%s)",
+			lc.Node, time.Duration(vc.Clock)*time.Millisecond, side(vc.Truthy), last(view, vc.Last), time.Duration(lc.Clock)*time.Millisecond, side(lc.Truthy), last(truth, lc.Last), res.Clock)
 	}
 	return ""
+}
+
+// paired is a choice the log's replay made and the writer's replay's at
+// the same statement and occurrence (ok: the writer's made it too).
+type paired[T any] struct {
+	log, view T
+	ok        bool
+}
+
+// pairByStatement pairs each of the log's choices with the writer's at the
+// same statement and occurrence, in the log's order.
+func pairByStatement[T any](inLog, inView []T, node func(T) int32) []paired[T] {
+	type key struct{ node, nth int32 }
+	seen, byKey := map[int32]int32{}, map[key]T{}
+	for _, v := range inView {
+		byKey[key{node(v), seen[node(v)]}] = v
+		seen[node(v)]++
+	}
+	clear(seen)
+	out := make([]paired[T], 0, len(inLog))
+	for _, l := range inLog {
+		k := key{node(l), seen[node(l)]}
+		seen[node(l)]++
+		v, ok := byKey[k]
+		out = append(out, paired[T]{log: l, view: v, ok: ok})
+	}
+	return out
 }
 
 // EndsStory explains a run the World accepted more than one end for: each
@@ -274,59 +306,4 @@ func (res *Result) eventsAt(pos []int) []program.Event {
 		out[k] = res.Log[j].Event
 	}
 	return out
-}
-
-// clockReadOtherwise names the first clock statement (Date.now()) that the
-// writer of log event i read otherwise than a fresh replay of the log
-// before i reads it: the writer's own wrong act, when the time it read was
-// not the one the log's replay reads there (up to core beta.53 a replay
-// reads the time of the last event its pass took, program.ClockPerPass).
-// "" when the writer's view is not known or every clock reads the same.
-func (res *Result) clockReadOtherwise(p *program.Compiled, i int) string {
-	view := res.writerView(i)
-	if view == nil {
-		return ""
-	}
-	reads := func(pos []int) []program.ClockRead {
-		r := program.Replayer{Explain: true, Clock: res.Clock}
-		r.Replay(p, res.eventsAt(pos))
-		return append([]program.ClockRead(nil), r.Clocks...)
-	}
-	truth := make([]int, i)
-	for j := range truth {
-		truth[j] = j
-	}
-	inView, inLog := reads(view), reads(truth)
-	type key struct{ node, nth int32 }
-	seen, byKey := map[int32]int32{}, map[key]program.ClockRead{}
-	for _, c := range inView {
-		byKey[key{c.Node, seen[c.Node]}] = c
-		seen[c.Node]++
-	}
-	clear(seen)
-	last := func(pos []int, k int) string {
-		if k < 0 {
-			return "no event"
-		}
-		j := pos[k]
-		return fmt.Sprintf("event %d %s, by %s at %s", j, res.Log[j].Event, res.ActorName(res.Log[j].By), at(res.Log[j].At))
-	}
-	for _, c := range inLog {
-		k := key{c.Node, seen[c.Node]}
-		seen[c.Node]++
-		vc, ok := byKey[k]
-		if !ok || vc.Truthy == c.Truthy {
-			continue
-		}
-		d := p.Nodes[c.Node].Clock
-		side := func(t bool) string {
-			if t {
-				return fmt.Sprintf("at or past its %v", d)
-			}
-			return fmt.Sprintf("short of its %v", d)
-		}
-		return fmt.Sprintf("  Date.now() at statement %d: its replay read +%v, %s (the last event it had taken: %s); a fresh replay of the log reads +%v there, %s (its pass had taken %s): the replay's clock runs ahead with its pass (%s)",
-			c.Node, time.Duration(vc.Clock)*time.Millisecond, side(vc.Truthy), last(view, vc.Last), time.Duration(c.Clock)*time.Millisecond, side(c.Truthy), last(truth, c.Last), res.Clock)
-	}
-	return ""
 }
