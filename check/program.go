@@ -65,16 +65,17 @@ func judgeProgramRun(res *flow.Result, sc *model.Scenario, cfg flow.Config, seed
 }
 
 // programViolation is a property a program's run broke: the first
-// violation its spans show, told.
+// violation its spans show. Its story is told only for a report's first
+// counterexample (programStoryAt): telling it replays the program.
 type programViolation struct {
 	prop, run, message string
-	story              []string
+	evidence           []string
 }
 
 // programVerdicts is what one seed of a program's scenario contributes:
 // its violations (the properties among props), the properties judged, and
 // why the others were not.
-func programVerdicts(res *flow.Result, rep *spancheck.Report, cfg flow.Config, wanted map[string]bool, r *seedResult) {
+func programVerdicts(rep *spancheck.Report, wanted map[string]bool, r *seedResult) {
 	for _, v := range rep.Verdicts {
 		if !wanted[v.Property] {
 			continue
@@ -88,8 +89,7 @@ func programVerdicts(res *flow.Result, rep *spancheck.Report, cfg flow.Config, w
 			continue
 		}
 		x := v.Violations[0]
-		story := programStory(res, cfg, x.Message, x.Evidence)
-		r.program = append(r.program, programViolation{prop: v.Property, run: x.Run, message: x.Message, story: story})
+		r.program = append(r.program, programViolation{prop: v.Property, run: x.Run, message: x.Message, evidence: x.Evidence})
 	}
 }
 
@@ -131,20 +131,24 @@ func programDeclared(sc *model.Scenario) []string {
 	if sc.Faults.Crash > 0 {
 		out = append(out, "crash")
 	}
-	if sc.Workflow.MaxDuration > 0 && hangs(sc.Workflow.Program) {
+	if sc.Workflow.MaxDuration > 0 && program.MustCompile(sc.Workflow.Program).HangingAttempts() > 0 {
 		out = append(out, "killed")
 	}
 	return out
 }
 
-func hangs(ns []program.Node) bool {
-	for i := range ns {
-		n := &ns[i]
-		if n.Hangs > 0 || hangs(n.All) || hangs(n.Race) || hangs(n.Seq) || hangs(n.Then) || hangs(n.Else) || hangs(n.Do) {
-			return true
-		}
+// programStoryAt is seed's violation of a program's scenario told, the
+// run run again (it is deterministic).
+func programStoryAt(sc *model.Scenario, seed uint64, v programViolation) []string {
+	cfg, err := FlowConfig(sc)
+	if err != nil {
+		return []string{v.message}
 	}
-	return false
+	res, err := flow.Run(cfg, seed)
+	if err != nil {
+		return []string{v.message}
+	}
+	return programStory(res, cfg, v.message, v.evidence)
 }
 
 // programStory is a program's violation told: the spans' message and

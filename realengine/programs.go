@@ -68,7 +68,7 @@ func ProgramsTS(progs map[string][]program.Node) (string, error) {
 	for _, name := range names {
 		g := &tsGen{b: &b}
 		fmt.Fprintf(&b, "export async function %s() {\n  \"use workflow\";\n  const v: Record<string, unknown> = {};\n  let r: unknown;\n", WorkflowFunction(name))
-		if hasClock(progs[name]) {
+		if program.MustCompile(progs[name]).ReadsClock() {
 			// The workflow's own start on its clock (the VM's Date.now()).
 			b.WriteString("  const t0 = Date.now();\n")
 		}
@@ -170,15 +170,4 @@ func (g *tsGen) stmt(n *program.Node, r string, depth int) {
 	if n.As != "" {
 		g.line(depth, "v[%q] = %s;", n.As, r)
 	}
-}
-
-// hasClock reports whether a statement of ns reads the clock.
-func hasClock(ns []program.Node) bool {
-	for i := range ns {
-		n := &ns[i]
-		if n.Clock != 0 || hasClock(n.All) || hasClock(n.Race) || hasClock(n.Seq) || hasClock(n.Then) || hasClock(n.Else) || hasClock(n.Do) {
-			return true
-		}
-	}
-	return false
 }

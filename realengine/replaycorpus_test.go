@@ -342,7 +342,7 @@ func TestOfflineReplayCorpus(t *testing.T) {
 		for _, name := range progNames {
 			t.Run(o.Core.Version+"/"+name, func(t *testing.T) {
 				rapid.Check(t, func(rt *rapid.T) {
-					log := drawLog(rt, compiled[name], names[name], hasClock(corpusPrograms[name]))
+					log := drawLog(rt, compiled[name], names[name], compiled[name].ReadsClock())
 					sim := o.Core.Replay(compiled[name], log)
 					real, err := o.Replay(name, log)
 					if err != nil {

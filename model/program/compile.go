@@ -124,5 +124,16 @@ func (c *Compiled) HangingAttempts() int {
 	return n
 }
 
+// ReadsClock reports whether a statement of the program reads Date.now()
+// (a clock statement).
+func (c *Compiled) ReadsClock() bool {
+	for _, node := range c.Nodes {
+		if node.Clock != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Sleep is node i's sleep.
 func (c *Compiled) Sleep(i int32) time.Duration { return c.Nodes[i].Sleep }
