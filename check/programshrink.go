@@ -95,13 +95,14 @@ func MinimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bo
 			if stopped() {
 				break
 			}
-			seeds := []uint64{best.Seed}
-			for s := uint64(1); s <= programShrinkSeeds; s++ {
-				if s != best.Seed {
-					seeds = append(seeds, s)
+			// The counterexample's seed first, then fresh ones.
+			for k := uint64(0); k <= programShrinkSeeds; k++ {
+				s := k
+				if k == 0 {
+					s = best.Seed
+				} else if k == best.Seed {
+					continue
 				}
-			}
-			for _, s := range seeds {
 				if story, ok := violates(&cand, s); ok {
 					best.Scenario, best.Seed, best.Story = cand, s, story
 					improved = true

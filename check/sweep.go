@@ -229,7 +229,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				}
 				clear(r.coverage)
 				countProgramCoverage(r.coverage, res)
-				programVerdicts(res, jrep, flowCfg, wanted, r)
+				programVerdicts(jrep, wanted, r)
 				r.done = true
 				return
 			}
@@ -397,19 +397,10 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		}
 		f := &First{Seed: seed, Run: model.RunName(v.Run), Message: v.Message, Story: properties.Story(v),
 			Replay: cfg.Spec.RunCommand(seed)}
-		switch {
-		case cfg.ScheduleDir != "":
-			// A schedule that cannot be saved loses nothing else: the
-			// counterexample, its story and its replay command stand.
-			if path, err := saveMinimized(cfg.ScheduleDir, *sc, seed, v.Property, cfg.Stop); err != nil {
-				f.ScheduleError = err.Error()
-			} else {
-				f.ScheduleFile = path
-				f.Replay += "   (minimized: simlab replay " + path + ")"
-			}
-		case cfg.ScheduleDirErr != nil:
-			f.ScheduleError = cfg.ScheduleDirErr.Error()
-		}
+		cfg.saveSchedule(f, func() (string, string, error) {
+			path, err := saveMinimized(cfg.ScheduleDir, *sc, seed, v.Property, cfg.Stop)
+			return path, "minimized: simlab replay " + path, err
+		})
 		rep.First[v.Property] = f
 	}
 	for _, p := range r.judged {
@@ -426,24 +417,35 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		if rep.First[v.prop] != nil || cfg.Known != nil && cfg.Known(v.prop, seed) {
 			continue
 		}
-		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: v.story, Replay: cfg.Spec.RunCommand(seed)}
-		switch {
-		case cfg.ScheduleDir != "":
-			if path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop); err != nil {
-				f.ScheduleError = err.Error()
-			} else {
-				f.ScheduleFile = path
-				f.Replay += "   (shrunk: simlab run --scenario " + model.ShellQuote(path) + fmt.Sprintf(" --seed %d)", s)
-			}
-		case cfg.ScheduleDirErr != nil:
-			f.ScheduleError = cfg.ScheduleDirErr.Error()
-		}
+		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: programStoryAt(sc, seed, v), Replay: cfg.Spec.RunCommand(seed)}
+		cfg.saveSchedule(f, func() (string, string, error) {
+			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop)
+			return path, fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s), err
+		})
 		rep.First[v.prop] = f
 	}
 	if rep.SwarmCoverage != nil && r.swarm != nil {
 		rep.SwarmCoverage.add(r.swarm)
 	}
 	rep.Seeds++
+}
+
+// saveSchedule saves f's minimized counterexample with save (its file, and
+// the replay command to add), when there is a directory to save it in. A
+// schedule that cannot be saved loses nothing else: the counterexample, its
+// story and its replay command stand.
+func (cfg *SweepConfig) saveSchedule(f *First, save func() (path, replay string, err error)) {
+	switch {
+	case cfg.ScheduleDir != "":
+		if path, replay, err := save(); err != nil {
+			f.ScheduleError = err.Error()
+		} else {
+			f.ScheduleFile = path
+			f.Replay += "   (" + replay + ")"
+		}
+	case cfg.ScheduleDirErr != nil:
+		f.ScheduleError = cfg.ScheduleDirErr.Error()
+	}
 }
 
 // missing lists the declared outcomes the coverage never saw, in declared
