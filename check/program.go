@@ -42,10 +42,10 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 	return cfg, nil
 }
 
-// ProgramRun runs seed of a program's scenario on x and judges check's
+// programRun runs seed of a program's scenario on x and judges check's
 // properties on the run's spans, with check --trace's rules: the same
 // judge for a simulated program and a real engine's trace.
-func ProgramRun(x *flow.Runner, sc *model.Scenario, cfg flow.Config, seed uint64) (*flow.Result, *spancheck.Report, error) {
+func programRun(x *flow.Runner, sc *model.Scenario, cfg flow.Config, seed uint64) (*flow.Result, *spancheck.Report, error) {
 	res, err := x.Run(cfg, seed)
 	if err != nil {
 		return nil, nil, err

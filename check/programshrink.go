@@ -307,9 +307,9 @@ func ProgramScenarioFile(sc model.Scenario, header ...string) string {
 // yamlString quotes s for YAML (a JSON string is a YAML string).
 func yamlString(s string) string { return fmt.Sprintf("%q", s) }
 
-// ProgramScheduleFileName names the shrunk scenario of prop's
+// programScheduleFileName names the shrunk scenario of prop's
 // counterexample at seed of a program's scenario.
-func ProgramScheduleFileName(sc model.Scenario, prop string, seed uint64) string {
+func programScheduleFileName(sc model.Scenario, prop string, seed uint64) string {
 	return fmt.Sprintf("%s-%s-seed%d.yaml", sc.Name, prop, seed)
 }
 
@@ -324,7 +324,7 @@ func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", 0, fmt.Errorf("schedules directory %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, ProgramScheduleFileName(sc, prop, seed))
+	path := filepath.Join(dir, programScheduleFileName(sc, prop, seed))
 	text := ProgramScenarioFile(ce.Scenario,
 		fmt.Sprintf("simlab check's shrunk counterexample of %s: scenario %s, seed %d, shrunk in %d runs.", prop, sc.Name, seed, ce.Tries),
 		fmt.Sprintf("Replay: simlab run --scenario %s --seed %d", path, ce.Seed))

@@ -222,7 +222,7 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				r.coverage = map[string]int{}
 			}
 			if isProgram {
-				res, jrep, err := ProgramRun(&w.flow, &sc, flowCfg, chunk[i])
+				res, jrep, err := programRun(&w.flow, &sc, flowCfg, chunk[i])
 				if err != nil {
 					*r = seedResult{done: true, err: err}
 					return
