@@ -156,6 +156,5 @@ func programStoryAt(sc *model.Scenario, seed uint64, v programViolation) []strin
 // a run's several ends).
 func programStory(res *flow.Result, cfg flow.Config, message string, evidence []string) []string {
 	story := append([]string{message}, evidence...)
-	story = append(story, res.Story(cfg.Program)...)
-	return append(story, res.EndsStory()...)
+	return append(story, res.Explain(cfg.Program)...)
 }

@@ -259,7 +259,7 @@ func programRun(sc *model.Scenario, cfg Config, seed uint64) (*Run, error) {
 		return nil, err
 	}
 	budget := sc.Budget.WorkAfterEnd
-	story := append(res.Story(fcfg.Program), res.EndsStory()...)
+	story := res.Explain(fcfg.Program)
 	ro, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: fcfg, Seed: seed, Workflow: sc.Name, Story: story, WorkAfterEnd: &budget}, traces.Options{})
 	if err != nil {
 		return nil, err

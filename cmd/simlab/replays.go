@@ -302,7 +302,7 @@ outlast the other steps).`,
 					// The trace is stdout: the story goes to stderr.
 					out = cmd.ErrOrStderr()
 				}
-				story := res.Story(cfg.Program)
+				story := res.Explain(cfg.Program)
 				if err := printReplayRun(out, title, cfg, seed, res, story, showLog, asJSON); err != nil || !tf.wanted() {
 					return err
 				}

@@ -153,7 +153,7 @@ func runProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, seed uin
 			return &exitError{code: 1, err: fmt.Errorf("seed %d is not deterministic: two runs of the program differ", seed)}
 		}
 	}
-	story := append(res.Story(cfg.Program), res.EndsStory()...)
+	story := res.Explain(cfg.Program)
 	title := fmt.Sprintf("scenario %s (a program, run as the runtime replays it)", sc.Name)
 	if err := printReplayRun(out, title, cfg, seed, res, story, false, asJSON); err != nil {
 		return err

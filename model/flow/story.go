@@ -237,6 +237,13 @@ func pairByStatement[T any](inLog, inView []T, node func(T) int32) []paired[T] {
 	return out
 }
 
+// Explain is everything the run's own record tells of what went wrong in
+// it: a log no replay consumes (Story), then a run ended more than once
+// (EndsStory). Empty for a run with neither.
+func (res *Result) Explain(p *program.Compiled) []string {
+	return append(res.Story(p), res.EndsStory()...)
+}
+
 // EndsStory explains a run the World accepted more than one end for: each
 // accepted run_completed or run_failed, who wrote it from which log, and,
 // for each end after the first, whether its writer's log could have shown
