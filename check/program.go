@@ -54,10 +54,17 @@ func programRun(x *flow.Runner, sc *model.Scenario, cfg flow.Config, seed uint64
 	return res, rep, err
 }
 
+// ProgramTrace is what traces.BuildFlow needs of seed's run of a program's
+// scenario: the run, named by the scenario, with its budget and story (nil:
+// none on the run's span).
+func ProgramTrace(sc *model.Scenario, cfg flow.Config, res *flow.Result, seed uint64, story []string) traces.FlowRun {
+	budget := sc.Budget.WorkAfterEnd
+	return traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: sc.Name, Story: story, WorkAfterEnd: &budget}
+}
+
 // judgeProgramRun judges check's properties on the spans of a program's run.
 func judgeProgramRun(res *flow.Result, sc *model.Scenario, cfg flow.Config, seed uint64) (*spancheck.Report, error) {
-	budget := sc.Budget.WorkAfterEnd
-	spans, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: sc.Name, WorkAfterEnd: &budget}, traces.Options{})
+	spans, _, err := traces.BuildFlow(ProgramTrace(sc, cfg, res, seed, nil), traces.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -258,9 +258,7 @@ func programRun(sc *model.Scenario, cfg Config, seed uint64) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	budget := sc.Budget.WorkAfterEnd
-	story := res.Explain(fcfg.Program)
-	ro, _, err := traces.BuildFlow(traces.FlowRun{Result: res, Config: fcfg, Seed: seed, Workflow: sc.Name, Story: story, WorkAfterEnd: &budget}, traces.Options{})
+	ro, _, err := traces.BuildFlow(check.ProgramTrace(sc, fcfg, res, seed, res.Explain(fcfg.Program)), traces.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/sim"
-	"github.com/simlab/simlab/traces"
 )
 
 // exitError carries the exit status a command wants.
@@ -169,9 +168,7 @@ func runProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, seed uin
 		fmt.Fprintf(out, "run: %s; ends accepted %d; killed %d, crashed %d\nreplay: %s\n", end, res.RunEnds, res.Killed-res.Crashes, res.Crashes, spec.RunCommand(seed))
 	}
 	if tf.wanted() {
-		budget := sc.Budget.WorkAfterEnd
-		return tf.emitFlow(traces.FlowRun{Result: res, Config: cfg, Seed: seed, Workflow: sc.Name, Story: story, WorkAfterEnd: &budget},
-			cmd.OutOrStdout(), cmd.ErrOrStderr())
+		return tf.emitFlow(check.ProgramTrace(&sc, cfg, res, seed, story), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return nil
 }
