@@ -189,8 +189,10 @@ func (res *Result) choiceMadeOtherwise(p *program.Compiled, i int) string {
 		if k < 0 {
 			return "no event"
 		}
+		// Its createdAt, what the clock reads: its write's start, not
+		// when it landed.
 		j := pos[k]
-		return fmt.Sprintf("event %d %s, by %s at %s", j, res.Log[j].Event, res.ActorName(res.Log[j].By), at(res.Log[j].At))
+		return fmt.Sprintf("event %d %s, by %s, stamped +%v", j, res.Log[j].Event, res.ActorName(res.Log[j].By), time.Duration(res.Log[j].CreatedMS)*time.Millisecond)
 	}
 	for _, c := range pairByStatement(logClocks, viewClocks, func(c program.ClockRead) int32 { return c.Node }) {
 		lc, vc := c.log, c.view
