@@ -238,9 +238,12 @@ type Actor struct {
 	// returned: killed, or hanging); Body says one began.
 	Body               bool
 	BodyStart, BodyEnd sim.Time
-	// Ordinal and Name are a step's.
+	// Ordinal and Name are a step's, Node its statement (Compiled.Nodes;
+	// -1 for a workflow invocation) and Result the value its body drew.
 	Ordinal int32
 	Name    string
+	Node    int32
+	Result  int64
 	// Replays are the replays this actor made: the log each saw and how
 	// it ended.
 	Replays []Replay

@@ -193,7 +193,7 @@ func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
 	// Reuse the room an earlier run's actor at this index left: its
 	// slices keep their arrays.
-	rec := Actor{Kind: kind, Message: msg, Parent: parent, Start: r.now(), Ordinal: -1}
+	rec := Actor{Kind: kind, Message: msg, Parent: parent, Start: r.now(), Ordinal: -1, Node: -1}
 	if n := len(r.res.Actors); n < cap(r.res.Actors) {
 		r.res.Actors = r.res.Actors[:n+1]
 		rec.Replays = r.res.Actors[n].Replays[:0]
@@ -247,7 +247,7 @@ func (r *runner) deliver(mi int32) {
 	case msgStep:
 		a := r.newActor(ActorStep, mi, -1)
 		rec := &r.res.Actors[a]
-		rec.Ordinal, rec.Name = m.ordinal, m.name
+		rec.Ordinal, rec.Name, rec.Node = m.ordinal, m.name, m.node
 		r.actors[a].node = m.node
 		if m.delivered > int32(r.cfg.StepMaxRetries+1) && r.budgetSpent(m.ordinal) {
 			r.exceeded(a, m.ordinal)
@@ -769,7 +769,7 @@ func (r *runner) acted(a int32) {
 		p := ac.pend[i]
 		c := r.newActor(ActorInline, -1, a)
 		rec := &r.res.Actors[c]
-		rec.Ordinal, rec.Name = p.Ordinal, p.Name
+		rec.Ordinal, rec.Name, rec.Node = p.Ordinal, p.Name, p.Node
 		r.actors[c].node = p.Node
 		r.actors[c].st = stClaim
 		// The claim creates the step its invocation's replay named.
@@ -813,6 +813,7 @@ func (r *runner) startBody(a int32) {
 	if n := r.cfg.Program.Results(ac.node); n > 0 {
 		ac.result = int64(r.c.Choose(n))
 	}
+	rec.Result = ac.result
 	if int(r.w.entity(r.res.Actors[a].Ordinal).started) <= r.cfg.Program.Hangs(ac.node) {
 		// This attempt hangs (hangs: N, its first N attempts): only a
 		// time limit ends it, killing its invocation.

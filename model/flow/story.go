@@ -157,9 +157,56 @@ func at(t sim.Time) string {
 // writer's own wrong act, when its view was not the log's. "" when its view
 // is not known or it chose as the log does.
 func (res *Result) choiceMadeOtherwise(p *program.Compiled, i int) string {
+	c := res.otherChoice(p, i)
+	if c.race != nil {
+		lw, vw := c.race.log, c.race.view
+		logEv := fmt.Sprintf("event %d %s, by %s", lw.At, res.Log[lw.At].Event, res.ActorName(res.Log[lw.At].By))
+		if !c.race.ok {
+			return fmt.Sprintf("  the race of statement %d was settled in the log by branch %d (%s); its replay saw it unsettled", lw.Node, lw.Branch, logEv)
+		}
+		j := c.view[vw.At]
+		return fmt.Sprintf("  the race of statement %d: its replay saw branch %d win on %s (event %d, by %s), the log has branch %d winning first (%s)",
+			lw.Node, vw.Branch, res.Log[j].Event, j, res.ActorName(res.Log[j].By), lw.Branch, logEv)
+	}
+	if c.clock == nil {
+		return ""
+	}
+	last := func(pos []int, k int) string {
+		if k < 0 {
+			return "no event"
+		}
+		// Its createdAt, what the clock reads: its write's start, not
+		// when it landed.
+		j := pos[k]
+		return fmt.Sprintf("event %d %s, by %s, stamped +%v", j, res.Log[j].Event, res.ActorName(res.Log[j].By), time.Duration(res.Log[j].CreatedMS)*time.Millisecond)
+	}
+	lc, vc := c.clock.log, c.clock.view
+	d := p.Nodes[lc.Node].Clock
+	side := func(t bool) string {
+		if t {
+			return fmt.Sprintf("at or past its %v", d)
+		}
+		return fmt.Sprintf("short of its %v", d)
+	}
+	return fmt.Sprintf("  Date.now() at statement %d: its replay read +%v, %s (the last event it had taken: %s); a fresh replay of the log reads +%v there, %s (its pass had taken %s): the replay's clock runs ahead with its pass (%s)",
+		lc.Node, time.Duration(vc.Clock)*time.Millisecond, side(vc.Truthy), last(c.view, vc.Last), time.Duration(lc.Clock)*time.Millisecond, side(lc.Truthy), last(c.truth, lc.Last), res.Clock)
+}
+
+// choice is the first choice the writer of a log event made otherwise than
+// a fresh replay of the log before it (race or clock, nil: none), with the
+// two logs as positions in the run's log (view nil: the writer's view is
+// not known).
+type choice struct {
+	race        *paired[program.RaceWin]
+	clock       *paired[program.ClockRead]
+	view, truth []int
+}
+
+// otherChoice finds choiceMadeOtherwise's choice for log event i.
+func (res *Result) otherChoice(p *program.Compiled, i int) choice {
 	view := res.writerView(i)
 	if view == nil {
-		return ""
+		return choice{}
 	}
 	truth := make([]int, i)
 	for j := range truth {
@@ -172,44 +219,20 @@ func (res *Result) choiceMadeOtherwise(p *program.Compiled, i int) string {
 	}
 	viewWins, viewClocks := replay(view)
 	logWins, logClocks := replay(truth)
+	c := choice{view: view, truth: truth}
 	for _, w := range pairByStatement(logWins, viewWins, func(w program.RaceWin) int32 { return w.Node }) {
-		lw, vw, ok := w.log, w.view, w.ok
-		if ok && vw.Branch == lw.Branch {
-			continue
+		if !w.ok || w.view.Branch != w.log.Branch {
+			c.race = &w
+			return c
 		}
-		logEv := fmt.Sprintf("event %d %s, by %s", lw.At, res.Log[lw.At].Event, res.ActorName(res.Log[lw.At].By))
-		if !ok {
-			return fmt.Sprintf("  the race of statement %d was settled in the log by branch %d (%s); its replay saw it unsettled", lw.Node, lw.Branch, logEv)
-		}
-		j := view[vw.At]
-		return fmt.Sprintf("  the race of statement %d: its replay saw branch %d win on %s (event %d, by %s), the log has branch %d winning first (%s)",
-			lw.Node, vw.Branch, res.Log[j].Event, j, res.ActorName(res.Log[j].By), lw.Branch, logEv)
 	}
-	last := func(pos []int, k int) string {
-		if k < 0 {
-			return "no event"
+	for _, k := range pairByStatement(logClocks, viewClocks, func(c program.ClockRead) int32 { return c.Node }) {
+		if k.ok && k.view.Truthy != k.log.Truthy {
+			c.clock = &k
+			return c
 		}
-		// Its createdAt, what the clock reads: its write's start, not
-		// when it landed.
-		j := pos[k]
-		return fmt.Sprintf("event %d %s, by %s, stamped +%v", j, res.Log[j].Event, res.ActorName(res.Log[j].By), time.Duration(res.Log[j].CreatedMS)*time.Millisecond)
 	}
-	for _, c := range pairByStatement(logClocks, viewClocks, func(c program.ClockRead) int32 { return c.Node }) {
-		lc, vc := c.log, c.view
-		if !c.ok || vc.Truthy == lc.Truthy {
-			continue
-		}
-		d := p.Nodes[lc.Node].Clock
-		side := func(t bool) string {
-			if t {
-				return fmt.Sprintf("at or past its %v", d)
-			}
-			return fmt.Sprintf("short of its %v", d)
-		}
-		return fmt.Sprintf("  Date.now() at statement %d: its replay read +%v, %s (the last event it had taken: %s); a fresh replay of the log reads +%v there, %s (its pass had taken %s): the replay's clock runs ahead with its pass (%s)",
-			lc.Node, time.Duration(vc.Clock)*time.Millisecond, side(vc.Truthy), last(view, vc.Last), time.Duration(lc.Clock)*time.Millisecond, side(lc.Truthy), last(truth, lc.Last), res.Clock)
-	}
-	return ""
+	return c
 }
 
 // paired is a choice the log's replay made and the writer's replay's at

@@ -522,6 +522,17 @@ func (m *Replayer) drainParked() {
 	}
 }
 
+// NodeOf is the statement (its index in Compiled.Nodes) that minted entity
+// ordinal in the last Replay; false when that replay minted no such
+// entity. Two replays that diverge mint one ordinal from different
+// statements: that is what a divergence is.
+func (m *Replayer) NodeOf(ordinal int32) (int32, bool) {
+	if ordinal < 0 || int(ordinal) >= len(m.ents) {
+		return -1, false
+	}
+	return m.ents[ordinal].node.index, true
+}
+
 // mint creates the program's next entity, awaited by frame parent at slot.
 func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) {
 	m.ents = append(m.ents, entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot})
