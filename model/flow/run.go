@@ -70,7 +70,7 @@ type write struct {
 	// (lazy, or its own step again after its redelivery): the claim
 	// stamps the invocation's message as the step's owner.
 	inline  bool
-	publish bool // publish the step's message once its create is accepted
+	publish bool // publish the step's message once the suspension's creates are answered
 	node    int32
 }
 
@@ -106,6 +106,12 @@ type actor struct {
 	viewLen int32
 	own     []int32
 	inline  []int32           // steps to run inline after the writes (by pending index)
+	// outbox holds the step messages of its accepted creates until all
+	// its writes are answered: core publishes a suspension's queued steps
+	// after its creates (suspension-handler.js: the creates run at once,
+	// the dispatch pass publishes once they settled), so no step of a
+	// suspension is claimed before the suspension's last create lands.
+	outbox []message
 	pend    []program.Pending // what its last replay awaits
 	// saw and loaded are its last replay's log: its length, and how much
 	// of it was the run's log as it is (Entry.Saw, Entry.Loaded).
@@ -205,7 +211,7 @@ func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
 	if n := len(r.actors); n < cap(r.actors) {
 		r.actors = r.actors[:n+1]
 		old := &r.actors[n]
-		st.writes, st.own, st.inline, st.pend = old.writes[:0], old.own[:0], old.inline[:0], old.pend[:0]
+		st.writes, st.own, st.inline, st.pend, st.outbox = old.writes[:0], old.own[:0], old.inline[:0], old.pend[:0], old.outbox[:0]
 		*old = st
 	} else {
 		r.actors = append(r.actors, st)
@@ -476,7 +482,7 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		}
 		if w.publish {
 			r.w.entity(w.ev.Ordinal).queued = true
-			r.publish(message{kind: msgStep, ordinal: w.ev.Ordinal, node: w.node, name: w.ev.Name}, 0)
+			ac.outbox = append(ac.outbox, message{kind: msgStep, ordinal: w.ev.Ordinal, node: w.node, name: w.ev.Name})
 		}
 	} else if r.w.ended && (ac.st == stWaits || ac.st == stActing) {
 		// Refused because the run has ended: the World answers
@@ -544,6 +550,10 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 func (r *runner) afterWrites(a int32) {
 	ac := &r.actors[a]
 	ac.writes = ac.writes[:0]
+	for _, m := range ac.outbox {
+		r.publish(m, 0)
+	}
+	ac.outbox = ac.outbox[:0]
 	switch ac.st {
 	case stWaits:
 		r.startReplay(a)
