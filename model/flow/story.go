@@ -35,21 +35,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 	i := res.Fresh.At
 	ev := res.Log[i]
 	add("a fresh replay of the log diverges at event %d (%s): %s", i, res.Fresh.Divergence, ev.Event)
-	before := make([]program.Event, i)
-	for j := range before {
-		before[j] = res.Log[j].Event
-	}
-	rep := program.Replayer{Clock: res.Clock}
-	o := rep.Replay(p, before)
-	expected := "nothing yet"
-	for _, pe := range o.Pending {
-		if pe.Ordinal == ev.Ordinal {
-			expected = pe.Kind.String()
-			if pe.Name != "" {
-				expected += " " + pe.Name
-			}
-		}
-	}
+	o, expected := res.expectedAt(p, i)
 	if o.Status == program.Suspended {
 		add("  a fresh replay of the %d events before it awaits, at #%d: %s", i, ev.Ordinal, expected)
 	} else {
@@ -114,6 +100,23 @@ func (res *Result) Story(p *program.Compiled) []string {
 		out = append(out, others...)
 	}
 	return out
+}
+
+// expectedAt replays the log before event i afresh and names what it
+// awaits of event i's entity there ("nothing yet": no such entity).
+func (res *Result) expectedAt(p *program.Compiled, i int) (program.Outcome, string) {
+	rep := program.Replayer{Clock: res.Clock}
+	o := rep.Replay(p, res.eventsAt(firstN(i)))
+	expected := "nothing yet"
+	for _, pe := range o.Pending {
+		if pe.Ordinal == res.Log[i].Ordinal {
+			expected = pe.Kind.String()
+			if pe.Name != "" {
+				expected += " " + pe.Name
+			}
+		}
+	}
+	return o, expected
 }
 
 func creates(t program.EventType) bool {
@@ -208,10 +211,7 @@ func (res *Result) otherChoice(p *program.Compiled, i int) choice {
 	if view == nil {
 		return choice{}
 	}
-	truth := make([]int, i)
-	for j := range truth {
-		truth[j] = j
-	}
+	truth := firstN(i)
 	replay := func(pos []int) ([]program.RaceWin, []program.ClockRead) {
 		r := program.Replayer{Explain: true, Clock: res.Clock}
 		r.Replay(p, res.eventsAt(pos))
