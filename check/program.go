@@ -22,7 +22,7 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 	cfg := flow.Defaults(compiled)
 	cfg.MaxInline, cfg.Body, cfg.StepMaxRetries, cfg.InlineLease = w.MaxInline, w.Body, w.MaxRetries, w.Lease()
 	cfg.Replay = program.ReplayCost{Base: w.ReplayBase, PerEntity: w.ReplayPerEntity, PerEvent: w.ReplayPerEvent}
-	cfg.SequentialReplays, cfg.MaxDuration = w.SequentialReplays, w.MaxDuration
+	cfg.SequentialReplays, cfg.MaxDuration, cfg.RetainedVM = w.SequentialReplays, w.MaxDuration, !w.ColdReplays
 	switch w.LogView {
 	case model.LogViewOwnWrites:
 		cfg.View = flow.ViewOwnWrites

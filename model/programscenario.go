@@ -36,7 +36,7 @@ var ErrProgramScenario = errors.New("the scenario's workflow.program is a progra
 var ProgramFields = []string{
 	"name", "description", "workflow.program", "workflow.max_inline", "workflow.body", "workflow.max_retries",
 	"workflow.inline_ownership_lease", "workflow.replay_base", "workflow.replay_per_entity", "workflow.replay_per_event",
-	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view",
+	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays",
 	"faults.crash", "limits.max_time", "budget.work_after_end",
 }
 
@@ -102,7 +102,7 @@ func (w *Workflow) refuseProgramKnobs() error {
 	for _, k := range []struct {
 		key string
 		set bool
-	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}} {
+	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}, {"cold_replays", w.ColdReplays}} {
 		if k.set {
 			return fmt.Errorf("workflow.%s: only a program's run reads it (a workflow.program with a race, sleep, if, loop or pool); the fan-out engine would ignore it", k.key)
 		}

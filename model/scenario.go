@@ -126,6 +126,12 @@ type Workflow struct {
 	// refusing a replay's write from a log that is not the run's tail).
 	// A program's scenario only.
 	LogView string `json:"log_view,omitempty" yaml:"log_view,omitempty"`
+	// ColdReplays makes every pass of an invocation replay the log afresh
+	// (core's WORKFLOW_RETAINED_VM=0); by default, as in every pinned
+	// release, an invocation that ran steps inline goes on in the VM it
+	// parked, and the Date.now() reads it made stand. A program's scenario
+	// only.
+	ColdReplays bool `json:"cold_replays,omitempty" yaml:"cold_replays,omitempty"`
 }
 
 // Lease is the inline-ownership lease in effect (InlineOwnershipLease, or

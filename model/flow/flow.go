@@ -106,6 +106,12 @@ type Config struct {
 	// Clock is when a replay's Date.now() moves to an event's time (the
 	// pinned core's: program.ClockPerPass; beta.55's: ClockPerDelivery).
 	Clock program.ClockMode
+	// RetainedVM: an invocation that ran steps inline goes on in the VM it
+	// parked, with the new events appended, instead of replaying afresh
+	// (core's WORKFLOW_RETAINED_VM, on in every pinned release): the
+	// Date.now() reads it made stand. Its resumed replay diverging, it
+	// replays afresh in-process, as core falls back to a cold replay.
+	RetainedVM bool
 }
 
 // Defaults are the runtime's knobs as the pinned release sets them, and
@@ -125,6 +131,7 @@ func Defaults(p *program.Compiled) Config {
 		InlineLease:    860 * time.Second,
 		StepMaxRetries: 3,
 		MaxTime:        time.Hour,
+		RetainedVM:     true,
 	}
 }
 

@@ -105,14 +105,19 @@ type actor struct {
 	// ViewOwnWrites its own accepted writes after them (positions).
 	viewLen int32
 	own     []int32
-	inline  []int32           // steps to run inline after the writes (by pending index)
+	inline  []int32 // steps to run inline after the writes (by pending index)
 	// outbox holds the step messages of its accepted creates until all
 	// its writes are answered: core publishes a suspension's queued steps
 	// after its creates (suspension-handler.js: the creates run at once,
 	// the dispatch pass publishes once they settled), so no step of a
 	// suspension is claimed before the suspension's last create lands.
 	outbox []message
-	pend    []program.Pending // what its last replay awaits
+	pend   []program.Pending // what its last replay awaits
+	// clocks are its last replay's Date.now() reads, and retained says
+	// that replay's VM is parked for it to resume (Config.RetainedVM: it
+	// suspended with steps to run inline).
+	clocks   []program.ClockRead
+	retained bool
 	// saw and loaded are its last replay's log: its length, and how much
 	// of it was the run's log as it is (Entry.Saw, Entry.Loaded).
 	saw, loaded int32
@@ -194,6 +199,9 @@ func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0],
 		memo: r.memo[:0], memoPend: r.memoPend[:0], resumes: r.resumes}
 	r.rep.Clock, res.Clock = cfg.Clock, cfg.Clock
+	// A retained VM's clock reads are only kept for programs that read the
+	// clock: for the rest a resumed replay is a fresh one.
+	r.rep.Explain = cfg.RetainedVM && cfg.Program.ReadsClock()
 }
 
 func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
@@ -211,7 +219,7 @@ func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
 	if n := len(r.actors); n < cap(r.actors) {
 		r.actors = r.actors[:n+1]
 		old := &r.actors[n]
-		st.writes, st.own, st.inline, st.pend, st.outbox = old.writes[:0], old.own[:0], old.inline[:0], old.pend[:0], old.outbox[:0]
+		st.writes, st.own, st.inline, st.pend, st.outbox, st.clocks = old.writes[:0], old.own[:0], old.inline[:0], old.pend[:0], old.outbox[:0], old.clocks[:0]
 		*old = st
 	} else {
 		r.actors = append(r.actors, st)
@@ -682,11 +690,24 @@ func (r *runner) replayed(a int32) {
 	r.replaying--
 	view := r.buildView(a)
 	var o program.Outcome
-	if len(view) == int(ac.viewLen) {
-		o = r.replayPrefix(len(view)) // the log as it was: a prefix
-	} else {
+	if ac.retained && len(ac.clocks) > 0 {
+		// Its parked VM goes on: the clock reads it made stand. A
+		// resumed replay that diverges falls back to a fresh one.
+		r.rep.Retained = ac.clocks
 		o = r.rep.Replay(r.cfg.Program, view)
+		r.rep.Retained = nil
 	}
+	if o.Status == program.Diverged || !ac.retained || len(ac.clocks) == 0 {
+		if len(view) == int(ac.viewLen) && !r.rep.Explain {
+			o = r.replayPrefix(len(view)) // the log as it was: a prefix
+		} else {
+			o = r.rep.Replay(r.cfg.Program, view)
+		}
+	}
+	if r.rep.Explain {
+		ac.clocks = append(ac.clocks[:0], r.rep.Clocks...)
+	}
+	ac.retained = false
 	rec := &r.res.Actors[a]
 	rec.Replays = append(rec.Replays, Replay{Start: ac.replayAt, At: r.now(), Saw: int32(len(view)), Outcome: o.Status, Div: o.Divergence, DivAt: int32(o.At), Minted: o.Minted})
 	saw := int32(len(view))
@@ -712,6 +733,9 @@ func (r *runner) replayed(a int32) {
 		end(program.RunFailed)
 	case program.Suspended:
 		ac.pend = append(ac.pend[:0], o.Pending...)
+		// A suspension with steps to run: core keeps the VM for the
+		// invocation's next pass (runtime.js getRetentionDecision).
+		ac.retained = r.cfg.RetainedVM
 		nowMS := int64(r.now() / sim.Time(time.Millisecond))
 		for i, p := range ac.pend {
 			if p.Created {

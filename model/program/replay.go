@@ -244,6 +244,14 @@ type Replayer struct {
 	// Explain; valid until the next Replay).
 	Wins   []RaceWin
 	Clocks []ClockRead
+	// Retained are the clock reads a live VM already made, in the order it
+	// made them: a replay resumed in a retained VM (core's
+	// WORKFLOW_RETAINED_VM, on by default: an invocation that ran steps
+	// inline appends the new events to its parked VM instead of replaying
+	// afresh) does not run those statements again, so the nth run of a
+	// clock statement that the list holds answers as it did then, and
+	// only the reads past it read the clock.
+	Retained []ClockRead
 
 	prog     *Compiled
 	log      []Event
@@ -255,6 +263,9 @@ type Replayer struct {
 	returned bool
 	threw    bool
 	at       int // the event being offered
+	// clocksRun are the clock statements run so far, in order (to pair
+	// each with its Retained read by statement and occurrence).
+	clocksRun []int32
 	// clock is the VM's Date.now() as ms since the run was created (the
 	// workflow's start reads 0: core's fixedTimestamp is the run id's
 	// time): the latest CreatedMS of the events consumed (ClockPerPass) or
@@ -279,7 +290,7 @@ func Replay(p *Compiled, log []Event) Outcome {
 // Replay replays program p against log, as core's replay does. The
 // Outcome's Pending is the Replayer's, valid until its next Replay.
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
-	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Wins: m.Wins[:0], Clocks: m.Clocks[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
+	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
 		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1}
 	for range p.labels {
 		m.vars = append(m.vars, undefined)
@@ -533,6 +544,30 @@ func (m *Replayer) NodeOf(ordinal int32) (int32, bool) {
 	return m.ents[ordinal].node.index, true
 }
 
+// retained is the live VM's read of clock statement node at this run of
+// it (the same occurrence), if it made one.
+func (m *Replayer) retained(node int32) (ClockRead, bool) {
+	if len(m.Retained) == 0 {
+		return ClockRead{}, false
+	}
+	nth := 0
+	for _, n := range m.clocksRun {
+		if n == node {
+			nth++
+		}
+	}
+	for _, r := range m.Retained {
+		if r.Node != node {
+			continue
+		}
+		if nth == 0 {
+			return r, true
+		}
+		nth--
+	}
+	return ClockRead{}, false
+}
+
 // mint creates the program's next entity, awaited by frame parent at slot.
 func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) {
 	m.ents = append(m.ents, entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot})
@@ -600,11 +635,17 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 		}
 	case KindClock:
 		v := falsy
-		if m.clock >= n.clock {
+		read := ClockRead{Node: n.index, Clock: m.clock, Last: m.lastTaken, Truthy: m.clock >= n.clock}
+		if r, ok := m.retained(n.index); ok {
+			// The live VM ran this statement already: its answer stands.
+			read = r
+		}
+		m.clocksRun = append(m.clocksRun, n.index)
+		if read.Truthy {
 			v = truthy
 		}
 		if m.Explain {
-			m.Clocks = append(m.Clocks, ClockRead{Node: n.index, Clock: m.clock, Truthy: v == truthy, Last: m.lastTaken})
+			m.Clocks = append(m.Clocks, read)
 		}
 		if n.label >= 0 {
 			m.vars[n.label] = v

@@ -243,6 +243,46 @@ func TestClockReadsThePassOrTheDelivery(t *testing.T) {
 	}
 }
 
+// A replay resumed in a retained VM (core's WORKFLOW_RETAINED_VM) keeps
+// the Date.now() reads its VM made: the log that a fresh per-pass replay
+// cannot consume (y written from a's time, b's end below it) it consumes,
+// since its clock statement answers as it did, and only a statement it has
+// not run yet reads the clock.
+func TestRetainedClockReadsStand(t *testing.T) {
+	p := MustCompile([]Node{{All: []Node{
+		{Seq: []Node{{Step: "a"}, {Clock: 2500 * time.Millisecond, As: "late"}, {If: "late", Then: []Node{{Step: "x"}}, Else: []Node{{Step: "y"}}}}},
+		{Step: "b"},
+	}}})
+	ev := func(tp EventType, ord int32, name string, at int64) Event {
+		e := E(tp, ord)
+		e.Name, e.CreatedMS = name, at
+		return e
+	}
+	first := []Event{{Type: RunCreated, Ordinal: -1}, {Type: RunStarted, Ordinal: -1}, ev(StepCreated, 0, "a", 100), ev(StepCreated, 1, "b", 100),
+		ev(StepStarted, 0, "", 200), ev(StepStarted, 1, "", 200), ev(StepCompleted, 0, "", 2000)}
+	r := Replayer{Explain: true}
+	if got := r.Replay(p, first).String(); got != "suspended on step#1 b (created), step#2 y" {
+		t.Fatalf("the first pass: %s", got)
+	}
+	parked := append([]ClockRead{}, r.Clocks...)
+	later := append(append([]Event{}, first...), ev(StepCompleted, 1, "", 3000), ev(StepCreated, 2, "y", 3100))
+	if got := r.Replay(p, later).String(); got != "diverged at event 8 (name-mismatch)" {
+		t.Errorf("afresh: %s, want the divergence", got)
+	}
+	r.Retained = parked
+	if got := r.Replay(p, later).String(); got != "suspended on step#2 y (created)" {
+		t.Errorf("resumed: %s, want y awaited", got)
+	}
+	if len(r.Clocks) != 1 || r.Clocks[0] != parked[0] {
+		t.Errorf("resumed reads %+v, want the parked %+v", r.Clocks, parked)
+	}
+	// A read the VM did not make (another statement) reads the clock.
+	r.Retained = []ClockRead{{Node: 99, Truthy: true}}
+	if got := r.Replay(p, later).String(); got != "diverged at event 8 (name-mismatch)" {
+		t.Errorf("a retained read of another statement: %s, want the divergence", got)
+	}
+}
+
 // A clock statement is a statement like the others: validated, written
 // back as the file writes it, and never a branch of all or race on its own
 // (it awaits nothing).
