@@ -1,9 +1,11 @@
 package realengine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/simlab/simlab/model"
@@ -97,11 +99,19 @@ type HarnessConfig struct {
 	// gives it by statement index (Runner.RunProgram sets these).
 	Program      string        `json:"program,omitempty"`
 	ProgramSteps []programStep `json:"program_steps,omitempty"`
-	BundleDir    string        `json:"bundle_dir"`
-	DataDir      string        `json:"data_dir"`
-	TraceOut     string        `json:"trace_out,omitempty"`
-	TimeoutMS    int64         `json:"timeout_ms"`
-	DumpCalls    bool          `json:"dump_calls,omitempty"`
+	// NoRetainedVM switches core's retained VM off
+	// (WORKFLOW_RETAINED_VM=0): every pass of an invocation replays
+	// afresh (flow.Config.RetainedVM false).
+	NoRetainedVM bool `json:"no_retained_vm,omitempty"`
+	// PinnedBodies, if set, fixes a program's step bodies by statement:
+	// the nth body of a statement's step to begin takes its nth entry
+	// (what a simulated run's did), the rest draw as their statement says.
+	PinnedBodies map[int32][]PinnedBody `json:"-"`
+	BundleDir    string                 `json:"bundle_dir"`
+	DataDir      string                 `json:"data_dir"`
+	TraceOut     string                 `json:"trace_out,omitempty"`
+	TimeoutMS    int64                  `json:"timeout_ms"`
+	DumpCalls    bool                   `json:"dump_calls,omitempty"`
 	// Gate, if set, holds chosen World calls and releases them together
 	// (gate.mjs): a race met every time instead of by timing.
 	Gate *GateConfig `json:"gate,omitempty"`
@@ -177,6 +187,45 @@ type HoldRule struct {
 	Until HoldPattern `json:"until"`
 }
 
+// String says what the rule holds until when, for a reader.
+func (h HoldRule) String() string {
+	return h.What.String() + " until " + h.Until.String()
+}
+
+// String names the happenings p matches.
+func (p HoldPattern) String() string {
+	if p.Kind == "elapsed" {
+		return fmt.Sprintf("the run's clock reaches %v", time.Duration(p.MS)*time.Millisecond)
+	}
+	var b strings.Builder
+	switch p.Kind {
+	case "answer":
+		b.WriteString("the answer to ")
+	case "body", "body_begin", "body_end":
+		b.WriteString(p.Kind + " ")
+	}
+	b.WriteString(cmp.Or(p.Op, "any call"))
+	if p.Event != "" {
+		b.WriteString(" " + p.Event)
+	}
+	if p.Ordinal != nil {
+		fmt.Fprintf(&b, " of entity #%d", *p.Ordinal)
+	}
+	if p.Statement != nil {
+		fmt.Fprintf(&b, " from statement %d", *p.Statement)
+	}
+	if p.Result != "" {
+		b.WriteString(" (" + p.Result + ")")
+	}
+	if p.From != "" {
+		b.WriteString(" by a " + p.From + " delivery")
+	}
+	if p.Nth > 0 {
+		fmt.Fprintf(&b, ", the %d. on the run", p.Nth)
+	}
+	return b.String()
+}
+
 // GateAction is one of gate.mjs's actions: Do ("cancel") the run when a
 // happening On matches on it, once per run.
 type GateAction struct {
@@ -186,7 +235,7 @@ type GateAction struct {
 }
 
 // HoldPattern matches a happening on a run. Kind: call, body (What); call,
-// answer, body_begin, body_end (Until). From: run (the run's own message's
+// answer, body_begin, body_end, elapsed (Until: the run's clock reaching MS). From: run (the run's own message's
 // delivery, the orchestrator) or step (a queued step's delivery). Step
 // "same" and Delivery "other"/"same" relate an Until happening to the held
 // item; Nth picks the nth match of What on the run (0: every one).
@@ -200,6 +249,14 @@ type HoldPattern struct {
 	Step     string `json:"step,omitempty"`
 	Delivery string `json:"delivery,omitempty"`
 	Nth      int    `json:"nth,omitempty"`
+	// Statement and Ordinal name an entity of a program's run: the
+	// statement whose step it is and its place in the run's correlation-id
+	// sequence (nil: any).
+	Statement *int32 `json:"statement,omitempty"`
+	Ordinal   *int32 `json:"ordinal,omitempty"`
+	// MS is an "elapsed" Until's time: the run's clock (what a replay's
+	// Date.now() counts from) in milliseconds.
+	MS int64 `json:"ms,omitempty"`
 }
 
 // WorldLocalRedelivery is how long world-local's queue waits before it
@@ -386,7 +443,15 @@ func Scaled(sc model.Scenario, k float64) model.Scenario {
 // programStep is how a real run's step of one statement behaves: its body
 // time and how many results it draws from (0: it returns 1).
 type programStep struct {
-	Body    dist `json:"body"`
-	Results int  `json:"results"`
-	Hangs   int  `json:"hangs,omitempty"`
+	Body    dist         `json:"body"`
+	Results int          `json:"results"`
+	Hangs   int          `json:"hangs,omitempty"`
+	Pinned  []PinnedBody `json:"pinned,omitempty"`
+}
+
+// PinnedBody is one step body of a program's statement, fixed: how long it
+// runs and the result it returns.
+type PinnedBody struct {
+	MS     float64 `json:"ms"`
+	Result int64   `json:"result"`
 }

@@ -34,7 +34,14 @@
 // go: 'call' (a call reaching the World), 'answer' (a call answered, with
 // result 'ok' or an error's name), 'body_begin' or 'body_end', matched by the
 // same fields plus step 'same' (the held item's step: its correlation id)
-// and delivery 'other' or 'same' (relative to the held item's delivery). A
+// and delivery 'other' or 'same' (relative to the held item's delivery).
+// Both may name an entity of a program's run: statement (the program
+// statement whose step it is, read from the step's input) and ordinal (its
+// place in the run's correlation-id sequence, which identity(), given by
+// the harness, computes as core does from the run's row). `until` may
+// also be {kind: 'elapsed', ms}: the run's clock (what a replay's
+// Date.now() counts from) reaching ms, a program's deadline; a call held
+// so is stamped past it, and the gate never escapes while one waits. A
 // hold whose `until` already happened on the run does not hold at all. Held
 // items of one rule are released in arrival order, in one tick.
 //
@@ -81,6 +88,10 @@ export function createGate(spec, now) {
   const happened = new Map(); // run -> [happening], in order
   const kinds = new Map(); // delivery index -> 'run' | 'step'
   const stepEnds = new Map(); // run -> accepted terminal step writes
+  const stmts = new Map(); // correlation id -> a program step's statement
+  let identity = null; // run row -> {ordinal(correlation id), fixed}, from the harness
+  const ordinals = new Map(); // run id -> that
+  let timers = 0; // calls held until a time (until kind 'elapsed')
   const endedBy = new Set(); // `${delivery} ${run}`: that delivery wrote a step's end
   const held = { fan_in: new Map(), run_completed: new Map() }; // gate -> run -> [entry]
   const spent = { fan_in: new Set(), run_completed: new Set() };
@@ -133,6 +144,8 @@ export function createGate(spec, now) {
     for (const k of ['op', 'event', 'result']) if (p[k] !== undefined && p[k] !== h[k]) return false;
     if (p.lazy !== undefined && p.lazy !== !!h.lazy) return false;
     if (p.from !== undefined && p.from !== kinds.get(h.delivery)) return false;
+    if (p.statement !== undefined && p.statement !== (h.stmt ?? stmts.get(h.step))) return false;
+    if (p.ordinal !== undefined && (h.step === undefined || p.ordinal !== ordinals.get(h.run)?.ordinal(h.step))) return false;
     if (rel) {
       if (h.run !== rel.run) return false;
       if (p.step === 'same' && (h.step === undefined || h.step !== rel.step)) return false;
@@ -191,6 +204,24 @@ export function createGate(spec, now) {
       const n = (ruleSeen.get(key) ?? 0) + 1;
       ruleSeen.set(key, n);
       if (rule.what.nth !== undefined && rule.what.nth !== n) continue;
+      if (rule.until.kind === 'elapsed') {
+        // Held until the run's clock (wall time since the run's id was
+        // minted, what a replay's Date.now() counts from) reaches ms: a
+        // program's own deadline, so that the write is stamped past it.
+        const t0 = ordinals.get(item.run)?.fixed;
+        const wait = t0 === undefined ? -1 : t0 + rule.until.ms - Date.now();
+        if (wait <= 0) {
+          releases.push({ gate: rule.name, run: item.run, calls: 0, why: t0 === undefined ? 'unknown run' : 'already', at: now() });
+          continue;
+        }
+        timers++;
+        return new Promise((resolve) => setTimeout(() => {
+          timers--;
+          releases.push({ gate: rule.name, run: item.run, calls: 1, why: 'elapsed', at: now(), by: `the run's clock at ${rule.until.ms} ms` });
+          resolve();
+          touch();
+        }, wait));
+      }
       // A happening it would wait for is already past: nothing to hold.
       if ((happened.get(item.run) ?? []).some((h) => matches(rule.until, h, item))) {
         releases.push({ gate: rule.name, run: item.run, calls: 0, why: 'already', at: now() });
@@ -205,10 +236,11 @@ export function createGate(spec, now) {
     return null;
   }
 
-  const callHappening = (kind, rec) => ({ kind, run: rec.run, delivery: rec.delivery, op: rec.op, event: rec.event, lazy: rec.lazy, result: rec.result, step: rec.correlation });
+  const callHappening = (kind, rec) => ({ kind, run: rec.run, delivery: rec.delivery, op: rec.op, event: rec.event, lazy: rec.lazy, result: rec.result, step: rec.correlation, stmt: rec.stmt });
 
   function quiescent() {
-    if (!holding() || entering > 0 || published.size > 0 || actionsLive > 0) return false;
+    // A call held until a time comes back on its own.
+    if (!holding() || entering > 0 || published.size > 0 || actionsLive > 0 || timers > 0) return false;
     for (const rec of clientLive) if (rec.phase === 'run') return false;
     for (const rec of live) if (rec.phase === 'run') return false;
     for (const d of inFlight) {
@@ -287,6 +319,17 @@ export function createGate(spec, now) {
     // the steps' branches from them).
     learn(rec) {
       plan?.learn(rec);
+      if (rec.correlation && rec.stmt !== undefined && !stmts.has(rec.correlation)) stmts.set(rec.correlation, rec.stmt);
+    },
+    // setIdentity gives the gate the harness's id sequence: f(run row)
+    // returns the run's {ordinal(correlation id), fixed: its clock's
+    // start in ms since the epoch}.
+    setIdentity(f) {
+      identity = f;
+    },
+    // runSeen is told of each run row a write answered with.
+    runSeen(run) {
+      if (identity && run?.runId && !ordinals.has(run.runId)) ordinals.set(run.runId, identity(run));
     },
     // hold returns a promise that settles when rec may reach the World, or
     // null when the call is not gated.

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createGate } from './gate.mjs';
-import { stepArgs } from './plan.mjs';
+import { stepArgs, stepStatement } from './plan.mjs';
 
 // turns lets the event loop go round n times (setImmediate, not a timer):
 // long enough for the gate's quiescence check, which waits two turns.
@@ -154,8 +154,9 @@ function ruleDriver(holds, extra = {}) {
     gate.started(d);
     return d;
   };
-  const call = async (d, event, correlation, { lazy = false, result = 'ok' } = {}) => {
-    const rec = { op: 'events.create', event, run: 'wrun_1', correlation, lazy, delivery: d.index };
+  const call = async (d, event, correlation, { lazy = false, result = 'ok', stmt } = {}) => {
+    const rec = { op: 'events.create', event, run: 'wrun_1', correlation, lazy, delivery: d.index, stmt };
+    gate.learn(rec);
     await throughGate(gate, rec);
     order.push(`${d.index}:${event} ${correlation}`);
     rec.result = result;
@@ -199,6 +200,55 @@ test('a hold rule holds its call until another delivery answered the same step',
   await call(orch, 'step_started', 'step_j', { lazy: true });
   assert.equal(order.at(-1), '0:step_started step_j');
   assert.equal(gate.escapes.length, 0);
+});
+
+test('a hold rule names a program\'s entity by statement and ordinal, learned from its input and the run\'s id sequence', async () => {
+  const staleCreate = {
+    name: 'stale_write',
+    what: { kind: 'call', op: 'events.create', event: 'step_created', statement: 7, ordinal: 2 },
+    until: { kind: 'answer', op: 'events.create', event: 'step_started', ordinal: 1, result: 'ok' },
+  };
+  const { gate, order, deliver, call } = ruleDriver([staleCreate]);
+  // The harness's id sequence: here an id's number is its ordinal.
+  gate.setIdentity((run) => ({ ordinal: (id) => (run.runId === 'wrun_1' ? Number(id.split('_')[1]) : -1), fixed: 0 }));
+  gate.runSeen({ runId: 'wrun_1' });
+  const orch = deliver(0);
+  const cons = deliver(1, 'step_1');
+  await call(orch, 'step_created', 'step_1', { stmt: 4 });
+  // Another statement's create of the same ordinal, and the statement's
+  // create of another ordinal, pass.
+  await call(orch, 'step_created', 'step_2', { stmt: 5 });
+  await call(orch, 'step_created', 'step_3', { stmt: 7 });
+  const held = call(orch, 'step_created', 'step_2', { stmt: 7 });
+  await turns(5);
+  assert.equal(order.length, 3);
+  // Entity 1's claim carries no input: its ordinal names it.
+  await call(cons, 'step_started', 'step_1');
+  await held;
+  assert.deepEqual(order.slice(-2), ['1:step_started step_1', '0:step_created step_2']);
+  assert.deepEqual(gate.releases.map((r) => [r.gate, r.why, r.by]), [['stale_write', 'until', 'answer events.create step_started ok step_1 d1']]);
+  assert.equal(gate.escapes.length, 0);
+});
+
+test('a call held until the run\'s clock reaches a time goes on then, and the gate does not escape while it waits', async () => {
+  const timeHold = { name: 'past_deadline', what: { kind: 'call', op: 'events.create', event: 'step_started' }, until: { kind: 'elapsed', ms: 500 } };
+  const { gate, order, deliver, call } = ruleDriver([timeHold]);
+  const t0 = Date.now();
+  gate.setIdentity(() => ({ ordinal: () => -1, fixed: t0 }));
+  gate.runSeen({ runId: 'wrun_1' });
+  const d = deliver(0);
+  await call(d, 'step_created', 'step_1');
+  const held = call(d, 'step_started', 'step_1');
+  // Nothing else can arrive, yet it waits for the time, not escaping.
+  await turns(20);
+  assert.deepEqual(order, ['0:step_created step_1']);
+  assert.equal(gate.escapes.length, 0);
+  await held;
+  assert.ok(Date.now() - t0 >= 500, `released after ${Date.now() - t0} ms`);
+  assert.deepEqual(gate.releases.map((r) => [r.gate, r.why]), [['past_deadline', 'elapsed']]);
+  // Past the time, a match is not held.
+  await call(d, 'step_started', 'step_2');
+  assert.deepEqual(gate.releases.map((r) => r.why), ['elapsed', 'already']);
 });
 
 test('an action cancels its run once on its happening, and a hold waits for the cancel\'s answer, never escaping while it is under way', async () => {
@@ -460,4 +510,12 @@ test('stepArgs reads a branch step\'s fan-out and index from the runtime\'s deva
   assert.equal(stepArgs(enc('devl[[1,3],[2],4]')), undefined);
   assert.equal(stepArgs(enc('json{}')), undefined);
   assert.equal(stepArgs('devl[]'), undefined);
+});
+
+test('stepStatement reads a program step\'s statement from its one argument', () => {
+  const enc = (s) => new Uint8Array(Buffer.from(s, 'utf8'));
+  assert.equal(stepStatement(enc('devl[{"args":1,"closureVars":-1,"thisVal":-1},[2],13]')), 13);
+  // A fan-out branch's (two arguments) is no statement.
+  assert.equal(stepStatement(enc('devl[{"args":1,"closureVars":-1,"thisVal":-1},[2,3],0,1]')), undefined);
+  assert.equal(stepStatement(enc('json{}')), undefined);
 });

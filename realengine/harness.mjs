@@ -88,6 +88,9 @@ async function run(cfg) {
   if (cfg.await_inline_claims) process.env.WORKFLOW_OPTIMISTIC_INLINE_START = '0';
   if (cfg.inline_ownership_lease_seconds) process.env.WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS = String(cfg.inline_ownership_lease_seconds);
   process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
+  // The retained VM (on by default in every pinned core): off, each pass
+  // of an invocation replays afresh (simlab's workflow.retained_vm: false).
+  if (cfg.no_retained_vm) process.env.WORKFLOW_RETAINED_VM = '0';
   // default_dispatch leaves the switch unset: the runtime's own default.
   if (cfg.default_dispatch) delete process.env.WORKFLOW_RESILIENT_STEP_DISPATCH;
   else process.env.WORKFLOW_RESILIENT_STEP_DISPATCH = cfg.resilient_dispatch ? '1' : '0';
@@ -220,6 +223,12 @@ async function run(cfg) {
   const harnessActions = { cancel: (runId) => delivery.exit(() => getRun(runId).cancel()) };
   gate?.plan?.setActions(harnessActions);
   gate?.setActions(harnessActions);
+  // A hold rule that names an entity by its ordinal, or waits for the
+  // run's clock, needs each run's id sequence and clock, as core has them.
+  if ((cfg.gate?.holds ?? []).some((h) => h.what?.ordinal !== undefined || h.until?.ordinal !== undefined || h.until?.kind === 'elapsed')) {
+    const seqOf = await idSequences();
+    gate.setIdentity((run) => seqOf(run, 1 << 16));
+  }
   runtime.setWorld(world);
   const bundles = pathToFileURL(cfg.bundle_dir + '/').href;
   await import(bundles + 'steps.mjs');
@@ -237,10 +246,17 @@ async function run(cfg) {
   // flight) is released, not left to a body nobody awaits.
   if (cfg.program) {
     const stepAttempt = () => globalThis[Symbol.for('WORKFLOW_STEP_CONTEXT_STORAGE')]?.getStore?.()?.stepMetadata?.attempt ?? 1;
+    const begun = new Map(); // `${run} ${statement}` -> bodies begun (st.pinned's next)
     globalThis[Symbol.for('simlab.program_step')] = async (i) => {
       const st = cfg.program_steps[i];
-      const ms = Math.round(draw(st.body, rand));
-      const result = st.results > 0 ? Math.floor(rand() * st.results) : 1;
+      const key = `${globalThis[Symbol.for('WORKFLOW_STEP_CONTEXT_STORAGE')]?.getStore?.()?.workflowMetadata?.workflowRunId} ${i}`;
+      const n = begun.get(key) ?? 0;
+      begun.set(key, n + 1);
+      // A pinned body (simlab reproduce of a program): the simulated
+      // run's nth body of this statement; else drawn.
+      const pin = st.pinned?.[n];
+      const ms = pin ? Math.round(pin.ms) : Math.round(draw(st.body, rand));
+      const result = pin ? pin.result : st.results > 0 ? Math.floor(rand() * st.results) : 1;
       const d = delivery.getStore();
       // body_crash: the process dies between the step's claim and its
       // body (flow.Config.Crash): its delivery, queued or running the
@@ -644,16 +660,9 @@ async function replayLog(runId, events) {
   if (!created) return [];
   const main = fileURLToPath(import.meta.resolve('@workflow/core'));
   const dist = path.dirname(main);
-  const { createContext } = await import(pathToFileURL(path.join(dist, 'vm', 'index.js')).href);
-  const { runIdCreatedAt } = await import(pathToFileURL(path.join(dist, 'runtime', 'run-id-time.js')).href);
-  const { monotonicFactory } = await import(pathToFileURL(createRequire(main).resolve('ulid')).href);
   const { workflowName, deploymentId } = created.eventData ?? {};
-  const fixed = runIdCreatedAt(runId) ?? +new Date(created.createdAt);
-  const { globalThis: g } = createContext({ seed: `${runId}:${workflowName}:${deploymentId}`, fixedTimestamp: fixed });
-  const gen = monotonicFactory(() => g.Math.random());
-  const ids = new Map();
-  const entities = events.filter((e) => e.correlationId).length;
-  for (let k = 0; k < entities + 16; k++) ids.set(gen(fixed), k);
+  const seq = (await idSequences())({ runId, workflowName, deploymentId, createdAt: created.createdAt }, events.filter((e) => e.correlationId).length + 16);
+  const fixed = seq.fixed;
   // A step's result, for a program whose if tests it (a number as is,
   // anything else by its truth), hydrated with core's own serializer.
   const ser = await import(pathToFileURL(path.join(dist, 'serialization.js')).href);
@@ -672,7 +681,7 @@ async function replayLog(runId, events) {
     if (e.correlationId) {
       const cut = e.correlationId.indexOf('_');
       ev.kind = e.correlationId.slice(0, cut);
-      ev.ordinal = ids.get(e.correlationId.slice(cut + 1)) ?? -1;
+      ev.ordinal = seq.ordinal(e.correlationId);
     }
     const name = e.eventData?.stepName;
     if (name) {
@@ -687,6 +696,37 @@ async function replayLog(runId, events) {
     if (at > 0) ev.at = at;
     return ev;
   });
+}
+
+// idSequences loads what core computes a run's correlation ids with and
+// returns seqOf(run, cap): the run's sequence (run id, workflowName and
+// deploymentId seeding the workflow VM's Math.random, a monotonic ULID at
+// one fixed timestamp: the run id's time, else its createdAt) as fixed, that
+// timestamp, and ordinal(correlationId), the id's place in it (-1 outside
+// its first cap ids), drawn as far as a lookup needs.
+async function idSequences() {
+  const main = fileURLToPath(import.meta.resolve('@workflow/core'));
+  const dist = path.dirname(main);
+  const { createContext } = await import(pathToFileURL(path.join(dist, 'vm', 'index.js')).href);
+  const { runIdCreatedAt } = await import(pathToFileURL(path.join(dist, 'runtime', 'run-id-time.js')).href);
+  const { monotonicFactory } = await import(pathToFileURL(createRequire(main).resolve('ulid')).href);
+  return ({ runId, workflowName, deploymentId, createdAt }, cap) => {
+    const fixed = runIdCreatedAt(runId) ?? +new Date(createdAt);
+    const { globalThis: g } = createContext({ seed: `${runId}:${workflowName}:${deploymentId}`, fixedTimestamp: fixed });
+    const gen = monotonicFactory(() => g.Math.random());
+    const ids = new Map();
+    let last = '';
+    const ordinal = (correlationId) => {
+      const id = correlationId.slice(correlationId.indexOf('_') + 1);
+      // Monotonic ids grow: past the newest drawn, draw on until it.
+      while (!ids.has(id) && id > last && ids.size < cap) {
+        last = gen(fixed);
+        ids.set(last, ids.size);
+      }
+      return ids.get(id) ?? -1;
+    };
+    return { fixed, ordinal };
+  };
 }
 
 // writeTrace writes spans as OTLP JSON Lines, one {"resourceSpans":[...]}

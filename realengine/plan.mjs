@@ -40,6 +40,16 @@ const stepIdOf = (item) => (item.kind === 'body' ? item.step : item.correlation)
 // referenced by index. workflow/fanout.ts's branch(fanout, index, ms) is
 // the only step, so its first two arguments name it.
 export function stepArgs(input) {
+  const vals = devalued(input);
+  const args = vals?.[vals[0].args];
+  if (!Array.isArray(args) || args.length < 2) return undefined;
+  const f = vals[args[0]], i = vals[args[1]];
+  return Number.isInteger(f) && Number.isInteger(i) ? [f, i] : undefined;
+}
+
+// devalued is a step input's devalue values ("devl" + JSON), the first an
+// object, or undefined.
+function devalued(input) {
   if (!(input instanceof Uint8Array) || input.length < 5) return undefined;
   const text = Buffer.from(input).toString('utf8');
   if (!text.startsWith('devl')) return undefined;
@@ -49,11 +59,19 @@ export function stepArgs(input) {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(vals) || typeof vals[0] !== 'object' || vals[0] === null) return undefined;
-  const args = vals[vals[0].args];
-  if (!Array.isArray(args) || args.length < 2) return undefined;
-  const f = vals[args[0]], i = vals[args[1]];
-  return Number.isInteger(f) && Number.isInteger(i) ? [f, i] : undefined;
+  return Array.isArray(vals) && typeof vals[0] === 'object' && vals[0] !== null ? vals : undefined;
+}
+
+// stepStatement reads a program step's statement from the input its
+// step_created or lazy step_started carries: programs.ts calls each step
+// function with its statement's index (realengine.ProgramsTS) as its one
+// argument.
+export function stepStatement(input) {
+  const vals = devalued(input);
+  const args = vals?.[vals[0].args];
+  if (!Array.isArray(args) || args.length !== 1) return undefined;
+  const i = vals[args[0]];
+  return Number.isInteger(i) ? i : undefined;
 }
 
 export function createPlan(spec, now) {

@@ -54,7 +54,8 @@ func (r *Runner) RunProgram(ctx context.Context, core Core, cfg HarnessConfig, n
 	cfg.BundleDir, cfg.Program, cfg.Fanouts = dir, WorkflowFunction(name), []int{}
 	cfg.ProgramSteps = make([]programStep, len(compiled.Nodes))
 	for i := range compiled.Nodes {
-		cfg.ProgramSteps[i] = programStep{Body: distOf(compiled.Body(int32(i), defaultBody)), Results: compiled.Results(int32(i)), Hangs: compiled.Hangs(int32(i))}
+		cfg.ProgramSteps[i] = programStep{Body: distOf(compiled.Body(int32(i), defaultBody)), Results: compiled.Results(int32(i)), Hangs: compiled.Hangs(int32(i)),
+			Pinned: cfg.PinnedBodies[int32(i)]}
 	}
 	return r.Run(ctx, core, cfg, timeout)
 }

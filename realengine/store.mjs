@@ -10,7 +10,7 @@
 // what the World saw, not what anyone expected it to see.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { stepArgs } from './plan.mjs';
+import { stepArgs, stepStatement } from './plan.mjs';
 
 // mulberry32: a small seeded generator, so one seed gives the same draws.
 export function rng(seed) {
@@ -126,7 +126,11 @@ export function wrapWorld(world, store, calls, opts = {}) {
       rec.lazy = args[1]?.eventType === 'step_started' && args[1]?.eventData?.input !== undefined;
       // The branch (fan-out, index) a step_created or lazy start is about,
       // from the step's own input.
-      if (args[1]?.eventData?.input !== undefined && rec.correlation) rec.args = stepArgs(args[1].eventData.input);
+      if (args[1]?.eventData?.input !== undefined && rec.correlation) {
+        rec.args = stepArgs(args[1].eventData.input);
+        // A program's step: its statement (a hold rule may name it).
+        rec.stmt = stepStatement(args[1].eventData.input);
+      }
     } else if (op === 'runs.get' || op === 'steps.get') {
       rec.run = args[0];
     } else if (op.startsWith('events.list')) {
@@ -170,6 +174,12 @@ export function wrapWorld(world, store, calls, opts = {}) {
       gate?.answered(rec);
       if (op === 'events.create') {
         remember(res?.run);
+        // The run's identity, from the first write that answers with its
+        // row (the client's run_created may lose to the run's own
+        // invocation, which creates the run on its run_started): a hold
+        // rule may name an entity by its ordinal in the run's
+        // correlation-id sequence.
+        if (res?.run) gate?.runSeen(res.run);
         if (res?.step) rec.attempt = res.step.attempt;
       }
       if (op === 'events.list' && Array.isArray(res?.data)) {
