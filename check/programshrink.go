@@ -325,8 +325,20 @@ func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop strin
 		return "", 0, fmt.Errorf("schedules directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, programScheduleFileName(sc, prop, seed))
-	text := ProgramScenarioFile(ce.Scenario,
-		fmt.Sprintf("simlab check's shrunk counterexample of %s: scenario %s, seed %d, shrunk in %d runs.", prop, sc.Name, seed, ce.Tries),
-		fmt.Sprintf("Replay: simlab run --scenario %s --seed %d", path, ce.Seed))
+	header := []string{fmt.Sprintf("simlab check's shrunk counterexample of %s: scenario %s, seed %d, shrunk in %d runs.", prop, sc.Name, seed, ce.Tries),
+		fmt.Sprintf("Replay: simlab run --scenario %s --seed %d", path, ce.Seed)}
+	if prop == ReplayableLog {
+		header = append(header, "On the real core: "+ReproduceProgramCommand(path, ce.Seed))
+	}
+	text := ProgramScenarioFile(ce.Scenario, header...)
 	return path, ce.Seed, os.WriteFile(path, []byte(text), 0o644)
+}
+
+// ReplayableLog is the property simlab reproduce forces for a program.
+const ReplayableLog = "replayable-log"
+
+// ReproduceProgramCommand forces a program's shrunk replayable-log
+// counterexample on the real core.
+func ReproduceProgramCommand(path string, seed uint64) string {
+	return fmt.Sprintf("simlab reproduce %s --seed %d", model.ShellQuote(path), seed)
 }

@@ -420,7 +420,11 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: programStoryAt(sc, seed, v), Replay: cfg.Spec.RunCommand(seed)}
 		cfg.saveSchedule(f, func() (string, string, error) {
 			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop)
-			return path, fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s), err
+			line := fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s)
+			if v.prop == ReplayableLog {
+				line += "; on the real core: " + ReproduceProgramCommand(path, s)
+			}
+			return path, line, err
 		})
 		rep.First[v.prop] = f
 	}

@@ -54,9 +54,12 @@ func TestCheckOfAProgramsScenario(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
 	}
-	m := regexp.MustCompile(`\(shrunk: simlab run --scenario (\S+replayable-log-seed\d+\.yaml) --seed (\d+)\)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`\(shrunk: simlab run --scenario (\S+replayable-log-seed\d+\.yaml) --seed (\d+)[;)]`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no shrunk replay command for replayable-log:\n%s", out)
+	}
+	if want := "; on the real core: simlab reproduce " + m[1] + " --seed " + m[2] + ")"; !strings.Contains(out, want) {
+		t.Errorf("the report lacks %q:\n%s", want, out)
 	}
 	trace := filepath.Join(t.TempDir(), "run.jsonl")
 	story, _, err := runCLI(t, "run", "--scenario", m[1], "--seed", m[2], "--trace-out", trace)

@@ -152,19 +152,19 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 		prog, sim := caseOf(uint64(i))
 		cfg := realengine.HarnessConfig{Seed: uint64(i), MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true,
 			MaxDurationMS: float64(sim.MaxDuration) / float64(time.Millisecond), BodyCrash: sim.Crash,
-			LeaseSeconds: int(sim.InlineLease / time.Second), ProgramTimeoutIsOutcome: true}
+			LeaseSeconds: int(sim.InlineLease / time.Second), ProgramTimeoutIsOutcome: true, NoRetainedVM: !sim.RetainedVM}
 		run, err := r.RunProgram(ctx, core, cfg, "replays", prog, sim.Body, f.timeout)
 		if err != nil {
 			return out, fmt.Errorf("real run %d: %w", i, err)
 		}
 		for j, b := range run.ReadBack {
 			out.add(b, sim.Program, core)
-			c := realCase{Seed: uint64(i), End: realEnd(b).String(), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut,
+			c := realCase{Seed: uint64(i), End: b.End().String(), Kills: run.Counts.Kills + run.Counts.Crashes, TimedOut: run.TimedOut,
 				ErrorCodes: b.ErrorCodes, EndedTwice: b.TerminalEvents > 1}
 			if j < len(run.Runs) && run.Runs[j].ReturnValue != nil && run.Runs[j].ReturnValue.State == "rejected" {
 				c.Client = run.Runs[j].ReturnValue.Error + ": " + run.Runs[j].ReturnValue.Message
 			}
-			if realEnd(b) == flow.Stuck {
+			if b.End() == flow.Stuck {
 				c.RunRow = b.RunStatus
 				if j < len(run.Runs) {
 					c.ClientStatus = run.Runs[j].Status
@@ -184,22 +184,9 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 	return out, nil
 }
 
-// realEnd is how a real run ended, in simlab's flow.End.
-func realEnd(b realengine.ReadBack) flow.End {
-	switch {
-	case b.Corrupted():
-		return flow.Corrupted
-	case b.FirstTerminal == "run_completed":
-		return flow.Completed
-	case b.FirstTerminal == "":
-		return flow.Stuck
-	}
-	return flow.Failed
-}
-
 func (o *realReplays) add(b realengine.ReadBack, p *program.Compiled, core realengine.Core) {
 	o.Runs++
-	switch realEnd(b) {
+	switch b.End() {
 	case flow.Corrupted:
 		o.Corrupted++
 	case flow.Completed:

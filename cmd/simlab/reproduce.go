@@ -23,9 +23,10 @@ func newReproduceCommand() *cobra.Command {
 	var dir, worldLocal string
 	var noInstall, asJSON bool
 	var whatIf int
+	var prog programReproduceFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce FILE",
-		Short: "Force a saved schedule's violation on the real @workflow/core, call for call",
+		Short: "Force a saved schedule's (or a program's shrunk) violation on the real @workflow/core",
 		Long: `Replay a schedule simlab check saved, translate its History into a plan (every
 World call and step body the real runtime makes too, named by run, delivery,
 operation, event, step and occurrence, with the History's answer) and run the
@@ -53,10 +54,34 @@ store as the History had it when the group began), and the real answers with
 how many runs gave each and how many of those violated the property. Exit 0
 when every real answer is one the model can give, 1 when the real World gave
 one the model cannot (the model lacks it), 2 bad input (a plan with no race
-group included).`,
+group included).
+
+With --seed N, FILE is a program's scenario (the file simlab check shrinks a
+program's replayable-log counterexample to, or any program scenario) and N
+the seed its replay line names. simlab runs it, finds what its unconsumable
+log depends on (the write a fresh replay stops at, from which statement, and
+the event below it its writer had not seen; for a Date.now() choice, the
+event whose stamp a fresh replay reads) and makes --runs real runs on the
+pinned core with those writes held at the World in that order, every step
+body pinned to simlab's (how long it ran, what it returned). A Date.now()
+story is also held in time: the event a fresh replay reads is held until the
+run's clock is past the deadline, and the program runs --dilate times as
+slow (by default the least that puts the writer's read 150 ms short of the
+deadline). A run is reproduced when core's own replay of its log stops at
+the same write (type, step, entity) and it ends as simlab's does. Exit 0
+when every run on every core agrees with simlab (reproduced where simlab's
+replay on that core diverges, clean where it does not), 1 otherwise.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := args[0]
+			if cmd.Flags().Changed("seed") || prog.isProgramFile(file) {
+				return reproduceProgram(cmd, file, prog, o.Cores, o.Timeout, dir, noInstall, asJSON)
+			}
+			for _, f := range []string{"runs", "dilate"} {
+				if cmd.Flags().Changed(f) {
+					return badInput(fmt.Errorf("--%s is for a program's scenario (with --seed N): %s is a saved schedule", f, file))
+				}
+			}
 			s, err := loadSchedule(file)
 			if err != nil {
 				return badInput(err)
@@ -129,6 +154,9 @@ group included).`,
 	cmd.Flags().StringVar(&dir, "engine-dir", "", "the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&noInstall, "no-install", false, "do not install the pinned packages when they are missing; say what to run instead")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reproduction as JSON")
+	cmd.Flags().Uint64Var(&prog.seed, "seed", 0, "FILE is a program's scenario: force the run of this seed (the seed its replay line names)")
+	cmd.Flags().IntVar(&prog.runs, "runs", 10, "with --seed: real runs per core")
+	cmd.Flags().IntVar(&prog.dilate, "dilate", 0, "with --seed: run the program this many times as slow on the real core (0: the least that keeps a Date.now() read 150 ms from its deadline)")
 	cmd.Flags().IntVar(&whatIf, "what-if", 0, "instead: make N real runs with every race group's members released together and the World's own I/O in its own order, and set each group's real answers beside every answer the model's World gives it in some interleaving (exit 1 when the real World gives one the model cannot)")
 	return cmd
 }
@@ -272,7 +300,7 @@ func printFirstReproductions(w io.Writer, rs []firstReproduction) {
 // finds the engine directory (dir, or upwards from the working directory),
 // makes an interruptible context and prepares the pinned packages
 // (installing them unless told not to). done releases both.
-func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Context, interrupted func() os.Signal, r *realengine.Runner, done func(), err error) {
+func realEngine(cmd *cobra.Command, dir string, install bool, cores ...realengine.Core) (ctx context.Context, interrupted func() os.Signal, r *realengine.Runner, done func(), err error) {
 	if r, err = engineRunner(cmd, dir); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -281,7 +309,7 @@ func realEngine(cmd *cobra.Command, dir string, install bool) (ctx context.Conte
 		r.Close()
 		release()
 	}
-	if err := r.Prepare(ctx, install); err != nil {
+	if err := r.Prepare(ctx, install, cores...); err != nil {
 		// Only a signal is an interrupt: done cancels the context too, so
 		// ask before it whether one came.
 		sig := interrupted()

@@ -202,3 +202,54 @@ func TestReproduceWhatIf(t *testing.T) {
 		t.Errorf("%d span files written, want one per run: %v", len(spans), spans)
 	}
 }
+
+// reproduce of a program's shrunk counterexample (the file check writes,
+// with the seed its replay line names) forces the story on the real core
+// as a user runs it: reproduced on core beta.52, whose own replay of the
+// real log stops at simlab's stale write, and clean on beta.55, as simlab
+// predicts for beta.55's clock; exit 0.
+func TestReproduceForcesAProgramsShrunkCounterexample(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	file := filepath.Join("..", "..", "realengine", "testdata", "force", "clock-storm-shrunk.yaml")
+	stdout, _, err := runCLI(t, "reproduce", file, "--seed", "34", "--runs", "1", "--cores", "5.0.0-beta.52,5.0.0-beta.55",
+		"--engine-dir", filepath.Join("..", "..", "realengine"))
+	if err != nil {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stdout)
+	}
+	for _, want := range []string{
+		"Date.now() at statement",
+		"hold stale_write: events.create step_started of entity #11 from statement 8 until the answer to events.create step_started of entity #9",
+		"core 5.0.0-beta.52 (simlab on its replay: its log diverges at that write, the run ends completed): REPRODUCED 1 of 1",
+		"step_created step#11 extra: Replay could not consume event",
+		"core 5.0.0-beta.55 (simlab on its replay: its log replays, the run ends completed): clean, as simlab says, 1 of 1",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// What a program's reproduce cannot honour is refused before anything
+// runs, naming what was wrong.
+func TestReproduceProgramRefusesUpFront(t *testing.T) {
+	file := filepath.Join("..", "..", "realengine", "testdata", "force", "clock-storm-shrunk.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{file}, "give --seed N"},
+		{[]string{file, "--seed", "34", "--what-if", "2"}, "--what-if: "},
+		{[]string{file, "--seed", "34", "--out", t.TempDir()}, "--out: "},
+		{[]string{file, "--seed", "3"}, "consumes it: nothing to force"},
+		{[]string{file, "--seed", "34", "--runs", "0"}, "--runs 0"},
+		{[]string{file, "--seed", "34", "--dilate", "99"}, "--dilate 99"},
+		{[]string{file, "--seed", "34", "--cores", "4.0.0"}, "--cores"},
+		{[]string{"storm", "--seed", "1"}, "consumes it"},
+		{[]string{f15Schedule, "--runs", "2"}, "--runs is for a program's scenario"},
+	} {
+		_, _, err := runCLI(t, append(append([]string{"reproduce"}, c.args...), "--engine-dir", t.TempDir())...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reproduce %v: exit %d, %v; want 2 naming %q", c.args, exitCode(err), err, c.want)
+		}
+	}
+}
