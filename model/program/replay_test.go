@@ -202,14 +202,7 @@ func TestClockReadsThePassOrTheDelivery(t *testing.T) {
 		{Seq: []Node{{Step: "a"}, {Clock: 2500 * time.Millisecond, As: "late"}, {If: "late", Then: []Node{{Step: "x"}}, Else: []Node{{Step: "y"}}}}},
 		{Step: "b"},
 	}}})
-	ev := func(tp EventType, ord int32, name string, at int64) Event {
-		e := E(tp, ord)
-		if e.Kind == EntityNone {
-			e.Ordinal = -1
-		}
-		e.Name, e.CreatedMS = name, at
-		return e
-	}
+	ev := stamped
 	base := []Event{ev(RunCreated, -1, "", 1), ev(RunStarted, -1, "", 1), ev(StepCreated, 0, "a", 100), ev(StepCreated, 1, "b", 100),
 		ev(StepStarted, 0, "", 200), ev(StepStarted, 1, "", 200), ev(StepCompleted, 0, "", 2000)}
 	with := func(more ...Event) []Event { return append(append([]Event{}, base...), more...) }
@@ -243,6 +236,17 @@ func TestClockReadsThePassOrTheDelivery(t *testing.T) {
 	}
 }
 
+// stamped is the event of type tp for entity ord (-1 for a run event)
+// carrying step name name, written at ms since the run was created.
+func stamped(tp EventType, ord int32, name string, at int64) Event {
+	e := E(tp, ord)
+	if e.Kind == EntityNone {
+		e.Ordinal = -1
+	}
+	e.Name, e.CreatedMS = name, at
+	return e
+}
+
 // A replay resumed in a retained VM (core's WORKFLOW_RETAINED_VM) keeps
 // the Date.now() reads its VM made: the log that a fresh per-pass replay
 // cannot consume (y written from a's time, b's end below it) it consumes,
@@ -253,12 +257,8 @@ func TestRetainedClockReadsStand(t *testing.T) {
 		{Seq: []Node{{Step: "a"}, {Clock: 2500 * time.Millisecond, As: "late"}, {If: "late", Then: []Node{{Step: "x"}}, Else: []Node{{Step: "y"}}}}},
 		{Step: "b"},
 	}}})
-	ev := func(tp EventType, ord int32, name string, at int64) Event {
-		e := E(tp, ord)
-		e.Name, e.CreatedMS = name, at
-		return e
-	}
-	first := []Event{{Type: RunCreated, Ordinal: -1}, {Type: RunStarted, Ordinal: -1}, ev(StepCreated, 0, "a", 100), ev(StepCreated, 1, "b", 100),
+	ev := stamped
+	first := []Event{ev(RunCreated, -1, "", 1), ev(RunStarted, -1, "", 1), ev(StepCreated, 0, "a", 100), ev(StepCreated, 1, "b", 100),
 		ev(StepStarted, 0, "", 200), ev(StepStarted, 1, "", 200), ev(StepCompleted, 0, "", 2000)}
 	r := Replayer{Explain: true}
 	if got := r.Replay(p, first).String(); got != "suspended on step#1 b (created), step#2 y" {
