@@ -28,15 +28,15 @@ import (
 // last event its writer had not seen is answered. Every other call goes its
 // own way, with each step body pinned to the simulated run's (how long it
 // ran and what it returned). A Date.now() choice also depends on time: the
-// reads on either side of a deadline. Real timing moves by tens of
-// milliseconds, so the program is dilated (bodies, sleeps and deadlines k
-// times as long) until the narrowest read is forceMargin from its
-// deadline; simlab runs the dilated program at the same seed and must tell
-// the same story, or the dilation is refused.
+// writer read short of a deadline, a fresh replay reads an event stamped
+// past it. The event a fresh replay reads is held until the run's clock is
+// past the deadline, and the writer's read is kept short of it by running
+// the program dilated (bodies, sleeps and deadlines k times as long) until
+// it lies forceMargin short: real timing moves by tens of milliseconds.
 
-// forceMargin is how far each Date.now() read of the forced story must lie
-// from its deadline on the real run: well over the real runtime's own
-// jitter (a claim, a list, a queue hop: a few to tens of milliseconds).
+// forceMargin is how far the writer's Date.now() read must lie short of
+// its deadline on the real run: well over the real runtime's own jitter (a
+// claim, a list, a queue hop: a few to tens of milliseconds).
 const forceMargin = 150 * time.Millisecond
 
 // maxDilation bounds the slow-down: a 2 s story runs 80 s.
@@ -49,7 +49,8 @@ type ProgramForce struct {
 	// Dilation is how many times as slow the forced program runs (1: as
 	// written).
 	Dilation int `json:"dilation"`
-	// Story is simlab's story of the dilated run at Seed.
+	// Story is simlab's story of its run at Seed; Stale and Missed name the
+	// write held and what it waits for.
 	Story   []string       `json:"story"`
 	Forcing flow.Forcing   `json:"-"`
 	Stale   string         `json:"stale_write"`
@@ -58,11 +59,10 @@ type ProgramForce struct {
 	Runs    int            `json:"runs"`
 	Cores   []ForcedOnCore `json:"cores"`
 
-	name     string
-	prog     []program.Node
-	cfg      flow.Config
-	pinned   map[int32][]PinnedBody
-	compiled *program.Compiled
+	name   string
+	prog   []program.Node
+	cfg    flow.Config
+	pinned map[int32][]PinnedBody
 }
 
 // ForcedOnCore is one core's forced runs: what simlab predicts for its
@@ -92,9 +92,9 @@ type ForcedRun struct {
 }
 
 // PrepareProgramForce derives the forcing of sc's run at seed on core's
-// replay: the story, the dilation (dilation 0: the least that puts every
-// clock read forceMargin from its deadline), the hold rule and the pinned
-// bodies. It refuses a seed whose log replays, a story the real side
+// replay: the story, the dilation (dilation 0: the least that puts the
+// writer's clock read forceMargin short of its deadline), the hold rules
+// and the pinned bodies. It refuses a seed whose log replays, a story the real side
 // cannot be held to, and a scenario the real harness cannot run.
 func PrepareProgramForce(sc model.Scenario, seed uint64, core Core, dilation, runs int) (*ProgramForce, error) {
 	w := &sc.Workflow
@@ -105,10 +105,12 @@ func PrepareProgramForce(sc model.Scenario, seed uint64, core Core, dilation, ru
 		return nil, fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view)", w.LogView)
 	case w.SequentialReplays:
 		return nil, errors.New("workflow.sequential_replays: the real harness does not switch sequential replays on")
+	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
+		return nil, fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
 	case sc.Faults.Crash > 0:
 		return nil, fmt.Errorf("faults.crash %v: a crash is drawn on each side, not forced; remove it from the scenario", sc.Faults.Crash)
 	case dilation < 0 || dilation > maxDilation:
-		return nil, fmt.Errorf("--dilate %d: want 1..%d (0: the least that keeps every clock read %v from its deadline)", dilation, maxDilation, forceMargin)
+		return nil, fmt.Errorf("--dilate %d: want 1..%d (0: the least that keeps the writer's clock read %v short of its deadline)", dilation, maxDilation, forceMargin)
 	case runs < 1:
 		return nil, fmt.Errorf("--runs %d: want at least one real run", runs)
 	}
@@ -129,9 +131,9 @@ func PrepareProgramForce(sc model.Scenario, seed uint64, core Core, dilation, ru
 		}
 	}
 	fc := d.fc
-	f.Dilation, f.Forcing, f.cfg, f.compiled = k, fc, d.cfg, d.compiled
+	f.Dilation, f.Forcing, f.cfg = k, fc, d.cfg
 	f.prog = program.Dilated(sc.Workflow.Program, k)
-	f.Story = d.res.Story(d.compiled)
+	f.Story = d.res.Story(d.cfg.Program)
 	f.Stale = fmt.Sprintf("event %d %s, minted from statement %d by %s (a fresh replay expects %s there)", fc.StaleAt, fc.Stale, fc.StaleNode, fc.Writer, fc.Expected)
 	// What the stale write waits for: the last event its writer had not
 	// seen, or, for a clock read, the event whose stamp a fresh replay
@@ -195,10 +197,9 @@ func callEvent(res *flow.Result, i int) string {
 
 // forced is one simulated run of sc and its forcing.
 type forced struct {
-	cfg      flow.Config
-	compiled *program.Compiled
-	res      *flow.Result
-	fc       flow.Forcing
+	cfg flow.Config
+	res *flow.Result
+	fc  flow.Forcing
 }
 
 func forcing(sc model.Scenario, seed uint64, core Core) (forced, error) {
@@ -215,7 +216,7 @@ func forcing(sc model.Scenario, seed uint64, core Core) (forced, error) {
 	if err != nil {
 		return forced{}, fmt.Errorf("on core %s's replay: %w", core.Version, err)
 	}
-	return forced{cfg: cfg, compiled: cfg.Program, res: res, fc: fc}, nil
+	return forced{cfg: cfg, res: res, fc: fc}, nil
 }
 
 // expectOn is what simlab predicts for the forced program on core: whether
