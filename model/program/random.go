@@ -68,7 +68,7 @@ func (g *gen) seq(depth, n int) []Node {
 func (g *gen) stmt(depth int) Node {
 	kinds := 1
 	if depth > 0 {
-		kinds = 6
+		kinds = 7
 	}
 	switch g.c.Choose(kinds) {
 	case 1: // a race of 2..3 branches
@@ -112,6 +112,10 @@ func (g *gen) stmt(depth int) Node {
 		return Node{Loop: 2 + g.c.Choose(2), Do: body, Until: last.As}
 	case 5: // a pool
 		return Node{Pool: 2 + g.c.Choose(2), N: 3 + g.c.Choose(4), Step: string(rune('a' + g.c.Choose(4)))}
+	case 6: // a deadline between steps: once Date.now() is D past the start, one step, else another
+		first, late := g.step(), g.label()
+		d := []time.Duration{300, 1000, 2000}[g.c.Choose(3)] * time.Millisecond
+		return Node{Seq: []Node{first, {Clock: d, As: late}, {If: late, Then: []Node{g.step()}, Else: []Node{g.step()}}}}
 	}
 	return g.step()
 }
