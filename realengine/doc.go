@@ -25,7 +25,11 @@
 // the real World's own calls instead: each run's first run_started and the
 // run's cancel take their file-system steps in the model's interleaving
 // (realworld/node/gate.mjs, shared with the concurrent conformance test;
-// TestForcedCancelRacingStartReopensTheRealRun). Package findings judges each
+// TestForcedCancelRacingStartReopensTheRealRun). forceprogram.go forces a
+// program's shrunk counterexample (simlab reproduce FILE.yaml --seed N): hold
+// rules naming entities by statement and id-sequence ordinal, one waiting for
+// the run's clock to pass the program's deadline, bodies pinned to simlab's
+// (TestForcedClockStormStoryHappensOnTheRealCore). Package findings judges each
 // docs/FINDINGS.md finding on each release by such runs (simlab releases matrix,
 // docs/RELEASES.md).
 package realengine
