@@ -85,6 +85,9 @@ type First struct {
 	Story        []string `json:"story"`
 	Replay       string   `json:"replay"`
 	ScheduleFile string   `json:"schedule_file,omitempty"`
+	// ShrunkSeed is the seed a program's shrunk scenario file
+	// (ScheduleFile) replays its counterexample at.
+	ShrunkSeed uint64 `json:"shrunk_seed,omitempty"`
 	// ScheduleError says why no schedule file was saved (an unwritable
 	// directory): the counterexample is reported all the same.
 	ScheduleError string `json:"schedule_error,omitempty"`
@@ -420,6 +423,7 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: programStoryAt(sc, seed, v), Replay: cfg.Spec.RunCommand(seed)}
 		cfg.saveSchedule(f, func() (string, string, error) {
 			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop)
+			f.ShrunkSeed = s
 			line := fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s)
 			if v.prop == ReplayableLog {
 				line += "; on the real core: " + ReproduceProgramCommand(path, s)

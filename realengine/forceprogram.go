@@ -97,24 +97,41 @@ type ForcedRun struct {
 // and the pinned bodies. It refuses a seed whose log replays, a story the real side
 // cannot be held to, and a scenario the real harness cannot run.
 func PrepareProgramForce(sc model.Scenario, seed uint64, core Core, dilation, runs int) (*ProgramForce, error) {
-	w := &sc.Workflow
+	if err := Forceable(sc); err != nil {
+		return nil, err
+	}
 	switch {
-	case !sc.IsProgram():
-		return nil, fmt.Errorf("scenario %s is not a program (workflow.program): reproduce a fan-out's saved schedule (.json) instead", sc.Name)
-	case w.LogView != model.LogViewPrefix && w.LogView != "":
-		return nil, fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view)", w.LogView)
-	case w.SequentialReplays:
-		return nil, errors.New("workflow.sequential_replays: the real harness does not switch sequential replays on")
-	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
-		return nil, fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
-	case sc.Faults.Crash > 0:
-		return nil, fmt.Errorf("faults.crash %v: a crash is drawn on each side, not forced; remove it from the scenario", sc.Faults.Crash)
 	case dilation < 0 || dilation > maxDilation:
 		return nil, fmt.Errorf("--dilate %d: want 1..%d (0: the least that keeps the writer's clock read %v short of its deadline)", dilation, maxDilation, forceMargin)
 	case runs < 1:
 		return nil, fmt.Errorf("--runs %d: want at least one real run", runs)
 	}
-	f := &ProgramForce{Scenario: sc.Name, Seed: seed, Runs: runs, name: "reproduce"}
+	return prepareForce(&ProgramForce{Scenario: sc.Name, Seed: seed, Runs: runs, name: "reproduce"}, sc, seed, core, dilation)
+}
+
+// Forceable refuses a scenario whose program's runs the real harness cannot
+// be held to: not a program, another log view than the pinned release's,
+// sequential replays, its own retry budget, drawn crashes.
+func Forceable(sc model.Scenario) error {
+	w := &sc.Workflow
+	switch {
+	case !sc.IsProgram():
+		return fmt.Errorf("scenario %s is not a program (workflow.program): reproduce a fan-out's saved schedule (.json) instead", sc.Name)
+	case w.LogView != model.LogViewPrefix && w.LogView != "":
+		return fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view)", w.LogView)
+	case w.SequentialReplays:
+		return errors.New("workflow.sequential_replays: the real harness does not switch sequential replays on")
+	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
+		return fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
+	case sc.Faults.Crash > 0:
+		return fmt.Errorf("faults.crash %v: a crash is drawn on each side, not forced; remove it from the scenario", sc.Faults.Crash)
+	}
+	return nil
+}
+
+// prepareForce is PrepareProgramForce past its checks of the scenario and
+// the flags.
+func prepareForce(f *ProgramForce, sc model.Scenario, seed uint64, core Core, dilation int) (*ProgramForce, error) {
 	d, err := forcing(sc, seed, core)
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: %w", seed, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/seeds"
 	"github.com/simlab/simlab/properties"
+	"github.com/simlab/simlab/realengine"
 	"github.com/simlab/simlab/report"
 )
 
@@ -142,10 +143,14 @@ simlab run --scenario FILE --seed N replays.`,
 				}{
 					{diff || len(baseSets) > 0 || len(baseVariants) > 0, "--diff", "compares two fan-out configurations seed by seed"},
 					{reportFile != "", "--report", "draws a fan-out run's waterfall from its schedule"},
-					{reproduce, "--reproduce", "forces a fan-out schedule on the real core (a program's scenario runs there with simlab validate --scenario FILE)"},
 				} {
 					if f.set {
 						return badInput(fmt.Errorf("%s %s: scenario %s is a program, judged on each run's spans", f.flag, f.why, sc.Name))
+					}
+				}
+				if reproduce {
+					if err := realengine.Forceable(sc); err != nil {
+						return badInput(fmt.Errorf("--reproduce: scenario %s is a program whose runs the real core cannot be held to: %w", sc.Name, err))
 					}
 				}
 			}
@@ -300,7 +305,7 @@ simlab run --scenario FILE --seed N replays.`,
 	cmd.Flags().StringVar(&junitFile, "junit", "", "also write the verdicts as JUnit XML to FILE: a testcase per scenario × property, a failure carrying the story, the replay command and the schedule file")
 	cmd.Flags().StringVar(&reportFile, "report", "", "also write one self-contained HTML page to FILE.html: per violated property the story, a waterfall of the shrunk counterexample on virtual time and the replay command")
 	cmd.Flags().IntVar(&untilStable, "until-stable", 0, "stop once every declared outcome has happened and the coverage (outcomes; for swarm its features and their pairs) has not grown for N seeds, and say which signal stopped it; --seeds or --seed-range bounds it (default 100000 seeds)")
-	cmd.Flags().BoolVar(&reproduce, "reproduce", false, "then force each violated property's first counterexample (its saved schedule) on the real @workflow/core over world-local, as simlab reproduce does, and print each verdict; the exit code stays the check's")
+	cmd.Flags().BoolVar(&reproduce, "reproduce", false, "then force each violated property's first counterexample (its saved schedule; a program's shrunk replayable-log file, once) on the real @workflow/core over world-local, as simlab reproduce does, and print each verdict; the exit code stays the check's")
 	cmd.Flags().StringVar(&engineDir, "engine-dir", "", "with --reproduce: the realengine directory (default: found from the working directory upwards)")
 	cmd.Flags().BoolVar(&diff, "diff", false, "differential check: compare the scenario with its --set and --variant flags (the change) against the same scenario without them (or with --base-set/--base-variant) seed by seed; report only what fails with the change and holds without it (and the reverse, as fixed)")
 	cmd.Flags().StringArrayVar(&baseSets, "base-set", nil, "with --diff (implied): a --set of the base configuration (repeatable)")

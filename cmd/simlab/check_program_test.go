@@ -102,8 +102,10 @@ func TestCheckOfAProgramsScenario(t *testing.T) {
 
 // The commands that drive the fan-out engine refuse a program's scenario,
 // saying which commands run it; so do check's flags that need a fan-out
-// run. (validate and tui run one: TestValidateOfAProgramsScenario,
-// tui's TestSimulateRunsAProgramsScenario.)
+// run, and --reproduce on a program the real core cannot be held to (this
+// one's World has no slot ids). (validate and tui run one:
+// TestValidateOfAProgramsScenario, tui's TestSimulateRunsAProgramsScenario;
+// check --reproduce forces one: TestCheckReproduceForcesAProgramsCounterexample.)
 func TestFanoutCommandsRefuseAProgramsScenario(t *testing.T) {
 	scenario := docExample(t, "name: storm-without-slots")
 	for _, args := range [][]string{

@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/simlab/simlab/check"
+	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/realengine"
 )
 
@@ -228,6 +230,9 @@ type firstReproduction struct {
 	Schedule     string                   `json:"schedule,omitempty"`
 	Refused      string                   `json:"refused,omitempty"`
 	Reproduction *realengine.Reproduction `json:"reproduction,omitempty"`
+	// Program is a program's shrunk counterexample forced by holds, one
+	// real run on the default pinned core.
+	Program *realengine.ProgramForce `json:"program,omitempty"`
 }
 
 // reproduceFirsts forces the saved schedule of each violated property's
@@ -247,6 +252,13 @@ func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *check.Report,
 		fr := firstReproduction{Property: prop, Schedule: f.ScheduleFile}
 		if f.ScheduleFile == "" {
 			fr.Refused = "no schedule was saved: " + cmp.Or(f.ScheduleError, "the check saved none")
+			out = append(out, fr)
+			continue
+		}
+		if f.ShrunkSeed > 0 {
+			if err := forceFirstProgram(ctx, cmd, &r, dir, f, &fr); err != nil {
+				return out, err
+			}
 			out = append(out, fr)
 			continue
 		}
@@ -278,6 +290,43 @@ func reproduceFirsts(ctx context.Context, cmd *cobra.Command, rep *check.Report,
 	return out, nil
 }
 
+// forceFirstProgram is check --reproduce of a program's first
+// counterexample: its shrunk file forced by holds once on the default
+// pinned core (simlab reproduce FILE --seed N --runs 10 for more), or why
+// it cannot be (only replayable-log's story is a write to hold).
+func forceFirstProgram(ctx context.Context, cmd *cobra.Command, r **realengine.Runner, dir string, f *check.First, fr *firstReproduction) error {
+	if fr.Property != check.ReplayableLog {
+		fr.Refused = "a program's counterexample is forced by holding the write its log cannot be replayed past: only replayable-log has one"
+		return nil
+	}
+	sc, err := model.LoadScenario(f.ScheduleFile, model.ReadScenarioFile)
+	if err != nil {
+		return err
+	}
+	core, err := realengine.CoreByVersion(realengine.Pinned.DefaultCore)
+	if err != nil {
+		return err
+	}
+	force, err := realengine.PrepareProgramForce(sc, f.ShrunkSeed, core, 0, 1)
+	if err != nil {
+		fr.Refused = err.Error()
+		return nil
+	}
+	if *r == nil {
+		if *r, err = engineRunner(cmd, dir); err != nil {
+			return err
+		}
+	}
+	if err := (*r).Prepare(ctx, true, core); err != nil {
+		return err
+	}
+	if err := (*r).ForceProgram(ctx, force, []realengine.Core{core}, 3*time.Minute); err != nil {
+		return err
+	}
+	fr.Program = force
+	return nil
+}
+
 // printFirstReproductions writes check --reproduce's verdicts after the
 // check's report.
 func printFirstReproductions(w io.Writer, rs []firstReproduction) {
@@ -292,6 +341,10 @@ func printFirstReproductions(w io.Writer, rs []firstReproduction) {
 			continue
 		}
 		fmt.Fprintln(w, ":")
+		if fr.Program != nil {
+			printProgramForce(w, fr.Schedule, fr.Program)
+			continue
+		}
 		printReproduction(w, fr.Reproduction)
 	}
 }

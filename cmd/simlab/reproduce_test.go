@@ -253,3 +253,29 @@ func TestReproduceProgramRefusesUpFront(t *testing.T) {
 		}
 	}
 }
+
+// check --reproduce on a program's scenario forces its first
+// replayable-log counterexample's shrunk file once, after the report, as
+// simlab reproduce FILE --seed N does; the exit code stays the check's.
+func TestCheckReproduceForcesAProgramsCounterexample(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	stdout, _, err := runCLI(t, "check", "--scenario", "clock-storm", "--seeds", "200", "--schedules", t.TempDir(), "--reproduce",
+		"--engine-dir", filepath.Join("..", "..", "realengine"))
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d, want the check's 1: %v\n%s", exitCode(err), err, stdout)
+	}
+	for _, want := range []string{"replayable-log                      VIOLATED", "reproduce replayable-log:", "REPRODUCED 1 of 1", "hold stale_write: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// A program's counterexample of another property has no stale write to
+// hold: check --reproduce says so and runs nothing.
+func TestCheckReproduceRefusesAProgramsOtherProperties(t *testing.T) {
+	stdout, _, err := runCLI(t, "check", "--scenario", "storm", "--seed-range", "109..109", "--schedules", t.TempDir(), "--reproduce", "--engine-dir", t.TempDir())
+	if exitCode(err) != 1 || !strings.Contains(stdout, "reproduce single-terminal-event: not reproducible on the real side: a program's counterexample is forced by holding the write its log cannot be replayed past") {
+		t.Errorf("exit %d: %v; want 1 and the refusal:\n%s", exitCode(err), err, stdout)
+	}
+}
