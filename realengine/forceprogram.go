@@ -89,6 +89,9 @@ type ForcedRun struct {
 	Reproduced bool     `json:"reproduced"`
 	Agrees     bool     `json:"agrees"`
 	Why        string   `json:"why,omitempty"`
+	// TimedOut: the run had not ended at --timeout; it was stopped and
+	// read back as it was.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // PrepareProgramForce derives the forcing of sc's run at seed on core's
@@ -299,7 +302,8 @@ func (f *ProgramForce) judge(run *RealRun, o *OfflineReplayer, expect bool, end 
 		return ForcedRun{}, fmt.Errorf("%d runs read back, want 1", len(run.ReadBack))
 	}
 	b := run.ReadBack[0]
-	fr := ForcedRun{End: b.End().String(), ErrorCodes: b.ErrorCodes, Held: "nothing held: the writes the holds name never came (the run's replays minted those entities otherwise)"}
+	fr := ForcedRun{End: b.End().String(), ErrorCodes: b.ErrorCodes, TimedOut: run.TimedOut,
+		Held: "nothing held: the writes the holds name never came (the run's replays minted those entities otherwise)"}
 	if run.Gate != nil {
 		var held []string
 		for _, rel := range run.Gate.Releases {

@@ -130,7 +130,11 @@ func printProgramForce(w io.Writer, file string, f *realengine.ProgramForce) {
 			if !r.Agrees {
 				mark = "  DISAGREES: " + r.Why
 			}
-			fmt.Fprintf(w, "  run %d: %s; core's replay of its log: %s%s\n    %s\n", i+1, r.End, r.Divergence, mark, r.Held)
+			end := r.End
+			if r.TimedOut {
+				end += " (it had not ended at --timeout: stopped and read back as it was)"
+			}
+			fmt.Fprintf(w, "  run %d: %s; core's replay of its log: %s%s\n    %s\n", i+1, end, r.Divergence, mark, r.Held)
 		}
 	}
 }

@@ -279,3 +279,14 @@ func TestCheckReproduceRefusesAProgramsOtherProperties(t *testing.T) {
 		t.Errorf("exit %d: %v; want 1 and the refusal:\n%s", exitCode(err), err, stdout)
 	}
 }
+
+// A forced run that has not ended at --timeout is stopped, read back as it
+// was, and reported so: it disagrees with simlab (exit 1), and says why.
+func TestReproduceProgramReportsARunPastItsTimeout(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	file := filepath.Join("..", "..", "realengine", "testdata", "force", "clock-storm-shrunk.yaml")
+	stdout, _, err := runCLI(t, "reproduce", file, "--seed", "34", "--runs", "1", "--timeout", "5s", "--engine-dir", filepath.Join("..", "..", "realengine"))
+	if exitCode(err) != 1 || !strings.Contains(stdout, "it had not ended at --timeout: stopped and read back as it was") || !strings.Contains(stdout, "DISAGREES") {
+		t.Errorf("exit %d: %v; want 1 and the run reported past its timeout:\n%s", exitCode(err), err, stdout)
+	}
+}
