@@ -58,6 +58,13 @@ type ProgramForce struct {
 	Holds   []HoldRule     `json:"holds"`
 	Runs    int            `json:"runs"`
 	Cores   []ForcedOnCore `json:"cores"`
+	// Partial: the forcing stopped (an interrupt, an error) before every
+	// run of every core was judged; Cores hold the runs that were.
+	Partial bool `json:"partial,omitempty"`
+	// Planned is how many real runs the forcing was to make, on every core.
+	Planned int `json:"planned_runs"`
+	// Progress, if set, is told of each real run judged (of every core's).
+	Progress func(done, total int) `json:"-"`
 
 	name   string
 	prog   []program.Node
@@ -255,41 +262,63 @@ func (f *ProgramForce) expectOn(core Core) (bool, string, error) {
 // (one harness call each) and judges each against simlab's prediction for
 // that core. r must be prepared with the cores installed.
 func (r *Runner) ForceProgram(ctx context.Context, f *ProgramForce, cores []Core, timeout time.Duration) error {
+	done := 0
+	f.Planned = len(cores) * f.Runs
 	for _, core := range cores {
 		expect, end, err := f.expectOn(core)
 		if err != nil {
 			return err
 		}
-		oc := ForcedOnCore{Core: core.Version, Expect: expect, ExpectEnd: end}
-		replayer, err := r.OfflineReplayer(ctx, core, map[string][]program.Node{f.name: f.prog})
-		if err != nil {
+		if err := r.forceOn(ctx, f, core, expect, end, timeout, &done, len(cores)*f.Runs); err != nil {
 			return err
 		}
-		for i := 1; i <= f.Runs; i++ {
-			cfg := HarnessConfig{Seed: f.Seed, MaxInline: f.cfg.MaxInline, Runs: 1, DefaultDispatch: true,
-				MaxDurationMS: float64(time.Duration(f.Dilation)*f.cfg.MaxDuration) / float64(time.Millisecond),
-				LeaseSeconds:  int(f.cfg.InlineLease / time.Second), ProgramTimeoutIsOutcome: true,
-				Gate: &GateConfig{Holds: f.Holds}, PinnedBodies: f.pinned, NoRetainedVM: !f.cfg.RetainedVM}
-			run, err := r.RunProgram(ctx, core, cfg, f.name, f.prog, f.cfg.Body.Scaled(float64(f.Dilation)), timeout)
-			if err != nil {
-				replayer.Close()
-				return fmt.Errorf("core %s, real run %d: %w", core.Version, i, err)
-			}
-			fr, err := f.judge(run, replayer, expect, end)
-			if err != nil {
-				replayer.Close()
-				return fmt.Errorf("core %s, real run %d: %w", core.Version, i, err)
-			}
-			if fr.Reproduced {
-				oc.Reproduced++
-			}
-			if fr.Agrees {
-				oc.Agree++
-			}
-			oc.Runs = append(oc.Runs, fr)
+	}
+	return nil
+}
+
+// RunsJudged is how many real runs were judged, on every core.
+func (f *ProgramForce) RunsJudged() int {
+	n := 0
+	for _, c := range f.Cores {
+		n += len(c.Runs)
+	}
+	return n
+}
+
+// forceOn makes f.Runs real runs on core, each added to f.Cores as it is
+// judged, so that an interrupted forcing keeps the runs that ran; done
+// counts the runs of every core for f.Progress.
+func (r *Runner) forceOn(ctx context.Context, f *ProgramForce, core Core, expect bool, end string, timeout time.Duration, done *int, total int) error {
+	f.Cores = append(f.Cores, ForcedOnCore{Core: core.Version, Expect: expect, ExpectEnd: end})
+	oc := &f.Cores[len(f.Cores)-1]
+	replayer, err := r.OfflineReplayer(ctx, core, map[string][]program.Node{f.name: f.prog})
+	if err != nil {
+		return err
+	}
+	defer replayer.Close()
+	for i := 1; i <= f.Runs; i++ {
+		cfg := HarnessConfig{Seed: f.Seed, MaxInline: f.cfg.MaxInline, Runs: 1, DefaultDispatch: true,
+			MaxDurationMS: float64(time.Duration(f.Dilation)*f.cfg.MaxDuration) / float64(time.Millisecond),
+			LeaseSeconds:  int(f.cfg.InlineLease / time.Second), ProgramTimeoutIsOutcome: true,
+			Gate: &GateConfig{Holds: f.Holds}, PinnedBodies: f.pinned, NoRetainedVM: !f.cfg.RetainedVM}
+		run, err := r.RunProgram(ctx, core, cfg, f.name, f.prog, f.cfg.Body.Scaled(float64(f.Dilation)), timeout)
+		if err != nil {
+			return fmt.Errorf("core %s, real run %d: %w", core.Version, i, err)
 		}
-		replayer.Close()
-		f.Cores = append(f.Cores, oc)
+		fr, err := f.judge(run, replayer, expect, end)
+		if err != nil {
+			return fmt.Errorf("core %s, real run %d: %w", core.Version, i, err)
+		}
+		if fr.Reproduced {
+			oc.Reproduced++
+		}
+		if fr.Agrees {
+			oc.Agree++
+		}
+		oc.Runs = append(oc.Runs, fr)
+		if *done++; f.Progress != nil {
+			f.Progress(*done, total)
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/simlab/simlab/check"
+	"github.com/simlab/simlab/internal/testreal"
 )
 
 // interruptAfter makes the running command receive a real SIGINT once it has
@@ -112,5 +113,21 @@ func TestSweepInterruptedPrintsPartialRows(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "merge", stopped, whole); exitCode(err) != 2 || !strings.Contains(err.Error(), "stopped") {
 		t.Fatalf("merge of a stopped shard: exit %d (%v), want 2", exitCode(err), err)
+	}
+}
+
+// Ctrl-C stops reproduce of a program between its real runs: the runs that
+// ran are printed, marked partial, exit 130, and the real engine's
+// processes are stopped with it.
+func TestReproduceProgramInterruptedPrintsTheRunsThatRan(t *testing.T) {
+	testreal.Need(t, testreal.Engine)
+	interruptAfter(t, 1)
+	file := filepath.Join("..", "..", "realengine", "testdata", "force", "clock-storm-shrunk.yaml")
+	out, _, err := runCLI(t, "reproduce", file, "--seed", "34", "--runs", "3", "--engine-dir", filepath.Join("..", "..", "realengine"))
+	if exitCode(err) != 130 || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("exit %d (%v), want 130 and the word interrupted\n%s", exitCode(err), err, out)
+	}
+	if !strings.Contains(out, "PARTIAL: the forcing stopped after 1 of 3 real runs") || !strings.Contains(out, "run 1: completed") || strings.Contains(out, "run 2:") {
+		t.Errorf("want run 1 printed, marked partial, and no run 2:\n%s", out)
 	}
 }

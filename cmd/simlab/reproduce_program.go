@@ -77,7 +77,17 @@ func reproduceProgram(cmd *cobra.Command, file string, f programReproduceFlags, 
 		return err
 	}
 	defer done()
+	bar := progress(cmd.ErrOrStderr(), "real runs")
+	force.Progress = func(done, total int) {
+		if bar != nil {
+			bar(done, total)
+		}
+		if progressHook != nil {
+			progressHook(ctx, done) // a test's moment: after that many runs
+		}
+	}
 	runErr := r.ForceProgram(ctx, force, cores, timeout)
+	force.Partial = runErr != nil
 	out := cmd.OutOrStdout()
 	if asJSON {
 		if err := writeJSON(out, force); err != nil {
@@ -114,6 +124,9 @@ func printProgramForce(w io.Writer, file string, f *realengine.ProgramForce) {
 	}
 	for _, h := range f.Holds {
 		fmt.Fprintf(w, "  hold %s: %s\n", h.Name, h)
+	}
+	if f.Partial {
+		fmt.Fprintf(w, "\nPARTIAL: the forcing stopped after %d of %d real runs\n", f.RunsJudged(), f.Planned)
 	}
 	for _, c := range f.Cores {
 		expect := "its log diverges at that write"
