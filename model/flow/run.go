@@ -690,14 +690,15 @@ func (r *runner) replayed(a int32) {
 	r.replaying--
 	view := r.buildView(a)
 	var o program.Outcome
-	if ac.retained && len(ac.clocks) > 0 {
+	resumed := ac.retained && len(ac.clocks) > 0
+	if resumed {
 		// Its parked VM goes on: the clock reads it made stand. A
 		// resumed replay that diverges falls back to a fresh one.
 		r.rep.Retained = ac.clocks
 		o = r.rep.Replay(r.cfg.Program, view)
 		r.rep.Retained = nil
 	}
-	if o.Status == program.Diverged || !ac.retained || len(ac.clocks) == 0 {
+	if !resumed || o.Status == program.Diverged {
 		if len(view) == int(ac.viewLen) && !r.rep.Explain {
 			o = r.replayPrefix(len(view)) // the log as it was: a prefix
 		} else {
@@ -733,8 +734,9 @@ func (r *runner) replayed(a int32) {
 		end(program.RunFailed)
 	case program.Suspended:
 		ac.pend = append(ac.pend[:0], o.Pending...)
-		// A suspension with steps to run: core keeps the VM for the
-		// invocation's next pass (runtime.js getRetentionDecision).
+		// Core keeps the VM of a suspension with steps for the
+		// invocation's next pass (runtime.js getRetentionDecision); the
+		// invocation has one only when it runs steps inline.
 		ac.retained = r.cfg.RetainedVM
 		nowMS := int64(r.now() / sim.Time(time.Millisecond))
 		for i, p := range ac.pend {
