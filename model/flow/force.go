@@ -30,8 +30,6 @@ type Forcing struct {
 	Missed   program.Event
 	MissedAt int
 	MissedBy string
-	// Divergence is how a fresh replay of the log stops at the stale write.
-	Divergence program.Divergence
 	// Clock, when the writer's choice that differs from a fresh replay's
 	// is a Date.now() read.
 	Clock *ClockMargin
@@ -44,9 +42,9 @@ type ClockMargin struct {
 	Node         int32
 	Deadline     time.Duration
 	Stale, Fresh time.Duration
-	// StaleAt and FreshAt are the log positions of the events whose
-	// stamps the two reads took (-1: none).
-	StaleAt, FreshAt int
+	// FreshAt is the log position of the event whose stamp a fresh
+	// replay's read took (-1: none).
+	FreshAt int
 }
 
 // StaleGap is how far short of the deadline the stale writer's read was:
@@ -63,7 +61,7 @@ func (res *Result) Forcing(p *program.Compiled) (Forcing, error) {
 	}
 	i := res.Fresh.At
 	ev := res.Log[i]
-	f := Forcing{Stale: ev.Event, StaleAt: i, Divergence: res.Fresh.Divergence, Writer: res.ActorName(ev.By), MissedAt: -1}
+	f := Forcing{Stale: ev.Event, StaleAt: i, Writer: res.ActorName(ev.By), MissedAt: -1}
 	view := res.writerView(i)
 	if view == nil {
 		return f, fmt.Errorf("event %d (%s): its writer's view of the log is not known", i, ev.Event)
@@ -86,14 +84,10 @@ func (res *Result) Forcing(p *program.Compiled) (Forcing, error) {
 	}
 	if c := res.otherChoice(p, i); c.clock != nil {
 		ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-		at := func(pos []int, k int) int {
-			if k < 0 {
-				return -1
-			}
-			return pos[k]
-		}
+		// A fresh replay's log is the log's first events: a position in
+		// it is one in the log.
 		f.Clock = &ClockMargin{Node: c.clock.log.Node, Deadline: p.Nodes[c.clock.log.Node].Clock, Stale: ms(c.clock.view.Clock), Fresh: ms(c.clock.log.Clock),
-			StaleAt: at(c.view, c.clock.view.Last), FreshAt: at(c.truth, c.clock.log.Last)}
+			FreshAt: c.clock.log.Last}
 	}
 	return f, nil
 }

@@ -640,7 +640,9 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 			// The live VM ran this statement already: its answer stands.
 			read = r
 		}
-		m.clocksRun = append(m.clocksRun, n.index)
+		if len(m.Retained) > 0 {
+			m.clocksRun = append(m.clocksRun, n.index)
+		}
 		if read.Truthy {
 			v = truthy
 		}
