@@ -1,6 +1,7 @@
 package realengine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,6 +147,9 @@ func prepareForce(f *ProgramForce, sc model.Scenario, seed uint64, core Core, di
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: %w", seed, err)
 	}
+	if c := d.fc.Clock; c != nil && (c.Stale >= c.Deadline || c.Fresh < c.Deadline || c.FreshAt < 0) {
+		return nil, fmt.Errorf("seed %d: the writer's Date.now() read %v and a fresh replay's %v at a %v deadline; only a fresh read past the deadline (the clock running ahead with a pass) can be forced", seed, c.Stale, c.Fresh, c.Deadline)
+	}
 	k := dilation
 	if k == 0 {
 		k = 1
@@ -154,7 +158,6 @@ func prepareForce(f *ProgramForce, sc model.Scenario, seed uint64, core Core, di
 			if k > maxDilation {
 				return nil, fmt.Errorf("seed %d: the writer's Date.now() read lies %v short of its deadline; even dilated ×%d a real run's timing cannot be held that close (give --dilate to try)", seed, c.StaleGap(), maxDilation)
 			}
-			k = max(k, 1)
 		}
 	}
 	fc := d.fc
@@ -168,9 +171,6 @@ func prepareForce(f *ProgramForce, sc model.Scenario, seed uint64, core Core, di
 	// that it is stamped there.
 	after, afterAt, afterBy := fc.Missed, fc.MissedAt, fc.MissedBy
 	if c := fc.Clock; c != nil {
-		if c.Stale >= c.Deadline || c.Fresh < c.Deadline || c.FreshAt < 0 {
-			return nil, fmt.Errorf("seed %d: the writer's Date.now() read %v and a fresh replay's %v at a %v deadline; only a fresh read past the deadline (the clock running ahead with a pass) can be forced", seed, c.Stale, c.Fresh, c.Deadline)
-		}
 		ev := d.res.Log[c.FreshAt]
 		after, afterAt, afterBy = ev.Event, c.FreshAt, d.res.ActorName(ev.By)
 		if after.Ordinal < 0 {
@@ -197,7 +197,7 @@ func prepareForce(f *ProgramForce, sc model.Scenario, seed uint64, core Core, di
 	f.Holds = append(f.Holds, stale)
 	f.pinned = map[int32][]PinnedBody{}
 	acts := slices.Clone(d.res.Actors)
-	slices.SortStableFunc(acts, func(a, b flow.Actor) int { return int(a.BodyStart - b.BodyStart) })
+	slices.SortStableFunc(acts, func(a, b flow.Actor) int { return cmp.Compare(a.BodyStart, b.BodyStart) })
 	for _, a := range acts {
 		if !a.Body || a.Node < 0 {
 			continue
