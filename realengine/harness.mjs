@@ -89,7 +89,7 @@ async function run(cfg) {
   if (cfg.inline_ownership_lease_seconds) process.env.WORKFLOW_INLINE_OWNERSHIP_LEASE_SECONDS = String(cfg.inline_ownership_lease_seconds);
   process.env.WORKFLOW_LOCAL_RECOVER_ACTIVE_RUNS = '0';
   // The retained VM (on by default in every pinned core): off, each pass
-  // of an invocation replays afresh (simlab's workflow.retained_vm: false).
+  // of an invocation replays afresh (simlab's workflow.cold_replays: true).
   if (cfg.no_retained_vm) process.env.WORKFLOW_RETAINED_VM = '0';
   // default_dispatch leaves the switch unset: the runtime's own default.
   if (cfg.default_dispatch) delete process.env.WORKFLOW_RESILIENT_STEP_DISPATCH;
