@@ -1,6 +1,7 @@
 package program
 
 import (
+	"maps"
 	"time"
 
 	"github.com/simlab/simlab/sim"
@@ -11,6 +12,9 @@ import (
 type Compiled struct {
 	root   *cnode
 	labels []string
+	// hooks counts the hook statements: each has its variable (the hook
+	// entity it last minted), which receive and dispose statements read.
+	hooks int
 	// Nodes are the statements in walk order (Pending.Node indexes them).
 	Nodes []*Node
 }
@@ -27,6 +31,7 @@ type cnode struct {
 	pool, n   int
 	loop      int
 	clock     int64 // clock: the milliseconds past t0 it tests
+	hook      int   // hook: its variable; receive, dispose: the variable read
 }
 
 // Compile validates prog and compiles it.
@@ -37,7 +42,7 @@ func Compile(prog []Node) (*Compiled, error) {
 	c := &Compiled{}
 	labels := map[string]int{}
 	root := &cnode{kind: KindSeq, index: -1, label: -1, cond: -1}
-	root.kids = c.list(prog, labels)
+	root.kids = c.list(prog, labels, map[string]int{})
 	c.root = root
 	return c, nil
 }
@@ -51,15 +56,19 @@ func MustCompile(prog []Node) *Compiled {
 	return c
 }
 
-func (c *Compiled) list(ns []Node, labels map[string]int) []*cnode {
+// list compiles a statement list; hooks are the hook variables in scope
+// by name (a list's own hook statements are scoped to it, as Validate
+// checks).
+func (c *Compiled) list(ns []Node, labels map[string]int, hooks map[string]int) []*cnode {
+	hooks = maps.Clone(hooks)
 	out := make([]*cnode, len(ns))
 	for i := range ns {
-		out[i] = c.node(&ns[i], labels)
+		out[i] = c.node(&ns[i], labels, hooks)
 	}
 	return out
 }
 
-func (c *Compiled) node(n *Node, labels map[string]int) *cnode {
+func (c *Compiled) node(n *Node, labels map[string]int, hooks map[string]int) *cnode {
 	cn := &cnode{kind: n.Kind(), index: int32(len(c.Nodes)), label: -1, cond: -1, not: n.Not}
 	c.Nodes = append(c.Nodes, n)
 	label := func(name string) int {
@@ -79,21 +88,29 @@ func (c *Compiled) node(n *Node, labels map[string]int) *cnode {
 	case KindPool:
 		cn.step, cn.pool, cn.n = n.Step, n.Pool, n.N
 	case KindAll:
-		cn.kids = c.list(n.All, labels)
+		cn.kids = c.list(n.All, labels, hooks)
 	case KindRace:
-		cn.kids = c.list(n.Race, labels)
+		cn.kids = c.list(n.Race, labels, hooks)
 	case KindSeq:
-		cn.kids = c.list(n.Seq, labels)
+		cn.kids = c.list(n.Seq, labels, hooks)
 	case KindIf:
 		cn.cond = label(n.If)
-		cn.then = c.list(n.Then, labels)
-		cn.els = c.list(n.Else, labels)
+		cn.then = c.list(n.Then, labels, hooks)
+		cn.els = c.list(n.Else, labels, hooks)
 	case KindLoop:
 		cn.loop = n.Loop
-		cn.kids = c.list(n.Do, labels)
+		cn.kids = c.list(n.Do, labels, hooks)
 		cn.cond = label(n.Until)
 	case KindClock:
 		cn.clock = n.Clock.Milliseconds()
+	case KindHook:
+		cn.hook = c.hooks
+		hooks[n.Hook] = c.hooks
+		c.hooks++
+	case KindReceive:
+		cn.hook = hooks[n.Receive]
+	case KindDispose:
+		cn.hook = hooks[n.Dispose]
 	}
 	cn.label = label(n.As)
 	return cn
@@ -137,3 +154,6 @@ func (c *Compiled) ReadsClock() bool {
 
 // Sleep is node i's sleep.
 func (c *Compiled) Sleep(i int32) time.Duration { return c.Nodes[i].Sleep }
+
+// UsesHooks reports whether the program creates a hook.
+func (c *Compiled) UsesHooks() bool { return c.hooks > 0 }

@@ -53,6 +53,12 @@ func formatNode(b *strings.Builder, n *Node, depth int) {
 		key("sleep", n.Sleep)
 	case KindClock:
 		key("clock", n.Clock)
+	case KindHook:
+		key("hook", n.Hook)
+	case KindReceive:
+		key("receive", n.Receive)
+	case KindDispose:
+		key("dispose", n.Dispose)
 	case KindAll:
 		list("all", n.All)
 	case KindRace:

@@ -18,10 +18,15 @@ const (
 	StepFailed
 	WaitCreated
 	WaitCompleted
+	HookCreated
+	HookConflict
+	HookReceived
+	HookDisposed
 )
 
 var eventNames = [...]string{"run_created", "run_started", "run_completed", "run_failed", "run_cancelled",
-	"step_created", "step_started", "step_retrying", "step_completed", "step_failed", "wait_created", "wait_completed"}
+	"step_created", "step_started", "step_retrying", "step_completed", "step_failed", "wait_created", "wait_completed",
+	"hook_created", "hook_conflict", "hook_received", "hook_disposed"}
 
 func (t EventType) String() string {
 	if int(t) < len(eventNames) {
@@ -41,16 +46,17 @@ func ParseEventType(s string) (EventType, bool) {
 }
 
 // EntityKind is what an entity is, and the prefix of its correlation id
-// (step_, wait_).
+// (step_, wait_, hook_).
 type EntityKind uint8
 
 const (
 	EntityNone EntityKind = iota // a run event: no correlation id
 	EntityStep
 	EntityWait
+	EntityHook
 )
 
-func (k EntityKind) String() string { return [...]string{"", "step", "wait"}[k] }
+func (k EntityKind) String() string { return [...]string{"", "step", "wait", "hook"}[k] }
 
 // kindOf is the entity kind an event type addresses: the prefix the
 // runtime writes on its correlation id.
@@ -60,6 +66,8 @@ func kindOf(t EventType) EntityKind {
 		return EntityStep
 	case t == WaitCreated || t == WaitCompleted:
 		return EntityWait
+	case t >= HookCreated && t <= HookDisposed:
+		return EntityHook
 	}
 	return EntityNone
 }
@@ -80,6 +88,11 @@ type Event struct {
 	// ResumeAt is a wait_created's resumeAt, and a wait_completed's when it
 	// carries one (0: none), in milliseconds of the run's clock.
 	ResumeAt int64
+	// Token is a hook_created's or hook_conflict's token: its place in
+	// the run's token sequence (core draws a hook's token from the
+	// workflow VM's seeded Math.random, as its correlation id's, so it is
+	// positional too: the j-th hook a replay creates gets the j-th token).
+	Token int32
 	// CreatedMS is when the event was written (its createdAt), in
 	// milliseconds since the run was created: the replay's clock advances
 	// to it as it consumes the event (a clock statement reads it).
@@ -105,6 +118,9 @@ func (e Event) String() string {
 	}
 	if e.Type == StepCompleted {
 		s += fmt.Sprintf(" → %d", e.Result)
+	}
+	if e.Type == HookCreated || e.Type == HookConflict {
+		s += fmt.Sprintf(" token#%d", e.Token)
 	}
 	return s
 }

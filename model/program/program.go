@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -33,6 +34,15 @@ import (
 //	               its start: truthy once the run's clock (the VM's, which
 //	               the replay advances as it consumes events) is D past it;
 //	               it awaits nothing and mints nothing
+//	hook: H        const H = createHook(): mints a hook (its correlation id
+//	               the next of the run's sequence, its token the next of
+//	               the run's token sequence); awaits nothing. H is in scope
+//	               for the rest of its list and the lists inside it
+//	receive: H     await H: the hook's next payload (truthy), one per
+//	               hook_received in log order; in a loop it reads the next
+//	               each time
+//	dispose: H     H.dispose(): the next suspension writes hook_disposed;
+//	               awaits nothing
 //
 // as: LABEL on any statement keeps its value for a later if or until: a
 // step's result, a race's winner's value (a sleep's is undefined, so
@@ -56,6 +66,9 @@ type Node struct {
 	Do      []Node        `json:"do,omitempty" yaml:"do,omitempty"`
 	Until   string        `json:"until,omitempty" yaml:"until,omitempty"`
 	Clock   time.Duration `json:"clock,omitempty" yaml:"clock,omitempty"`
+	Hook    string        `json:"hook,omitempty" yaml:"hook,omitempty"`
+	Receive string        `json:"receive,omitempty" yaml:"receive,omitempty"`
+	Dispose string        `json:"dispose,omitempty" yaml:"dispose,omitempty"`
 	As      string        `json:"as,omitempty" yaml:"as,omitempty"`
 	// Line is where the statement starts in its file, for errors (0 when it
 	// came from elsewhere).
@@ -75,9 +88,12 @@ const (
 	KindIf
 	KindLoop
 	KindClock
+	KindHook
+	KindReceive
+	KindDispose
 )
 
-var kindKeys = [...]string{"step", "all", "race", "seq", "pool", "sleep", "if", "loop", "clock"}
+var kindKeys = [...]string{"step", "all", "race", "seq", "pool", "sleep", "if", "loop", "clock", "hook", "receive", "dispose"}
 
 func (k Kind) String() string { return kindKeys[k] }
 
@@ -123,6 +139,15 @@ func (n *Node) kinds() []Kind {
 	if n.Clock != 0 {
 		ks = append(ks, KindClock)
 	}
+	if n.Hook != "" {
+		ks = append(ks, KindHook)
+	}
+	if n.Receive != "" {
+		ks = append(ks, KindReceive)
+	}
+	if n.Dispose != "" {
+		ks = append(ks, KindDispose)
+	}
 	return ks
 }
 
@@ -156,7 +181,7 @@ func (e *Error) Error() string {
 // awaiting would order the program's next statements by microtask ticks,
 // which the replay does not model.
 func Validate(prog []Node, path string) error {
-	v := validator{labels: map[string]bool{}}
+	v := validator{labels: map[string]bool{}, hooks: map[string]bool{}}
 	if err := v.list(prog, path, 0); err != nil {
 		return err
 	}
@@ -168,12 +193,18 @@ func Validate(prog []Node, path string) error {
 
 type validator struct {
 	labels map[string]bool
+	// hooks are the hooks in scope: a hook statement's name is a const of
+	// its list (block-scoped, as JavaScript's).
+	hooks map[string]bool
 }
 
 func (v *validator) list(ns []Node, path string, depth int) error {
 	if len(ns) > MaxWidth {
 		return &Error{Path: path, Msg: fmt.Sprintf("%d statements; at most %d", len(ns), MaxWidth)}
 	}
+	outer := v.hooks
+	v.hooks = maps.Clone(outer)
+	defer func() { v.hooks = outer }()
 	for i := range ns {
 		if err := v.node(&ns[i], fmt.Sprintf("%s[%d]", path, i), depth); err != nil {
 			return err
@@ -220,6 +251,9 @@ func (v *validator) node(n *Node, path string, depth int) error {
 			return bad("%s is not a key of %s", key, k)
 		}
 	}
+	if n.As != "" && (k == KindHook || k == KindDispose) {
+		return bad("as: %s has no value to keep (receive: NAME's payload has)", k)
+	}
 	if n.As != "" && !nameRE.MatchString(n.As) {
 		return bad("as %q: want a name of letters, digits and _ (a letter first, at most 64)", n.As)
 	}
@@ -242,7 +276,7 @@ func (v *validator) node(n *Node, path string, depth int) error {
 			for i := range kids {
 				if !mustAwait(&kids[i]) {
 					return &Error{Line: kids[i].Line, Path: fmt.Sprintf("%s.%s[%d]", path, k, i),
-						Msg: "a branch of " + k.String() + " must await a step, a sleep or a pool on every path (an if without else, or with a branch that awaits nothing, may not)"}
+						Msg: "a branch of " + k.String() + " must await a step, a sleep, a pool or a hook's payload on every path (an if without else, or with a branch that awaits nothing, may not)"}
 				}
 			}
 		}
@@ -258,6 +292,19 @@ func (v *validator) node(n *Node, path string, depth int) error {
 	case KindClock:
 		if n.Clock < time.Millisecond || n.Clock%time.Millisecond != 0 {
 			return bad("clock %v: want a positive whole number of milliseconds (Date.now()'s unit)", n.Clock)
+		}
+	case KindHook:
+		if !nameRE.MatchString(n.Hook) {
+			return bad("hook %q: want a name of letters, digits and _ (a letter first, at most 64)", n.Hook)
+		}
+		if v.hooks[n.Hook] {
+			return bad("hook %q: a hook of that name is in scope already", n.Hook)
+		}
+		v.hooks[n.Hook] = true
+	case KindReceive, KindDispose:
+		h := n.Receive + n.Dispose
+		if !v.hooks[h] {
+			return bad("%s %q: no hook statement before it in its list or one around it makes %q (hook: %s)", k, h, h, h)
 		}
 	case KindIf:
 		if !v.labels[n.If] {
@@ -313,7 +360,7 @@ func (v *validator) stepName(n *Node, bad func(string, ...any) error) error {
 // mustAwait reports whether every path through n awaits an entity.
 func mustAwait(n *Node) bool {
 	switch n.Kind() {
-	case KindStep, KindSleep, KindPool, KindAll, KindRace:
+	case KindStep, KindSleep, KindPool, KindAll, KindRace, KindReceive:
 		return true
 	case KindSeq:
 		return anyAwaits(n.Seq)
@@ -346,7 +393,7 @@ func MaxMinted(ns []Node) int {
 
 func maxMinted(n *Node) int {
 	switch n.Kind() {
-	case KindStep, KindSleep:
+	case KindStep, KindSleep, KindHook:
 		return 1
 	case KindPool:
 		return n.N

@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,13 @@ import (
 //     (a wait event under a step's id) diverges.
 //   - A wait's consumer takes wait_created and finishes on wait_completed;
 //     a wait_completed whose resumeAt is not the wait's diverges.
+//   - A hook's consumer (workflow/hook.js) takes hook_created, whose token
+//     must be the hook's (else it diverges: "belongs to token"), and
+//     hook_received, each a payload: handed to the oldest receive awaiting
+//     it, else buffered for the next; a hook_conflict (the World gave the
+//     token to another hook) rejects its receives; hook_disposed finishes
+//     it. hook_received and hook_conflict park when nobody takes them, as
+//     wait_completed does.
 //   - An event nobody takes is skipped when its class (created, started,
 //     retrying, terminal) was already consumed for its entity: a straggler
 //     of a concurrent replay. Else a wait_completed or run_cancelled is
@@ -70,10 +78,13 @@ const (
 	Unconsumable
 	// FinishedWithParked: "Replay finished without consuming event".
 	FinishedWithParked
+	// TokenMismatch: "hook event X for ID belongs to token A, but the
+	// current hook consumer expects B".
+	TokenMismatch
 )
 
 func (d Divergence) String() string {
-	return [...]string{"", "name-mismatch", "unexpected-type", "resume-at-mismatch", "unconsumable", "finished-with-parked"}[d]
+	return [...]string{"", "name-mismatch", "unexpected-type", "resume-at-mismatch", "unconsumable", "finished-with-parked", "token-mismatch"}[d]
 }
 
 // Pending is an entity a suspended replay awaits: created by the program,
@@ -87,6 +98,11 @@ type Pending struct {
 	// Node is the statement that created it (its index in the program's
 	// walk order, Compile), for the runtime to read its body and results.
 	Node int32
+	// A hook's token (its place in the run's token sequence), and whether
+	// the program disposed of it with no hook_disposed in the log yet
+	// (the suspension writes one).
+	Token   int32
+	Dispose bool
 }
 
 func (p Pending) String() string {
@@ -96,6 +112,9 @@ func (p Pending) String() string {
 	}
 	if p.Created {
 		s += " (created)"
+	}
+	if p.Dispose {
+		s += " (disposed)"
 	}
 	return s
 }
@@ -142,6 +161,8 @@ const (
 	classStepTerminal
 	classWaitCreated
 	classWaitCompleted
+	classHookCreated
+	classHookDisposed
 )
 
 func classOf(t EventType) uint8 {
@@ -158,11 +179,19 @@ func classOf(t EventType) uint8 {
 		return classWaitCreated
 	case WaitCompleted:
 		return classWaitCompleted
+	case HookCreated:
+		return classHookCreated
+	case HookDisposed:
+		return classHookDisposed
 	}
-	return 0
+	return 0 // hook_received: a hook fires many times under one id
 }
 
-func parkable(t EventType) bool { return t == WaitCompleted || t == RunCancelled }
+// parkable are the types core parks for a consumer the program may create
+// later (events-consumer.js PARKABLE_EVENT_TYPES).
+func parkable(t EventType) bool {
+	return t == WaitCompleted || t == RunCancelled || t == HookReceived || t == HookConflict
+}
 
 // value is what a statement evaluates to, as far as an if can tell.
 type value uint8
@@ -190,6 +219,25 @@ type entity struct {
 	resumeAt int64
 	// parent and slot are the frame awaiting it and its place there.
 	parent, slot int32
+	// A hook's token, that the World gave its token to another
+	// (hook_conflict), and that the program disposed of it.
+	token      int32
+	conflicted bool
+	disposed   bool
+}
+
+// waiter is a receive awaiting hook ent's next payload.
+type waiter struct {
+	ent          int32
+	node         *cnode
+	parent, slot int32
+}
+
+// payload is a hook_received the walk took with no receive awaiting it:
+// the hook's next receive takes it, delivered at its place in the log.
+type payload struct {
+	ent int32
+	at  int
 }
 
 // frame is a statement in progress that awaits others: a seq (the program
@@ -253,9 +301,17 @@ type Replayer struct {
 	// only the reads past it read the clock.
 	Retained []ClockRead
 
-	prog     *Compiled
-	log      []Event
-	ents     []entity
+	prog *Compiled
+	log  []Event
+	ents []entity
+	// hookVars are the hook variables (the entity each last minted, -1:
+	// none yet), tokens how many tokens the replay drew; waiters and
+	// payloads the receives awaiting and the payloads buffered, oldest
+	// first.
+	hookVars []int32
+	tokens   int32
+	waiters  []waiter
+	payloads []payload
 	frames   []frame
 	vars     []value
 	parked   []int
@@ -291,9 +347,13 @@ func Replay(p *Compiled, log []Event) Outcome {
 // Outcome's Pending is the Replayer's, valid until its next Replay.
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
-		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1}
+		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1,
+		hookVars: m.hookVars[:0], waiters: m.waiters[:0], payloads: m.payloads[:0]}
 	for range p.labels {
 		m.vars = append(m.vars, undefined)
+	}
+	for range p.hooks {
+		m.hookVars = append(m.hookVars, -1)
 	}
 	m.startSeq(p.root, p.root.kids, -1, 0)
 	// The walk goes in passes, as core's EventsConsumer drains: a pass
@@ -350,8 +410,9 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 		o.Status = Suspended
 		for k := range m.ents {
 			e := &m.ents[k]
-			if e.live {
-				m.pending = append(m.pending, Pending{Ordinal: int32(k), Kind: e.kind, Name: e.name, Created: e.created, Node: e.node.index})
+			if e.live && !e.conflicted {
+				m.pending = append(m.pending, Pending{Ordinal: int32(k), Kind: e.kind, Name: e.name, Created: e.created, Node: e.node.index,
+					Token: e.token, Dispose: e.disposed})
 			}
 		}
 		o.Pending = m.pending
@@ -441,7 +502,15 @@ func (m *Replayer) deliverNext() bool {
 	}
 	at := m.at
 	m.at = r.at
-	m.settle(r.k, r.v, r.failed)
+	if r.node != nil {
+		// A hook's payload (or its conflict) to the receive awaiting it.
+		if r.node.label >= 0 && !r.failed {
+			m.vars[r.node.label] = r.v
+		}
+		m.notify(r.parent, r.slot, r.v, r.failed)
+	} else {
+		m.settle(r.k, r.v, r.failed)
+	}
 	m.at = at
 	return true
 }
@@ -490,6 +559,47 @@ func (m *Replayer) claim(i int) bool {
 			e.live = false
 			m.settleEntity(ev.Ordinal, undefined, false)
 			return true
+		default:
+			m.diverge(UnexpectedType, i)
+			return true
+		}
+	case EntityHook:
+		switch ev.Type {
+		case HookCreated, HookConflict:
+			if ev.Token != e.token {
+				m.diverge(TokenMismatch, i)
+				return true
+			}
+			e.created = true
+			if ev.Type == HookConflict {
+				// The token is another hook's: every receive awaiting
+				// this one rejects, and so will every later one.
+				e.conflicted = true
+				for j := 0; j < len(m.waiters); {
+					if w := m.waiters[j]; w.ent == ev.Ordinal {
+						m.resolved = append(m.resolved, resolution{k: w.ent, failed: true, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot})
+						m.waiters = append(m.waiters[:j], m.waiters[j+1:]...)
+						continue
+					}
+					j++
+				}
+				return true
+			}
+		case HookReceived:
+			// A payload: to the oldest receive awaiting it, else kept
+			// for the next. It records no class: a hook fires many
+			// times.
+			for j, w := range m.waiters {
+				if w.ent == ev.Ordinal {
+					m.resolved = append(m.resolved, resolution{k: w.ent, v: truthy, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot})
+					m.waiters = append(m.waiters[:j], m.waiters[j+1:]...)
+					return true
+				}
+			}
+			m.payloads = append(m.payloads, payload{ent: ev.Ordinal, at: i})
+			return true
+		case HookDisposed:
+			e.live = false
 		default:
 			m.diverge(UnexpectedType, i)
 			return true
@@ -587,6 +697,10 @@ type resolution struct {
 	failed bool
 	at     int   // the event's index in the log
 	clock  int64 // the event's CreatedMS
+	// node, parent and slot are, for a hook's payload, the receive it
+	// goes to (nil: the entity's own statement).
+	node         *cnode
+	parent, slot int32
 }
 
 // settle is entity k's value going to the frame awaiting it, after its
@@ -633,6 +747,23 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 		for i := range workers {
 			m.poolNext(f, i)
 		}
+	case KindHook:
+		m.mint(EntityHook, n, -1, -1)
+		k := int32(len(m.ents) - 1)
+		m.ents[k].token = m.tokens
+		m.tokens++
+		m.hookVars[n.hook] = k
+		m.notify(parent, slot, undefined, false)
+	case KindReceive:
+		m.receive(n, parent, slot)
+	case KindDispose:
+		if k := m.hookVars[n.hook]; k >= 0 && !m.ents[k].disposed {
+			// Its receives still awaiting never settle (core drops
+			// them); the next suspension writes hook_disposed.
+			m.ents[k].disposed = true
+			m.waiters = slices.DeleteFunc(m.waiters, func(w waiter) bool { return w.ent == k })
+		}
+		m.notify(parent, slot, undefined, false)
 	case KindClock:
 		v := falsy
 		read := ClockRead{Node: n.index, Clock: m.clock, Last: m.lastTaken, Truthy: m.clock >= n.clock}
@@ -654,6 +785,27 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 		}
 		m.notify(parent, slot, v, false)
 	}
+}
+
+// receive is receive statement n awaiting its hook's next payload: a
+// buffered one is delivered at its own place in the log (core's claim is
+// anchored to the event, not to the await); a conflicted hook rejects;
+// else it waits for the walk.
+func (m *Replayer) receive(n *cnode, parent, slot int32) {
+	k := m.hookVars[n.hook]
+	e := &m.ents[k]
+	if e.conflicted {
+		m.resolved = append(m.resolved, resolution{k: k, failed: true, at: m.at, node: n, parent: parent, slot: slot})
+		return
+	}
+	for j, p := range m.payloads {
+		if p.ent == k {
+			m.payloads = append(m.payloads[:j], m.payloads[j+1:]...)
+			m.resolved = append(m.resolved, resolution{k: k, v: truthy, at: p.at, clock: m.log[p.at].CreatedMS, node: n, parent: parent, slot: slot})
+			return
+		}
+	}
+	m.waiters = append(m.waiters, waiter{ent: k, node: n, parent: parent, slot: slot})
 }
 
 func (m *Replayer) push(n *cnode, parent, slot int32) int32 {

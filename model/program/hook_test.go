@@ -1,0 +1,138 @@
+package program
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func hookCreated(k, token int32) Event { e := E(HookCreated, k); e.Token = token; return e }
+func hookConflict(k, token int32) Event {
+	e := E(HookConflict, k)
+	e.Token = token
+	return e
+}
+func hookReceived(k int32) Event { return E(HookReceived, k) }
+
+// approval is a hook raced against a watchdog sleep, then a step only
+// when the hook won: the shape of the team's hook-storm (a webhook that
+// resumes a run its own timer wakes too). Ordinals: 0 the hook, 1 the
+// wait, then 2 approved (when the hook won) and 2 or 3 final.
+func approval() *Compiled {
+	return MustCompile([]Node{
+		{Hook: "h"},
+		{Race: []Node{{Receive: "h"}, {Sleep: time.Hour}}, As: "got"},
+		{If: "got", Then: []Node{{Step: "approved"}}},
+		{Dispose: "h"},
+		{Step: "final"},
+	})
+}
+
+func TestReplayOfHooks(t *testing.T) {
+	made := []Event{hookCreated(0, 0), waitCreated(1)}
+	cases := []struct {
+		name string
+		prog *Compiled
+		log  []Event
+		want string
+	}{
+		{"nothing written", approval(), runEvents, "suspended on hook#0, wait#1"},
+		{"created, awaiting the payload", approval(), cat(runEvents, made), "suspended on hook#0 (created), wait#1 (created)"},
+		{"the hook won", approval(), cat(runEvents, made, []Event{hookReceived(0)}),
+			"suspended on hook#0 (created), wait#1 (created), step#2 approved"},
+		{"the sleep won", approval(), cat(runEvents, made, []Event{waitCompleted(1)}),
+			"suspended on hook#0 (created) (disposed), step#2 final"},
+		{"the hook won and ran", approval(), cat(runEvents, made, []Event{hookReceived(0), E(HookDisposed, 0),
+			E(StepCreated, 2).Named("approved"), completed(2, "approved", 1), E(StepCreated, 3).Named("final"), completed(3, "final", 1)}), "completed"},
+		// A replay that saw the sleep win mints final at 2: the log's
+		// approved step there is another's.
+		{"a hook-won log replayed after the sleep won", approval(), cat(runEvents, made, []Event{waitCompleted(1), hookReceived(0),
+			E(StepCreated, 2).Named("approved")}), "diverged at event 6 (name-mismatch)"},
+		{"a token drawn by another replay", approval(), cat(runEvents, []Event{hookCreated(0, 1)}), "diverged at event 2 (token-mismatch)"},
+		{"a hook event at a step's ordinal parks, then strands", MustCompile([]Node{{Step: "a"}}),
+			cat(runEvents, []Event{hookReceived(0), created(0, "a"), completed(0, "a", 1)}), "diverged at event 2 (finished-with-parked)"},
+		{"hook_created at a step's ordinal", MustCompile([]Node{{Step: "a"}}), cat(runEvents, []Event{hookCreated(0, 0)}), "diverged at event 2 (unconsumable)"},
+		{"the token taken: the receive rejects", approval(), cat(runEvents, []Event{hookConflict(0, 0), waitCreated(1)}), "failed at event 2"},
+	}
+	for _, c := range cases {
+		if got := Replay(c.prog, c.log).String(); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// A payload that arrives before the program awaits it is kept for the
+// receive, and a loop reads one payload per iteration, in log order.
+func TestAHookIsReadOncePerPayloadInALoop(t *testing.T) {
+	prog := MustCompile([]Node{
+		{Hook: "h"},
+		{Step: "first"},
+		{Loop: 3, Do: []Node{{Receive: "h"}, {Step: "each"}}},
+	})
+	log := cat(runEvents, []Event{hookCreated(0, 0), created(1, "first"), hookReceived(0), hookReceived(0), completed(1, "first", 1)})
+	// Both payloads were buffered: the loop's first two iterations run on them.
+	o := Replay(prog, log)
+	if o.String() != "suspended on hook#0 (created), step#2 each" {
+		t.Fatalf("two payloads buffered: %s", o)
+	}
+	log = append(log, created(2, "each"), completed(2, "each", 1))
+	if o := Replay(prog, log); o.String() != "suspended on hook#0 (created), step#3 each" {
+		t.Fatalf("the second iteration: %s", o)
+	}
+	log = append(log, created(3, "each"), completed(3, "each", 1))
+	if o := Replay(prog, log); o.String() != "suspended on hook#0 (created)" {
+		t.Fatalf("the third iteration awaits a third payload: %s", o)
+	}
+	log = append(log, hookReceived(0), created(4, "each"), completed(4, "each", 1))
+	if o := Replay(prog, log); o.Status != Completed {
+		t.Fatalf("three payloads, three iterations: %s", o)
+	}
+}
+
+// Tokens are positional: the j-th hook a replay creates draws the j-th
+// token, so a replay that creates one hook fewer before a point gives every
+// later hook another's token.
+func TestHookTokensArePositional(t *testing.T) {
+	prog := MustCompile([]Node{
+		{Step: "a", As: "x"},
+		{If: "x", Then: []Node{{Hook: "early"}, {Dispose: "early"}}},
+		{Hook: "late"},
+		{Receive: "late"},
+	})
+	x1 := cat(runEvents, []Event{created(0, "a"), completed(0, "a", 1)})
+	o := Replay(prog, x1)
+	if len(o.Pending) != 2 || o.Pending[1].Token != 1 || o.Pending[1].Ordinal != 2 {
+		t.Fatalf("after a truthy a: %v (tokens %v)", o, o.Pending)
+	}
+	x0 := cat(runEvents, []Event{created(0, "a"), completed(0, "a", 0)})
+	o = Replay(prog, x0)
+	if len(o.Pending) != 1 || o.Pending[0].Token != 0 || o.Pending[0].Ordinal != 1 {
+		t.Fatalf("after a falsy a: %v (tokens %v)", o, o.Pending)
+	}
+}
+
+func TestValidateHooks(t *testing.T) {
+	bad := []struct {
+		prog []Node
+		want string
+	}{
+		{[]Node{{Receive: "h"}}, `receive "h": no hook statement before it`},
+		{[]Node{{Seq: []Node{{Hook: "h"}, {Step: "a"}}}, {Receive: "h"}}, `receive "h": no hook statement before it`},
+		{[]Node{{Hook: "h"}, {Hook: "h"}}, `a hook of that name is in scope already`},
+		{[]Node{{Hook: "h", As: "x"}}, `as: hook has no value to keep`},
+		{[]Node{{Hook: "h"}, {All: []Node{{Dispose: "h"}, {Step: "a"}}}}, `must await`},
+		{[]Node{{Hook: "h", Step: "a"}}, `one statement has one kind`},
+	}
+	for _, c := range bad {
+		err := Validate(c.prog, "program")
+		if err == nil || !contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.prog, err, c.want)
+		}
+	}
+	good := []Node{{Hook: "h"}, {All: []Node{{Receive: "h"}, {Receive: "h"}}}, {Loop: 2, Do: []Node{{Hook: "g"}, {Receive: "g", As: "v"}, {Dispose: "g"}}, Until: "v"}}
+	if err := Validate(good, "program"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
