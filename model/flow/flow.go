@@ -112,6 +112,47 @@ type Config struct {
 	// Date.now() reads it made stand. Its resumed replay diverging, it
 	// replays afresh in-process, as core falls back to a cold replay.
 	RetainedVM bool
+	// Resumes is the outside system that resumes the run's hooks (none
+	// by default).
+	Resumes Resumes
+}
+
+// Resumes is an outside system resuming a run's hooks as core's
+// resumeHook does: it looks the hook up by its token (hooks.getByToken;
+// a hook not created yet, disposed or conflicted is not found), writes
+// hook_received, and publishes a workflow invocation that wakes the run.
+// Each tick resumes every hook the World holds live at that moment.
+type Resumes struct {
+	// Every is the cadence of its ticks from the run's start, Count how
+	// many ticks in all (0: none).
+	Every time.Duration
+	Count int
+	// Burst is how many resumes of each hook one tick sends (0: one),
+	// each after a delay drawn uniformly from [0, Spread]: a burst of
+	// near-simultaneous wakes.
+	Burst  int
+	Spread time.Duration
+	// AtDeadlines also ticks at each wait's resumeAt, so a hook's payload
+	// races the wait's own wake.
+	AtDeadlines bool
+}
+
+// On reports whether the driver resumes anything.
+func (r Resumes) On() bool { return r.Count > 0 || r.AtDeadlines }
+
+// Validate names the first value the driver cannot run.
+func (r Resumes) Validate() error {
+	switch {
+	case r.Count < 0 || r.Count > 10000:
+		return fmt.Errorf("resumes.count %d: want 0..10000 ticks", r.Count)
+	case r.Count > 0 && r.Every <= 0:
+		return fmt.Errorf("resumes.every %v: want a positive cadence for %d ticks", r.Every, r.Count)
+	case r.Every < 0 || r.Spread < 0:
+		return errors.New("resumes: a duration is negative")
+	case r.Burst < 0 || r.Burst > 64:
+		return fmt.Errorf("resumes.burst %d: want 0..64 resumes of each hook per tick", r.Burst)
+	}
+	return nil
 }
 
 // Defaults are the runtime's knobs as the pinned release sets them, and
@@ -157,6 +198,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Replay.Base < 0 || c.Replay.PerEntity < 0 || c.Replay.PerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 {
 		return errors.New("flow: a duration is negative")
+	}
+	if err := c.Resumes.Validate(); err != nil {
+		return fmt.Errorf("flow: %w", err)
 	}
 	if c.SequentialReplays && c.SequentialRetry == 0 {
 		return errors.New("flow: sequential replays need a positive sequential_retry")
@@ -216,9 +260,12 @@ type CallKind uint8
 const (
 	CallList CallKind = iota // events.list
 	CallRead                 // runs.get, a last completer's lazy read
+	CallHook                 // hooks.getByToken, an outside resume's lookup
 )
 
-func (k CallKind) String() string { return [...]string{"events.list", "runs.get"}[k] }
+func (k CallKind) String() string {
+	return [...]string{"events.list", "runs.get", "hooks.getByToken"}[k]
+}
 
 // Call is one list or read an actor made, answered at End; Served is the
 // log's length a list answered with (-1 for a read).
@@ -274,10 +321,11 @@ const (
 	CauseHandOff                 // a last completer could not take the lock
 	CauseRedelivery              // its invocation was killed
 	CauseBackstop                // an inline step another invocation owns
+	CauseResume                  // a hook resumed from outside
 )
 
 func (c Cause) String() string {
-	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill", "an inline step's backstop"}[c]
+	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill", "an inline step's backstop", "a hook's resume"}[c]
 }
 
 // ActorKind is what an actor is.
@@ -287,9 +335,10 @@ const (
 	ActorWorkflow ActorKind = iota // a workflow message's invocation
 	ActorStep                      // a queued step's delivery
 	ActorInline                    // a step an invocation runs itself
+	ActorResume                    // an outside system resuming a hook
 )
 
-func (k ActorKind) String() string { return [...]string{"workflow", "step", "inline"}[k] }
+func (k ActorKind) String() string { return [...]string{"workflow", "step", "inline", "resume"}[k] }
 
 // Replay is one replay an actor made.
 type Replay struct {

@@ -30,6 +30,8 @@ const (
 	evReplay                    // actor: its replay is done
 	evBody                      // actor: its step body is done
 	evKill                      // actor: its time limit
+	evTick                      // the outside driver's tick (payload 1: at a wait's deadline)
+	evLookup                    // actor: an outside resume's hook lookup answered
 )
 
 type msgKind uint8
@@ -88,6 +90,8 @@ const (
 	stResult                 // step: writing the result
 	stFanIn                  // step: listing after its result
 	stLazyRead               // step: the lazy runs.get
+	stLookup                 // resume: looking the hook up by its token
+	stResume                 // resume: writing hook_received
 	stDone
 )
 
@@ -158,12 +162,17 @@ type runner struct {
 	resumes  []int64
 	scratch  []uint8
 	waitsDue []int32
+	// ticks counts the outside driver's cadence ticks so far.
+	ticks int
 }
 
 func (r *runner) startRun() {
 	r.lock = -1
 	r.w.append(0, &Entry{Event: program.E(program.RunCreated, -1), By: -1, Saw: -1, Loaded: -1})
 	r.publish(message{kind: msgWorkflow, cause: CauseStart}, 0)
+	if d := r.cfg.Resumes; d.Count > 0 {
+		r.k.After(d.Every, evTick, 0, 0)
+	}
 }
 
 func (r *runner) dispatch(ev *sim.Event) {
@@ -178,6 +187,10 @@ func (r *runner) dispatch(ev *sim.Event) {
 		r.bodyDone(int32(ev.Actor))
 	case evKill:
 		r.kill(int32(ev.Actor))
+	case evTick:
+		r.tick(ev.Payload == 1)
+	case evLookup:
+		r.lookedUp(int32(ev.Actor))
 	}
 }
 
@@ -225,7 +238,7 @@ func (r *runner) newActor(kind ActorKind, msg, parent int32) int32 {
 		r.actors = append(r.actors, st)
 	}
 	a := int32(len(r.actors) - 1)
-	if kind != ActorInline && r.cfg.MaxDuration > 0 {
+	if (kind == ActorWorkflow || kind == ActorStep) && r.cfg.MaxDuration > 0 {
 		r.k.After(r.cfg.MaxDuration, evKill, uint32(a), 0)
 	}
 	return a
@@ -373,6 +386,11 @@ func (r *runner) land(a int32) {
 			owner = r.invocationMsg(a) + 1
 		}
 		ok := r.w.apply(r.now(), &w.ev, w.lazy, owner, w.endedAtIssue)
+		if ok && w.ev.Type == program.WaitCreated && r.cfg.Resumes.AtDeadlines {
+			// The driver aims a tick at the wait's deadline.
+			delay := time.Duration(w.ev.ResumeAt)*time.Millisecond - time.Duration(r.now())
+			r.k.After(max(0, delay), evTick, 0, 1)
+		}
 		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok, Issued: ac.callAt})
 		r.res.Writes[len(r.res.Writes)-1].At = r.now()
 		if w.ev.Type == program.RunFailed || w.ev.Type == program.RunCompleted {
@@ -506,6 +524,14 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 	switch ac.st {
 	case stStart:
 		r.load(a)
+		return
+	case stResume:
+		// resumeHook publishes the wake only once its hook_received is
+		// in (a refused one throws to its caller).
+		if ok {
+			r.publish(message{kind: msgWorkflow, cause: CauseResume}, 0)
+		}
+		r.finishActor(a)
 		return
 	case stClaim:
 		if !ok {
@@ -739,7 +765,26 @@ func (r *runner) replayed(a int32) {
 		// invocation has one only when it runs steps inline.
 		ac.retained = r.cfg.RetainedVM
 		nowMS := int64(r.now() / sim.Time(time.Millisecond))
+		// Hooks first (suspension-handler.js: "to prevent race conditions
+		// with webhook receivers"): the creates the log lacks, then the
+		// disposals the program made.
+		for _, p := range ac.pend {
+			if p.Kind != program.EntityHook {
+				continue
+			}
+			if !p.Created {
+				ev := program.E(program.HookCreated, p.Ordinal)
+				ev.Token = p.Token
+				ac.writes = append(ac.writes, write{ev: Entry{Event: ev, Saw: saw, Loaded: ac.viewLen}})
+			}
+			if p.Dispose {
+				ac.writes = append(ac.writes, write{ev: Entry{Event: program.E(program.HookDisposed, p.Ordinal), Saw: saw, Loaded: ac.viewLen}})
+			}
+		}
 		for i, p := range ac.pend {
+			if p.Kind == program.EntityHook {
+				continue
+			}
 			if p.Created {
 				if p.Kind == program.EntityStep {
 					r.leftToItsOwner(a, i, p)
@@ -1036,4 +1081,53 @@ func (r *runner) leftToItsOwner(a int32, i int, p program.Pending) {
 	}
 	e.queued = true
 	r.publish(message{kind: msgStep, ordinal: p.Ordinal, node: p.Node, name: p.Name}, 0)
+}
+
+// tick is the outside driver's tick: every hook the World holds live now
+// gets Burst resumes, each after a delay drawn from [0, Spread]. A cadence
+// tick schedules the next until Count; a deadline tick does not count.
+func (r *runner) tick(deadline bool) {
+	d := r.cfg.Resumes
+	if !deadline {
+		if r.ticks++; r.ticks < d.Count {
+			r.k.After(d.Every, evTick, 0, 0)
+		}
+	}
+	if r.w.ended {
+		return
+	}
+	burst := max(1, d.Burst)
+	for k := range r.w.ents {
+		if e := &r.w.ents[k]; e.kind != program.EntityHook || !e.live {
+			continue
+		}
+		for range burst {
+			a := r.newActor(ActorResume, -1, -1)
+			r.res.Actors[a].Ordinal = int32(k)
+			var spread time.Duration
+			if d.Spread > 0 {
+				spread = time.Duration(r.c.Choose(int(d.Spread/time.Microsecond)+1)) * time.Microsecond
+			}
+			ac := &r.actors[a]
+			ac.st, ac.call, ac.callAt = stLookup, callRead, r.now()+sim.Time(spread)
+			r.k.After(spread+r.cfg.Read.Draw(r.c), evLookup, uint32(a), 0)
+		}
+	}
+}
+
+// lookedUp is an outside resume's hooks.getByToken answered: a hook the
+// World no longer holds live (disposed, or the run ended and its hooks
+// with it) is not found and the resume throws to its caller; else it
+// writes hook_received.
+func (r *runner) lookedUp(a int32) {
+	ac := &r.actors[a]
+	ac.call = callNone
+	ord := r.res.Actors[a].Ordinal
+	r.res.Calls = append(r.res.Calls, Call{Actor: a, Kind: CallHook, Start: ac.callAt, End: r.now(), Served: -1})
+	if e := r.w.entity(ord); r.w.ended || !e.live {
+		r.finishActor(a)
+		return
+	}
+	ac.st = stResume
+	r.issue(a, write{ev: Entry{Event: program.E(program.HookReceived, ord), Saw: -1, Loaded: -1}})
 }

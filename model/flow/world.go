@@ -12,6 +12,12 @@ import (
 // refused when its correlation id exists, a wait completes once, nothing
 // is accepted after the run's end). Each accepted event takes the next
 // position at its commit: the log has no holes.
+//
+// Hooks, as world-local's events-storage.js keeps them: a hook_created is
+// refused when its correlation id exists; one whose token a live hook of
+// the run holds is logged as hook_conflict instead (the hook never lives);
+// hook_received needs a live hook; hook_disposed ends it (a second is
+// refused) and frees its token.
 
 // worldEntity is what the World holds for one correlation id.
 type worldEntity struct {
@@ -29,6 +35,10 @@ type worldEntity struct {
 	// createdAt and finishedAt are 1 + the log positions of a step's
 	// step_created and first step_completed or step_failed (0: none yet).
 	createdAt, finishedAt int32
+	// A hook's token, and whether it is live: created (not conflicted),
+	// not disposed.
+	token int32
+	live  bool
 }
 
 // world is one run's log and entities.
@@ -108,6 +118,35 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCh
 		e.kind, e.name, e.resumeAt = ev.Kind, ev.Name, ev.ResumeAt
 		w.append(now, wr)
 		return true
+	case program.HookCreated:
+		e := w.entity(ev.Ordinal)
+		if e.kind != program.EntityNone {
+			return false
+		}
+		e.kind, e.token = program.EntityHook, ev.Token
+		if w.liveToken(ev.Token) {
+			conflict := *wr
+			conflict.Type = program.HookConflict
+			w.append(now, &conflict)
+			return true
+		}
+		e.live = true
+		w.append(now, wr)
+		return true
+	case program.HookReceived:
+		if e := w.entity(ev.Ordinal); e.kind != program.EntityHook || !e.live {
+			return false
+		}
+		w.append(now, wr)
+		return true
+	case program.HookDisposed:
+		e := w.entity(ev.Ordinal)
+		if e.kind != program.EntityHook || !e.live {
+			return false
+		}
+		e.live, e.finished = false, true
+		w.append(now, wr)
+		return true
 	case program.StepStarted:
 		e := w.entity(ev.Ordinal)
 		if lazy {
@@ -183,4 +222,14 @@ func (w *world) pendingSteps(n int, owner int32) (pending, owned bool) {
 		}
 	}
 	return pending, false
+}
+
+// liveToken reports whether a live hook of the run holds token.
+func (w *world) liveToken(token int32) bool {
+	for i := range w.ents {
+		if e := &w.ents[i]; e.kind == program.EntityHook && e.live && e.token == token {
+			return true
+		}
+	}
+	return false
 }
