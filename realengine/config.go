@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model"
+	"github.com/simlab/simlab/model/flow"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -135,6 +136,27 @@ type HarnessConfig struct {
 	// into one interleaving of the real World's own I/O (race.mjs, on
 	// realworld/node/gate.mjs).
 	Race *RaceConfig `json:"race,omitempty"`
+	// Resumes, if set, is an outside system resuming the program's hooks
+	// (resumes.mjs; simlab's flow.Resumes).
+	Resumes *ResumesConfig `json:"resumes,omitempty"`
+}
+
+// ResumesConfig is flow.Resumes in the harness's units.
+type ResumesConfig struct {
+	EveryMS     float64 `json:"every_ms"`
+	Count       int     `json:"count"`
+	Burst       int     `json:"burst,omitempty"`
+	SpreadMS    float64 `json:"spread_ms,omitempty"`
+	AtDeadlines bool    `json:"at_deadlines,omitempty"`
+}
+
+// ResumesOf is the harness's driver for simlab's; nil when it resumes
+// nothing.
+func ResumesOf(r flow.Resumes) *ResumesConfig {
+	if !r.On() {
+		return nil
+	}
+	return &ResumesConfig{EveryMS: msOf(r.Every), Count: r.Count, Burst: r.Burst, SpreadMS: msOf(r.Spread), AtDeadlines: r.AtDeadlines}
 }
 
 // postgresWorld is harness.mjs's world_postgres.

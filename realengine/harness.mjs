@@ -29,6 +29,7 @@ import { Crash, delivery, rng, draw, wrapWorld } from './store.mjs';
 import { compileBundles } from './bundle.mjs';
 import { createGate } from './gate.mjs';
 import { createStartCancelRace } from './race.mjs';
+import { createResumeDriver } from './resumes.mjs';
 import { instrumentLocal } from '../realworld/node/gate.mjs';
 import { createServer } from 'node:http';
 
@@ -161,7 +162,11 @@ async function run(cfg) {
   // the schedule the model gives; the cancel is the runtime's own Run#cancel.
   let getRunHandle;
   const race = cfg.race ? createStartCancelRace(cfg.race, (runId) => getRunHandle(runId).cancel(), now) : gate?.plan ? gate.plan : undefined;
-  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, invoke: cfg.invoke, crash: crashAt, t0, gate, race, listed: cfg.dump_calls });
+  // cfg.resumes: an outside system resuming the program's hooks
+  // (resumes.mjs), told of every event the World stores.
+  let resumes;
+  const store = wrapWorld(real, cfg.store, calls, { seed: cfg.seed, stripRunContext: cfg.strip_run_context, batchCreates: cfg.batch_creates, invoke: cfg.invoke, crash: crashAt, t0, gate, race, listed: cfg.dump_calls,
+    onCreated: cfg.resumes ? (run, ev) => resumes?.created(run, ev) : undefined });
   const world = store.world;
 
   // The runtime logs its warnings and errors to the console (core's
@@ -217,7 +222,8 @@ async function run(cfg) {
   }
 
   const runtime = await import('workflow/runtime');
-  const { start: startRun, getRun } = await import('workflow/api');
+  const { start: startRun, getRun, resumeHook } = await import('workflow/api');
+  if (cfg.resumes) resumes = createResumeDriver(cfg.resumes, resumeHook, rng((cfg.seed ?? 1) + 7));
   getRunHandle = getRun;
   // The plan's own calls: a cancel is the client's, out of any delivery.
   const harnessActions = { cancel: (runId) => delivery.exit(() => getRun(runId).cancel()) };
@@ -401,6 +407,8 @@ async function run(cfg) {
     }
     runs.push(entry);
   }
+  // The outside driver's cadence runs from the runs' start.
+  resumes?.start();
   let outcomes;
   if (gate?.plan) {
     // A plan (simlab reproduce): wait until every entry is answered (or the
@@ -467,6 +475,8 @@ async function run(cfg) {
       else if (!error) error = `run ${runs[i].run_id} failed: ${message}`;
     });
   }
+  // The driver sends nothing more once the runs are judged.
+  await resumes?.stop();
   // A concurrent last completer may still be replaying after the run ended:
   // wait (polled, with a deadline) until no delivery is in flight.
   const quiet = performance.now() + 10000;
@@ -547,6 +557,7 @@ async function run(cfg) {
   if (gate) summary.gate = { releases: gate.releases, escapes: gate.escapes, actions: gate.actionsDone };
   if (gate?.plan) summary.plan = gate.plan.report();
   if (race) summary.race = race.reports;
+  if (resumes) summary.resumes = resumes.report;
   if (cfg.probe_replay) {
     summary.probes = probes;
     summary.probe_log = logLines.slice(logRun, logRun + 30);
@@ -690,6 +701,8 @@ async function replayLog(runId, events) {
       ev.name = name.includes('//./programs//') && short.startsWith('s_') ? short.slice(2) : short;
     }
     if (results.has(e)) ev.result = results.get(e);
+    // A hook's token, by its place in the run's token sequence.
+    if ((e.eventType === 'hook_created' || e.eventType === 'hook_conflict') && typeof e.eventData?.token === 'string') ev.token = seq.token(e.eventData.token);
     // When it was written, in ms since the run's creation (the VM clock's
     // start): a program's clock statement reads it.
     const at = +new Date(e.createdAt) - fixed;
@@ -703,13 +716,18 @@ async function replayLog(runId, events) {
 // deploymentId seeding the workflow VM's Math.random, a monotonic ULID at
 // one fixed timestamp: the run id's time, else its createdAt) as fixed, that
 // timestamp, and ordinal(correlationId), the id's place in it (-1 outside
-// its first cap ids), drawn as far as a lookup needs.
+// its first cap ids), drawn as far as a lookup needs; and token(t), a hook
+// token's place in the run's token sequence (core draws a hook's token
+// with nanoid from the same Math.random, which after the first correlation
+// id draws nothing else: a monotonic ULID at one timestamp increments), -1
+// outside its first 4096.
 async function idSequences() {
   const main = fileURLToPath(import.meta.resolve('@workflow/core'));
   const dist = path.dirname(main);
   const { createContext } = await import(pathToFileURL(path.join(dist, 'vm', 'index.js')).href);
   const { runIdCreatedAt } = await import(pathToFileURL(path.join(dist, 'runtime', 'run-id-time.js')).href);
   const { monotonicFactory } = await import(pathToFileURL(createRequire(main).resolve('ulid')).href);
+  const nanoid = await import(pathToFileURL(createRequire(main).resolve('nanoid')).href);
   return ({ runId, workflowName, deploymentId, createdAt }, cap) => {
     const fixed = runIdCreatedAt(runId) ?? +new Date(createdAt);
     const { globalThis: g } = createContext({ seed: `${runId}:${workflowName}:${deploymentId}`, fixedTimestamp: fixed });
@@ -725,7 +743,22 @@ async function idSequences() {
       }
       return ids.get(id) ?? -1;
     };
-    return { fixed, ordinal };
+    let tokens;
+    const token = (t) => {
+      if (!tokens) {
+        const { globalThis: h } = createContext({ seed: `${runId}:${workflowName}:${deploymentId}`, fixedTimestamp: fixed });
+        monotonicFactory(() => h.Math.random())(fixed);
+        const next = nanoid.customRandom(nanoid.urlAlphabet, 21, (size) => new Uint8Array(size).map(() => 256 * h.Math.random()));
+        tokens = { next, list: [] };
+      }
+      let i = tokens.list.indexOf(t);
+      while (i < 0 && tokens.list.length < 4096) {
+        tokens.list.push(tokens.next());
+        if (tokens.list[tokens.list.length - 1] === t) i = tokens.list.length - 1;
+      }
+      return i;
+    };
+    return { fixed, ordinal, token };
   };
 }
 

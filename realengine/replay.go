@@ -157,6 +157,8 @@ func (rr RealReplay) Divergence() program.Divergence {
 		return program.Unconsumable
 	case strings.Contains(m, "finished without consuming event"):
 		return program.FinishedWithParked
+	case strings.Contains(m, "belongs to token"):
+		return program.TokenMismatch
 	}
 	return program.NoDivergence
 }
@@ -210,6 +212,9 @@ type ReplayEvent struct {
 	Name     string `json:"name,omitempty"`
 	Result   int64  `json:"result,omitempty"`
 	ResumeAt int64  `json:"resume_at,omitempty"`
+	// Token is a hook_created's or hook_conflict's token, by its place in
+	// the run's token sequence (-1: not one of the run's first 4096).
+	Token int32 `json:"token,omitempty"`
 	// At is the event's createdAt in ms since the run was created; a case
 	// whose events carry one (Timed) is replayed with those times.
 	At int64 `json:"at,omitempty"`
@@ -219,7 +224,7 @@ type ReplayEvent struct {
 func ReplayEvents(log []program.Event) []ReplayEvent {
 	out := make([]ReplayEvent, len(log))
 	for i, e := range log {
-		out[i] = ReplayEvent{Type: e.Type.String(), Kind: e.Kind.String(), Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt, At: e.CreatedMS}
+		out[i] = ReplayEvent{Type: e.Type.String(), Kind: e.Kind.String(), Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt, Token: e.Token, At: e.CreatedMS}
 	}
 	return out
 }
@@ -244,10 +249,12 @@ func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
 			k = program.EntityStep
 		case "wait":
 			k = program.EntityWait
+		case "hook":
+			k = program.EntityHook
 		default:
-			return nil, fmt.Errorf("event %d: kind %q: want step or wait", i, e.Kind)
+			return nil, fmt.Errorf("event %d: kind %q: want step, wait or hook", i, e.Kind)
 		}
-		out = append(out, program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt, CreatedMS: e.At})
+		out = append(out, program.Event{Type: t, Kind: k, Ordinal: e.Ordinal, Name: e.Name, Result: e.Result, ResumeAt: e.ResumeAt, Token: e.Token, CreatedMS: e.At})
 	}
 	return out, nil
 }

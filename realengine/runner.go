@@ -363,6 +363,14 @@ type RealRun struct {
 		StepStartedRejected int            `json:"step_started_rejected"`
 		RejectedBy          map[string]int `json:"step_started_rejected_by"`
 	} `json:"counts"`
+	// Resumes is what the outside driver did (HarnessConfig.Resumes):
+	// its cadence ticks, the resumes the runtime took, and those it
+	// refused, by error name.
+	Resumes *struct {
+		Ticks   int            `json:"ticks"`
+		Sent    int            `json:"sent"`
+		Refused map[string]int `json:"refused"`
+	} `json:"resumes,omitempty"`
 	TTFSMS           []float64      `json:"ttfs_ms"`
 	TTLSMS           []float64      `json:"ttls_ms"`
 	WriteOwnMS       []float64      `json:"write_own_ms"`

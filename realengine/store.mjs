@@ -181,6 +181,9 @@ export function wrapWorld(world, store, calls, opts = {}) {
         // correlation-id sequence.
         if (res?.run) gate?.runSeen(res.run);
         if (res?.step) rec.attempt = res.step.attempt;
+        // opts.onCreated: the event the World stored (an outside driver
+        // learns the run's hooks and waits from it).
+        opts.onCreated?.(args[0], res?.event ?? args[1]);
       }
       if (op === 'events.list' && Array.isArray(res?.data)) {
         // What a replay reading this page sees: its length and the run's
@@ -313,7 +316,7 @@ export function wrapWorld(world, store, calls, opts = {}) {
 
   const wrapped = new Proxy(world, {
     get(target, prop, recv) {
-      if (prop === 'runs' || prop === 'events' || prop === 'steps') return wrapGroup(prop, target[prop]);
+      if (prop === 'runs' || prop === 'events' || prop === 'steps' || prop === 'hooks') return wrapGroup(prop, target[prop]);
       if (prop === 'queue') {
         return async (queueName, message, qopts) => {
           const d = delivery.getStore();
