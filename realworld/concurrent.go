@@ -114,6 +114,47 @@ func (h History) Steps() [][]int {
 	return out
 }
 
+// Hooks lists, per run, the hook indices the history names (0..max), which
+// every read-back reads.
+func (h History) Hooks() [][]int {
+	out := make([][]int, h.Runs)
+	max := make([]int, h.Runs)
+	for i := range max {
+		max[i] = -1
+	}
+	for _, b := range h.Batches {
+		for _, c := range b.Calls {
+			if c.Run < h.Runs && HookEvent(c.Type) && c.Hook > max[c.Run] {
+				max[c.Run] = c.Hook
+			}
+		}
+	}
+	for r, m := range max {
+		for k := 0; k <= m; k++ {
+			out[r] = append(out[r], k)
+		}
+	}
+	return out
+}
+
+// Tokens lists the token indices the history names (0..max; none without
+// hook events), whose owners every read-back reads.
+func (h History) Tokens() []int {
+	max := -1
+	for _, b := range h.Batches {
+		for _, c := range b.Calls {
+			if HookEvent(c.Type) && c.Token > max {
+				max = c.Token
+			}
+		}
+	}
+	var out []int
+	for t := 0; t <= max; t++ {
+		out = append(out, t)
+	}
+	return out
+}
+
 // Validate names the first thing wrong with a history.
 func (h History) Validate() error {
 	if h.Runs < 1 || h.Runs > 16 {
@@ -122,6 +163,7 @@ func (h History) Validate() error {
 	if len(h.Batches) == 0 {
 		return fmt.Errorf("no batches")
 	}
+	tokens := map[[2]int]int{} // (run, hook) → token
 	for i, b := range h.Batches {
 		if len(b.Calls) == 0 {
 			return fmt.Errorf("batch %d: no calls", i)
@@ -132,6 +174,13 @@ func (h History) Validate() error {
 		for j, c := range b.Calls {
 			if err := c.validate(h.Runs); err != nil {
 				return fmt.Errorf("batch %d call %d: %w", i, j, err)
+			}
+			if HookEvent(c.Type) {
+				k := [2]int{c.Run, c.Hook}
+				if t, ok := tokens[k]; ok && t != c.Token {
+					return fmt.Errorf("batch %d call %d: hook r%d.h%d carries token %d, an earlier call token %d (a hook has one token)", i, j, c.Run, c.Hook, c.Token, t)
+				}
+				tokens[k] = c.Token
 			}
 		}
 	}
@@ -144,6 +193,9 @@ func (c ConcCall) validate(runs int) error {
 	}
 	if c.Step < 0 || c.Step > 63 {
 		return fmt.Errorf("step %d: want 0..63", c.Step)
+	}
+	if c.Hook < 0 || c.Hook > 63 || c.Token < 0 || c.Token > 63 {
+		return fmt.Errorf("hook %d, token %d: want 0..63", c.Hook, c.Token)
 	}
 	if c.DelayTicks < 0 || c.DelayTicks > 1000 {
 		return fmt.Errorf("delay_ticks %d: want 0..1000", c.DelayTicks)
@@ -176,6 +228,9 @@ type Reply struct {
 	Step    string   `json:"step,omitempty"`
 	Attempt int      `json:"attempt,omitempty"`
 	Log     []string `json:"log,omitempty"`
+	// Hook events only: the type of the event the World logged (hook_conflict
+	// for a hook_created whose token was held).
+	Event string `json:"event,omitempty"`
 }
 
 // StepRow is a step row read back: status "" when the step does not exist,
@@ -194,6 +249,11 @@ type Readback struct {
 	Log   []string  `json:"log"`
 	T0    int64     `json:"t0"`
 	T1    int64     `json:"t1"`
+	// Hooks are the run's hooks the history names, each "live" or "" (as
+	// Answer.HookRow); Owners, per token the history names, the hook
+	// holding it ("r0.h1", "" for none). Absent without hook events.
+	Hooks  []string `json:"hooks,omitempty"`
+	Owners []string `json:"owners,omitempty"`
 }
 
 // BatchResult is a batch's replies (in call order) and read-backs (per run).
@@ -234,6 +294,9 @@ func ReplyString(c ConcCall, r Reply) string {
 	case OpListEvents:
 		return "log=[" + strings.Join(r.Log, ",") + "]"
 	}
+	if HookEvent(c.Type) && r.Event != "" {
+		return r.Res + ":" + r.Event
+	}
 	return r.Res
 }
 
@@ -246,6 +309,18 @@ func (rb Readback) String() string {
 		} else {
 			fmt.Fprintf(&s, " s%d=%s#%d", i, st.Step, st.Attempt)
 		}
+	}
+	for i, h := range rb.Hooks {
+		if h == "" {
+			h = "missing"
+		}
+		fmt.Fprintf(&s, " h%d=%s", i, shortUnreadable(h))
+	}
+	for i, o := range rb.Owners {
+		if o == "" {
+			o = "none"
+		}
+		fmt.Fprintf(&s, " t%d→%s", i, shortUnreadable(o))
 	}
 	s.WriteString(" log=[" + strings.Join(rb.Log, ",") + "]")
 	return s.String()

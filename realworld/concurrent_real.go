@@ -24,8 +24,10 @@ type batchCall struct {
 }
 
 type readbackSpec struct {
-	Run   string   `json:"run"`
-	Steps []string `json:"steps"`
+	Run    string   `json:"run"`
+	Steps  []string `json:"steps"`
+	Hooks  []string `json:"hooks,omitempty"`
+	Tokens []string `json:"tokens,omitempty"`
 }
 
 type batchAnswer struct {
@@ -45,12 +47,19 @@ func (d *Driver) RunHistory(h History) ([]BatchResult, error) {
 			return nil, err
 		}
 	}
-	steps := h.Steps()
+	steps, hooks, tokens := h.Steps(), h.Hooks(), h.Tokens()
 	var specs []readbackSpec
 	for run := 0; run < h.Runs; run++ {
 		spec := readbackSpec{Run: r.runKey(run)}
 		for _, s := range steps[run] {
 			spec.Steps = append(spec.Steps, r.stepKey(run, s))
+		}
+		for _, k := range hooks[run] {
+			spec.Hooks = append(spec.Hooks, r.hookKey(run, k))
+		}
+		// Every run's read-back reads the tokens: they are the World's.
+		for _, t := range tokens {
+			spec.Tokens = append(spec.Tokens, r.tokenKey(t))
 		}
 		specs = append(specs, spec)
 	}
@@ -61,6 +70,9 @@ func (d *Driver) RunHistory(h History) ([]BatchResult, error) {
 			bc := batchCall{request: request{Op: c.Op, Run: r.runKey(c.Run), Type: c.Type, Lazy: c.Lazy, RetryAfterHours: c.RetryAfterHours}, DelayTicks: c.DelayTicks, DelayUS: c.DelayUS, After: c.After}
 			if StepEvent(c.Type) || c.Op == OpGetStep {
 				bc.Step = r.stepKey(c.Run, c.Step)
+			}
+			if HookEvent(c.Type) {
+				bc.Hook, bc.Token = r.hookKey(c.Run, c.Hook), r.tokenKey(c.Token)
 			}
 			req.Calls = append(req.Calls, bc)
 		}
@@ -85,6 +97,9 @@ func (d *Driver) RunHistory(h History) ([]BatchResult, error) {
 		}
 		for i := range a.Readback {
 			a.Readback[i].Log = r.stepNames(a.Readback[i].Log)
+			for j, o := range a.Readback[i].Owners {
+				a.Readback[i].Owners[j] = r.hookNameOf(o)
+			}
 		}
 		out = append(out, BatchResult{Replies: a.Answers, Readbacks: a.Readback, Broken: a.Broken})
 	}
@@ -97,13 +112,19 @@ func (r *RealRun) stepKey(run, step int) string {
 	return fmt.Sprintf("step_%s_r%d_s%d", r.prefix, run, step)
 }
 
-// stepNames maps the log's "type:CORR" entries back to "type:sN".
+// stepNames maps the log's "type:CORR" entries back to "type:sN" for
+// steps and "type:hN" for hooks.
 func (r *RealRun) stepNames(log []string) []string {
 	out := make([]string, len(log))
 	for i, e := range log {
 		out[i] = e
 		typ, corr, ok := strings.Cut(e, ":")
 		if !ok || strings.HasPrefix(typ, "unreadable") {
+			continue
+		}
+		if n, ok := r.hookName[corr]; ok {
+			_, hook, _ := strings.Cut(n, ".")
+			out[i] = typ + ":" + hook
 			continue
 		}
 		// step_<prefix>_r<run>_s<step>

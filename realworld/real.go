@@ -181,6 +181,8 @@ type request struct {
 	Lazy            bool   `json:"lazy,omitempty"`
 	RetryAfterHours int    `json:"retry_after_hours,omitempty"`
 	PeerRun         string `json:"peer_run,omitempty"`
+	Hook            string `json:"hook,omitempty"`
+	Token           string `json:"token,omitempty"`
 }
 
 func (d *Driver) do(req request) (Answer, error) {
@@ -214,6 +216,11 @@ func (d *Driver) crashed(doing string) error {
 type RealRun struct {
 	d      *Driver
 	prefix string
+	// Hooks' correlation ids (hook_<ULID>) and tokens, minted on first use,
+	// and each id's name in the sequence ("r0.h1").
+	hookIDs  map[[2]int]string
+	tokens   map[int]string
+	hookName map[string]string
 }
 
 // Driver is the driver the sequence runs on.
@@ -221,7 +228,45 @@ func (r *RealRun) Driver() *Driver { return r.d }
 
 // NewRun starts a sequence.
 func (d *Driver) NewRun() *RealRun {
-	return &RealRun{d: d, prefix: fmt.Sprintf("q%d", sequences.Add(1))}
+	return &RealRun{d: d, prefix: fmt.Sprintf("q%d", sequences.Add(1)),
+		hookIDs: map[[2]int]string{}, tokens: map[int]string{}, hookName: map[string]string{}}
+}
+
+// hookKey is hook (run, hook)'s correlation id: hook_ and a ULID, as core
+// mints them, fresh for every sequence (both Worlds key hooks by the id
+// alone).
+func (r *RealRun) hookKey(run, hook int) string {
+	k := [2]int{run, hook}
+	if id, ok := r.hookIDs[k]; ok {
+		return id
+	}
+	id := "hook_" + newULID()
+	r.hookIDs[k] = id
+	r.hookName[id] = fmt.Sprintf("r%d.h%d", run, hook)
+	return id
+}
+
+// tokenKey is token index t's token, one string for every run of the
+// sequence and none other's.
+func (r *RealRun) tokenKey(t int) string {
+	if s, ok := r.tokens[t]; ok {
+		return s
+	}
+	s := fmt.Sprintf("tok_%s_t%d_%s", r.prefix, t, strings.ToLower(newULID()[16:]))
+	r.tokens[t] = s
+	return s
+}
+
+// hookNameOf maps a correlation id the World answered back to its name in
+// the sequence; one the sequence did not mint stays as it is, marked.
+func (r *RealRun) hookNameOf(id string) string {
+	if id == "" || strings.HasPrefix(id, "unreadable") {
+		return id
+	}
+	if n, ok := r.hookName[id]; ok {
+		return n
+	}
+	return "foreign:" + id
 }
 
 // Apply sends one call and returns the real answer and read-back.
@@ -235,9 +280,18 @@ func (r *RealRun) Apply(c Call) (Answer, error) {
 			req.PeerRun = fmt.Sprintf("%s_r%d", r.prefix, *c.StepRun)
 		}
 	}
+	if c.Op == "event" && HookEvent(c.Type) {
+		req.Hook, req.Token = r.hookKey(c.Run, c.Hook), r.tokenKey(c.Token)
+	}
 	a, err := d.do(req)
 	if err == nil && a.Res == "other" {
 		err = fmt.Errorf("%s driver: %s answered %q, which is none of the World's error classes; stderr:\n%s", d.World, c, a.Msg, d.stderr.String())
+	}
+	if err == nil && req.Hook != "" {
+		a.Owner = r.hookNameOf(a.Owner)
+		if a.HookLog == nil {
+			a.HookLog = []string{}
+		}
 	}
 	return a, err
 }

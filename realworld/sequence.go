@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -31,6 +32,14 @@ type Call struct {
 	// keys its steps by the id alone). Only for step events; the answer then
 	// also reads back StepRun's row under that id.
 	StepRun *int `json:"step_run,omitempty"`
+	// Hook indexes the run's hooks and Token the sequence's tokens; only for
+	// hook events (HookEvent). The harness maps a hook to a correlation id
+	// hook_<ULID> of its own and a token to a string unique to the sequence:
+	// one token index names one token in every run of the sequence, so that
+	// runs can conflict over it. Every call of one hook carries the same
+	// token (core writes a hook's token with each of its events).
+	Hook  int `json:"hook,omitempty"`
+	Token int `json:"token,omitempty"`
 }
 
 // IDRun is the run whose step numbering the call's step id comes from.
@@ -43,6 +52,8 @@ func (c Call) IDRun() int {
 
 // Answer is what a World answered to a call, and the run's and the step's
 // rows read back right after it. Step is "" when the step does not exist.
+// A hook event's answer also says which event the World logged and reads the
+// hook back.
 type Answer struct {
 	Res     string `json:"res"`
 	Msg     string `json:"msg,omitempty"`
@@ -53,13 +64,25 @@ type Answer struct {
 	// same id, for a call carrying another run's step id ("" when none).
 	PeerStep    string `json:"peer_step,omitempty"`
 	PeerAttempt int    `json:"peer_attempt,omitempty"`
+	// Hook events only. Event is the type of the event the World logged for
+	// an accepted call: the call's own, or hook_conflict for a hook_created
+	// whose token was held. HookRow is "live" when hooks.get finds the hook,
+	// "" when the World says it is not found; Owner the hook hooks.getByToken
+	// finds for the call's token ("r0.h1"; "" when none). HookLog is the
+	// types of the run's logged events under the hook's correlation id, in
+	// order.
+	Event   string   `json:"event,omitempty"`
+	HookRow string   `json:"hook,omitempty"`
+	Owner   string   `json:"owner,omitempty"`
+	HookLog []string `json:"hook_log,omitempty"`
 }
 
 // Same reports whether two answers agree; the message is not compared (it is
 // the real World's prose).
 func (a Answer) Same(b Answer) bool {
 	return a.Res == b.Res && a.Run == b.Run && a.Step == b.Step && a.Attempt == b.Attempt &&
-		a.PeerStep == b.PeerStep && a.PeerAttempt == b.PeerAttempt
+		a.PeerStep == b.PeerStep && a.PeerAttempt == b.PeerAttempt &&
+		a.Event == b.Event && a.HookRow == b.HookRow && a.Owner == b.Owner && slices.Equal(a.HookLog, b.HookLog)
 }
 
 func (a Answer) String() string {
@@ -70,11 +93,28 @@ func (a Answer) String() string {
 	if a.PeerStep != "" {
 		s += fmt.Sprintf(" peer=%s#%d", a.PeerStep, a.PeerAttempt)
 	}
+	if a.Event != "" {
+		s += " logged " + a.Event
+	}
+	if a.HookRow != "" || a.Owner != "" || a.HookLog != nil {
+		hook := a.HookRow
+		if hook == "" {
+			hook = "missing"
+		}
+		owner := a.Owner
+		if owner == "" {
+			owner = "none"
+		}
+		s += fmt.Sprintf(" hook=%s token→%s log=[%s]", hook, owner, strings.Join(a.HookLog, ","))
+	}
 	return s
 }
 
 // StepEvent reports whether t addresses a step.
 func StepEvent(t string) bool { return strings.HasPrefix(t, "step_") }
+
+// HookEvent reports whether t addresses a hook.
+func HookEvent(t string) bool { return strings.HasPrefix(t, "hook_") }
 
 func (c Call) String() string {
 	if c.Op == "create_run" {
@@ -83,6 +123,9 @@ func (c Call) String() string {
 	s := fmt.Sprintf("r%d %s", c.Run, c.Type)
 	if StepEvent(c.Type) {
 		s = fmt.Sprintf("r%d.s%d %s", c.Run, c.Step, c.Type)
+	}
+	if HookEvent(c.Type) {
+		s = fmt.Sprintf("r%d.h%d %s t%d", c.Run, c.Hook, c.Type, c.Token)
 	}
 	if c.StepRun != nil {
 		s = fmt.Sprintf("r%d %s with r%d.s%d's id", c.Run, c.Type, *c.StepRun, c.Step)
@@ -101,12 +144,15 @@ func (c Call) String() string {
 var eventTypes = []string{
 	"run_started", "run_completed", "run_failed", "run_cancelled",
 	"step_created", "step_started", "step_completed", "step_failed", "step_retrying",
+	"hook_created", "hook_received", "hook_disposed",
 }
 
 // Validate names the first thing wrong with a sequence: calls on a run not
-// created yet, unknown event types or ops.
+// created yet, unknown event types or ops, a hook whose calls carry two
+// tokens.
 func Validate(calls []Call) error {
 	created := map[int]bool{}
+	tokens := map[[2]int]int{} // (run, hook) → token
 	for i, c := range calls {
 		switch c.Op {
 		case "create_run":
@@ -130,6 +176,19 @@ func Validate(calls []Call) error {
 			}
 			if StepEvent(c.Type) && c.Step < 0 {
 				return fmt.Errorf("call %d: step %d: must not be negative", i, c.Step)
+			}
+			if !HookEvent(c.Type) && (c.Hook != 0 || c.Token != 0) {
+				return fmt.Errorf("call %d: hook and token are only for hook events, not %s", i, c.Type)
+			}
+			if HookEvent(c.Type) {
+				if c.Hook < 0 || c.Token < 0 {
+					return fmt.Errorf("call %d: hook %d, token %d: must not be negative", i, c.Hook, c.Token)
+				}
+				k := [2]int{c.Run, c.Hook}
+				if t, ok := tokens[k]; ok && t != c.Token {
+					return fmt.Errorf("call %d: hook r%d.h%d carries token %d, its earlier calls token %d (a hook has one token)", i, c.Run, c.Hook, c.Token, t)
+				}
+				tokens[k] = c.Token
 			}
 			if c.Lazy && c.Type != "step_started" {
 				return fmt.Errorf("call %d: lazy is only for step_started, not %s", i, c.Type)

@@ -14,14 +14,28 @@
 // Requests (one JSON object a line):
 //   {"op":"create_run","run":"KEY"}            run_created; KEY names the run from now on
 //   {"op":"event","run":"KEY","type":T,"step":"CORR","lazy":bool,"retry_after_hours":H,"peer_run":"KEY2"}
+//   {"op":"event","run":"KEY","type":"hook_created|hook_received|hook_disposed","hook":"CORR","token":"TOKEN"}
 //   {"op":"quit"}
 // Answer: {"res":"ok|run_expired|entity_conflict|not_found|too_early|other",
 //          "msg":"...", "run":"STATUS|", "step":"STATUS|", "attempt":N,
-//          "peer_step":"STATUS|", "peer_attempt":N}
+//          "peer_step":"STATUS|", "peer_attempt":N,
+//          "event":"TYPE", "hook":"live|", "owner":"CORR|", "hook_log":[TYPE...]}
 // peer_run (optional) names another run whose step CORR also is: its row
 // under CORR is read back too, as peer_step and peer_attempt.
 // retry_after_hours is relative to the wall clock: the test only uses values
 // hours away from now, so the clock never decides an answer.
+//
+// Hook events are written the way core writes them (runtime/
+// suspension-handler.js, runtime/resume-hook.js): hook_created carries
+// {token, isWebhook: false}, hook_disposed {token}, hook_received {token,
+// payload} and, on a World that says it deduplicates resumes
+// (capabilities.hookResumeDedup), a fresh resumeId and the payload's SHA-256
+// digest. Their answer adds the type of the event the World logged ("event":
+// hook_conflict where a hook_created met a held token), and reads back the
+// hook (hooks.get: "live" or "" when the World says not found), the token's
+// owner (hooks.getByToken: the owning hook's correlation id, "" when not
+// found) and the run's log entries under the hook's correlation id.
+import { createHash, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -80,6 +94,7 @@ function classify(err) {
   if (name === 'RunExpiredError') return ['run_expired', msg];
   if (name === 'EntityConflictError') return ['entity_conflict', msg];
   if (name === 'TooEarlyError') return ['too_early', msg];
+  if (name === 'HookNotFoundError') return ['not_found', msg];
   if (/not found/i.test(msg) && name !== 'RunNotSupportedError') return ['not_found', msg];
   return ['other', `${name}: ${msg}`];
 }
@@ -104,6 +119,12 @@ function eventData(req) {
       };
     case 'run_completed':
       return { output: bytes };
+    case 'hook_created':
+      return { token: req.token, isWebhook: false };
+    case 'hook_received':
+      return { token: req.token, payload: bytes };
+    case 'hook_disposed':
+      return { token: req.token };
     default:
       return undefined;
   }
@@ -134,6 +155,61 @@ async function readBack(runId, stepId) {
   return { run, step, attempt };
 }
 
+// newEvent is the events.create argument of an event request.
+function newEvent(req) {
+  const ev = { eventType: req.type, specVersion };
+  if (req.step) ev.correlationId = req.step;
+  if (req.hook) ev.correlationId = req.hook;
+  const data = eventData(req);
+  if (data !== undefined) ev.eventData = data;
+  return ev;
+}
+
+// eventParams is the params argument core passes with the event: a
+// hook_received on a World that deduplicates resumes carries a per-call
+// resumeId and the payload's digest (resume-hook.js).
+function eventParams(req) {
+  if (req.type !== 'hook_received' || world.capabilities?.hookResumeDedup !== true) return undefined;
+  return { resumeId: randomUUID(), resumePayloadDigest: createHash('sha256').update(bytes).digest('hex') };
+}
+
+// readHook reads a hook back by its correlation id (hooks.get) and its token
+// (hooks.getByToken). world-postgres's hooks.get reads a missing row's
+// fields without looking (a TypeError reading 'metadata'); that, like a
+// not-found error, is a missing hook.
+async function readHook(hookId, token) {
+  const out = { hook: '', owner: '' };
+  if (hookId) {
+    try {
+      const h = await world.hooks.get(hookId, { resolveData: 'none' });
+      out.hook = h && h.hookId === hookId ? 'live' : `unreadable: hooks.get answered ${JSON.stringify(h?.hookId)}`;
+    } catch (err) {
+      const [res, msg] = classify(err);
+      if (res !== 'not_found' && !(which.startsWith('wpg-') && err instanceof TypeError && /reading 'metadata'/.test(msg))) out.hook = `unreadable: ${msg}`;
+    }
+  }
+  if (token) {
+    try {
+      const h = await world.hooks.getByToken(token);
+      out.owner = h?.hookId ?? `unreadable: hooks.getByToken answered no hook`;
+    } catch (err) {
+      const [res, msg] = classify(err);
+      if (res !== 'not_found') out.owner = `unreadable: ${msg}`;
+    }
+  }
+  return out;
+}
+
+// hookLog is the types of the run's logged events under one correlation id,
+// in the log's order.
+async function hookLog(runId, corr) {
+  try {
+    return (await readLog(runId)).filter((e) => e.endsWith(`:${corr}`)).map((e) => e.slice(0, e.indexOf(':')));
+  } catch (err) {
+    return [`unreadable: ${classify(err)[1]}`];
+  }
+}
+
 async function handle(req) {
   if (req.op === 'create_run') {
     try {
@@ -157,18 +233,22 @@ async function handle(req) {
   if (!runId) {
     return { res: 'other', msg: `driver: unknown run key ${JSON.stringify(req.run)}`, run: '', step: '', attempt: 0 };
   }
-  const ev = { eventType: req.type, specVersion };
-  if (req.step) ev.correlationId = req.step;
-  const data = eventData(req);
-  if (data !== undefined) ev.eventData = data;
+  const ev = newEvent(req);
   let res = 'ok';
   let msg = '';
+  let logged = '';
   try {
-    await world.events.create(runId, ev);
+    const r = await world.events.create(runId, ev, eventParams(req));
+    logged = r?.event?.eventType ?? '';
   } catch (err) {
     [res, msg] = classify(err);
   }
   const answer = { res, msg, ...(await readBack(runId, req.step)) };
+  if (req.hook) {
+    if (res === 'ok') answer.event = logged;
+    Object.assign(answer, await readHook(req.hook, req.token));
+    answer.hook_log = await hookLog(runId, req.hook);
+  }
   if (req.peer_run) {
     const peer = await readBack(runs.get(req.peer_run), req.step);
     answer.peer_step = peer.step;
@@ -182,13 +262,17 @@ async function handle(req) {
 // issued at once on the World, each stamped with its invocation and response
 // on one monotonic clock, then the rows and logs are read back.
 //
-//   {"op":"batch","calls":[CALL...],"readback":[{"run":KEY,"steps":[CORR...]}],
+//   {"op":"batch","calls":[CALL...],"readback":[{"run":KEY,"steps":[CORR...],"hooks":[CORR...],"tokens":[TOKEN...]}],
 //    "schedule":[[CALL_INDEX, STEP], ...]}
 //   CALL: {"op":"event",...as above...,"delay_ticks":K,"delay_us":U,"after":I}
 //       | {"op":"get_run","run":KEY} | {"op":"get_step","run":KEY,"step":CORR}
 //       | {"op":"list_events","run":KEY}
-// Answer: {"answers":[{"res","msg","t0","t1","run","step","attempt","log"}],
-//          "readback":[{"run","steps":[{"step","attempt"}],"log","t0","t1"}]}
+// Answer: {"answers":[{"res","msg","t0","t1","run","step","attempt","log","event"}],
+//          "readback":[{"run","steps":[{"step","attempt"}],"log","t0","t1","hooks","owners"}]}
+// A hook event's answer carries the type of the event the World logged
+// ("event"); a read-back that names hooks and tokens reads each hook back
+// ("hooks": "live" or "", as readHook) and each token's owner ("owners": a
+// hook's correlation id or "").
 // t0/t1 are nanoseconds on process.hrtime since the driver started; a call's
 // interval covers the World call only. delay_ticks holds a call back for K
 // turns of the event loop after the batch starts (setImmediate), delay_us
@@ -281,11 +365,8 @@ async function batchCall(c, i, done) {
   try {
     switch (c.op) {
       case 'event': {
-        const ev = { eventType: c.type, specVersion };
-        if (c.step) ev.correlationId = c.step;
-        const data = eventData(c);
-        if (data !== undefined) ev.eventData = data;
-        await world.events.create(runId, ev);
+        const r = await world.events.create(runId, newEvent(c), eventParams(c));
+        if (c.hook) a.event = r?.event?.eventType ?? '';
         break;
       }
       case 'get_run':
@@ -343,7 +424,14 @@ async function batch(req) {
     } catch (err) {
       log = [`unreadable: ${classify(err)[1]}`];
     }
-    readback.push({ run, steps, log, t0, t1: clock() });
+    const hooks = [];
+    for (const hk of rb.hooks ?? []) hooks.push((await readHook(hk)).hook);
+    const owners = [];
+    for (const tok of rb.tokens ?? []) owners.push((await readHook('', tok)).owner);
+    const back = { run, steps, log, t0, t1: clock() };
+    if (hooks.length > 0) back.hooks = hooks;
+    if (owners.length > 0) back.owners = owners;
+    readback.push(back);
   }
   return gate ? { answers, readback, broken: gate.broken } : { answers, readback };
 }
