@@ -29,6 +29,9 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 	case model.LogViewTailFence:
 		cfg.View = flow.ViewTailFence
 	}
+	if r := w.Resumes; r.Set() {
+		cfg.Resumes = flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, AtDeadlines: r.AtDeadlines}
+	}
 	cfg.Crash = sc.Faults.Crash
 	cfg.MaxTime = sc.Limits.MaxTime
 	if w.MaxDuration > 0 {

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -336,6 +337,27 @@ func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop strin
 
 // ReplayableLog is the property simlab reproduce forces for a program.
 const ReplayableLog = "replayable-log"
+
+// ProgramForceable says whether simlab reproduce can hold a program's
+// scenario to the real core (nil), or why not.
+func ProgramForceable(sc model.Scenario) error {
+	w := &sc.Workflow
+	switch {
+	case !sc.IsProgram():
+		return fmt.Errorf("scenario %s is not a program (workflow.program): reproduce a fan-out's saved schedule (.json) instead", sc.Name)
+	case w.LogView != model.LogViewPrefix && w.LogView != "":
+		return fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view)", w.LogView)
+	case w.SequentialReplays:
+		return errors.New("workflow.sequential_replays: the real harness does not switch sequential replays on")
+	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
+		return fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
+	case sc.Faults.Crash > 0:
+		return fmt.Errorf("faults.crash %v: a crash is drawn on each side, not forced; remove it from the scenario", sc.Faults.Crash)
+	case w.Resumes.Set():
+		return errors.New("workflow.resumes: the outside driver's resumes are timed on the real side, not held in simlab's order; reproduce cannot force them yet")
+	}
+	return nil
+}
 
 // ReproduceProgramCommand forces a program's shrunk replayable-log
 // counterexample on the real core.

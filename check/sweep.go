@@ -425,7 +425,7 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop)
 			f.ShrunkSeed = s
 			line := fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s)
-			if v.prop == ReplayableLog {
+			if v.prop == ReplayableLog && ProgramForceable(*sc) == nil {
 				line += "; on the real core: " + ReproduceProgramCommand(path, s)
 			}
 			return path, line, err

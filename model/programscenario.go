@@ -36,7 +36,7 @@ var ErrProgramScenario = errors.New("the scenario's workflow.program is a progra
 var ProgramFields = []string{
 	"name", "description", "workflow.program", "workflow.max_inline", "workflow.body", "workflow.max_retries",
 	"workflow.inline_ownership_lease", "workflow.replay_base", "workflow.replay_per_entity", "workflow.replay_per_event",
-	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays",
+	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays", "workflow.resumes",
 	"faults.crash", "limits.max_time", "budget.work_after_end",
 }
 
@@ -84,6 +84,18 @@ func (s *Scenario) validateProgram() error {
 	default:
 		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release), %s (a World without slot ids) or %s (the same World refusing a replay's write from a log that is not the tail)", w.LogView, LogViewPrefix, LogViewOwnWrites, LogViewTailFence)
 	}
+	if r := w.Resumes; r.Set() {
+		c, err := program.Compile(w.Program)
+		if err == nil && !c.UsesHooks() {
+			return errors.New("workflow.resumes: the program creates no hook (hook: NAME) for it to resume")
+		}
+		if err := (flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, AtDeadlines: r.AtDeadlines}).Validate(); err != nil {
+			return fmt.Errorf("workflow.%w", err)
+		}
+		if !(flow.Resumes{Count: r.Count, AtDeadlines: r.AtDeadlines}).On() {
+			return errors.New("workflow.resumes: want count (ticks every `every`) or at_deadlines: true; as written it resumes nothing")
+		}
+	}
 	if c := s.Faults.Crash; !(c >= 0 && c <= 1) {
 		return fmt.Errorf("faults.crash = %v: want a chance in [0, 1]", c)
 	}
@@ -102,7 +114,7 @@ func (w *Workflow) refuseProgramKnobs() error {
 	for _, k := range []struct {
 		key string
 		set bool
-	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}, {"cold_replays", w.ColdReplays}} {
+	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}, {"cold_replays", w.ColdReplays}, {"resumes", w.Resumes.Set()}} {
 		if k.set {
 			return fmt.Errorf("workflow.%s: only a program's run reads it (a workflow.program with a race, sleep, if, loop or pool); the fan-out engine would ignore it", k.key)
 		}

@@ -132,7 +132,33 @@ type Workflow struct {
 	// parked, and the Date.now() reads it made stand. A program's scenario
 	// only.
 	ColdReplays bool `json:"cold_replays,omitempty" yaml:"cold_replays,omitempty"`
+	// Resumes is an outside system resuming the program's hooks, as
+	// core's resumeHook does (none by default). A program's scenario
+	// only, with a hook.
+	Resumes Resumes `json:"resumes,omitzero" yaml:"resumes,omitempty"`
 }
+
+// Resumes is the outside driver of a program's hooks (model/flow's
+// flow.Resumes): ticks every Every, Count in all, each resuming every live
+// hook Burst times (0: once) spread over Spread; AtDeadlines also ticks at
+// each wait's deadline, so a payload races the wait's own wake.
+type Resumes struct {
+	// Every is the cadence of the driver's ticks, from the run's start.
+	Every time.Duration `json:"every,omitempty" yaml:"every,omitempty"`
+	// Count is how many ticks it sends in all (0: none at a cadence).
+	Count int `json:"count,omitempty" yaml:"count,omitempty"`
+	// Burst is how many resumes of each live hook one tick sends (0: one).
+	Burst int `json:"burst,omitempty" yaml:"burst,omitempty"`
+	// Spread is the window a tick's resumes are drawn over: each starts
+	// after a delay uniform in [0, spread].
+	Spread time.Duration `json:"spread,omitempty" yaml:"spread,omitempty"`
+	// AtDeadlines also ticks at each wait's resumeAt, so a hook's payload
+	// lands next to the wait's own wake.
+	AtDeadlines bool `json:"at_deadlines,omitempty" yaml:"at_deadlines,omitempty"`
+}
+
+// Set reports whether the scenario sets the driver at all.
+func (r Resumes) Set() bool { return r != Resumes{} }
 
 // Lease is the inline-ownership lease in effect (InlineOwnershipLease, or
 // core's default).

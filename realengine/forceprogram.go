@@ -3,7 +3,6 @@ package realengine
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -123,22 +122,7 @@ func PrepareProgramForce(sc model.Scenario, seed uint64, core Core, dilation, ru
 // Forceable refuses a scenario whose program's runs the real harness cannot
 // be held to: not a program, another log view than the pinned release's,
 // sequential replays, its own retry budget, drawn crashes.
-func Forceable(sc model.Scenario) error {
-	w := &sc.Workflow
-	switch {
-	case !sc.IsProgram():
-		return fmt.Errorf("scenario %s is not a program (workflow.program): reproduce a fan-out's saved schedule (.json) instead", sc.Name)
-	case w.LogView != model.LogViewPrefix && w.LogView != "":
-		return fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view)", w.LogView)
-	case w.SequentialReplays:
-		return errors.New("workflow.sequential_replays: the real harness does not switch sequential replays on")
-	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
-		return fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
-	case sc.Faults.Crash > 0:
-		return fmt.Errorf("faults.crash %v: a crash is drawn on each side, not forced; remove it from the scenario", sc.Faults.Crash)
-	}
-	return nil
-}
+func Forceable(sc model.Scenario) error { return check.ProgramForceable(sc) }
 
 // prepareForce is PrepareProgramForce past its checks of the scenario and
 // the flags.

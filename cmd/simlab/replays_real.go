@@ -152,7 +152,8 @@ func (f *realFlags) run(ctx context.Context, cmd *cobra.Command, caseOf func(i u
 		prog, sim := caseOf(uint64(i))
 		cfg := realengine.HarnessConfig{Seed: uint64(i), MaxInline: sim.MaxInline, Runs: 1, DefaultDispatch: true,
 			MaxDurationMS: float64(sim.MaxDuration) / float64(time.Millisecond), BodyCrash: sim.Crash,
-			LeaseSeconds: int(sim.InlineLease / time.Second), ProgramTimeoutIsOutcome: true, NoRetainedVM: !sim.RetainedVM}
+			LeaseSeconds: int(sim.InlineLease / time.Second), ProgramTimeoutIsOutcome: true, NoRetainedVM: !sim.RetainedVM,
+			Resumes: realengine.ResumesOf(sim.Resumes)}
 		run, err := r.RunProgram(ctx, core, cfg, "replays", prog, sim.Body, f.timeout)
 		if err != nil {
 			return out, fmt.Errorf("real run %d: %w", i, err)

@@ -144,6 +144,8 @@ func (res *Result) ActorName(a int32) string {
 		return fmt.Sprintf("step delivery %d (#%d %s)", a, ac.Ordinal, ac.Name)
 	case ActorInline:
 		return fmt.Sprintf("inline step %d (#%d %s) of workflow invocation %d", a, ac.Ordinal, ac.Name, ac.Parent)
+	case ActorResume:
+		return fmt.Sprintf("outside resume %d of hook#%d", a, ac.Ordinal)
 	}
 	return fmt.Sprintf("workflow invocation %d (%s)", a, ac.Cause)
 }
