@@ -37,6 +37,15 @@ import "fmt"
 // row again, then its unique index on (run, correlation id, hook_created)
 // refuses the event: EntityConflict, nothing appended, and the hook is live
 // again and holds its token (HookRefusedLive).
+//
+// Racing calls (HookTxn, checked by conformance/hooks_concurrent_test.go)
+// are not atomic on either World, and the run's log shows it: a
+// hook_conflict can precede the winning hook_created; a hook_created, or a
+// hook_disposed, can follow the run's terminal event; another hook's
+// hook_created can precede the disposal that freed its token. world-postgres
+// also lets two racing hook_created both take one token (no unique index on
+// it: two live hooks), and appends a hook_received after its hook's
+// hook_disposed (world-local's per-hook lock keeps those apart).
 
 // HookResult is what the World does with one hook event of a run.
 type HookResult uint8
@@ -92,28 +101,54 @@ func (o HookOp) String() string {
 	return fmt.Sprintf("HookOp(%d)", uint8(o))
 }
 
+// HookEntry is what a hook event's step appends to the run's log.
+type HookEntry uint8
+
+// Log entries of hook events.
+const (
+	NoHookEntry HookEntry = iota
+	HookCreatedEntry
+	HookConflictEntry
+	HookReceivedEntry
+	HookDisposedEntry
+)
+
+var hookEntryNames = [...]string{"", "hook_created", "hook_conflict", "hook_received", "hook_disposed"}
+
+func (e HookEntry) String() string {
+	if int(e) < len(hookEntryNames) {
+		return hookEntryNames[e]
+	}
+	return fmt.Sprintf("HookEntry(%d)", uint8(e))
+}
+
 // hook is one hook id's state in its run.
 type hook struct {
 	token int32
 	// created: a hook_created of the id is in the run's log.
 	created bool
-	live    bool
-	// world-local only, for a hook that is not live: its token's claim file
-	// still names it (claimed) and its hook file is on disk (file). A
-	// disposed hook's re-creation leaves both behind, each changing the next
-	// answer about it.
-	claimed, file bool
+	// entity: the hook's row (world-postgres, RulesDomain) or its file
+	// (world-local) exists.
+	entity bool
+	// world-local only: the hook's dispose lock exists (disposed), its
+	// token's claim file names it (claimed), and a lifecycle event of it
+	// holds its in-process lock (busy). A disposed hook's re-creation
+	// leaves a claim behind, and a re-creation after that writes its file
+	// back, each changing the next answer about it.
+	disposed, claimed, busy bool
 }
 
 // Hooks is one run's hooks as the World keeps them. Ids and tokens are small ints
 // (a hook's correlation-id ordinal and its token's index); the zero value is empty
 // and applies RulesDomain. Rules selects whose answers it gives where the
-// real Worlds differ (a disposed hook's re-creation): RulesLocal,
-// RulesPostgres, or RulesDomain (world-vercel, unverified: refused, nothing
-// appended, the hook stays disposed).
+// real Worlds differ (a disposed hook's re-creation, and how a hook event
+// splits into steps when calls race: HookTxn): RulesLocal, RulesPostgres, or
+// RulesDomain (world-vercel, unverified: each event one step; a disposed
+// hook's re-creation refused, nothing appended, the hook stays disposed).
 type Hooks struct {
 	Rules Rules
 	hooks []hook // indexed by id
+	ended bool   // End has run
 }
 
 func (h *Hooks) at(id int32) *hook {
@@ -151,120 +186,379 @@ func (h *Hooks) Dispose(id int32, runEnded bool) HookResult {
 	return r
 }
 
-// Live reports whether the hook is created (not conflicted) and not disposed.
-func (h *Hooks) Live(id int32) bool { return h.peek(id).live }
+// Live reports whether the hook is created (not conflicted) and not disposed:
+// whether hooks.get finds it. On world-local a hook of an ended run never
+// is, even one whose hook_created landed after the run's end (a race).
+func (h *Hooks) Live(id int32) bool { return h.live(h.peek(id)) }
 
-// ByToken finds the live hook holding token.
+func (h *Hooks) live(k hook) bool {
+	if h.Rules == RulesLocal {
+		return k.entity && !k.disposed && !h.ended
+	}
+	return k.entity
+}
+
+// ByToken finds the live hook holding token (the lowest id, should two
+// hold it: world-postgres lets racing creates do that).
 func (h *Hooks) ByToken(token int32) (id int32, ok bool) {
-	for i := range h.hooks {
-		if h.hooks[i].live && h.hooks[i].token == token {
+	for i, k := range h.hooks {
+		if k.token == token && h.live(k) && (h.Rules != RulesLocal || k.claimed) {
 			return int32(i), true
 		}
 	}
 	return 0, false
 }
 
+// Holders lists the live hooks holding token, by id: more than one only
+// after racing creates on world-postgres (no unique index on the token).
+func (h *Hooks) Holders(token int32) []int32 {
+	var out []int32
+	for i, k := range h.hooks {
+		if k.token == token && h.live(k) && (h.Rules != RulesLocal || k.claimed) {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// holds reports whether k keeps token from another hook's hook_created:
+// world-local's claim that is not releasable (its hook not disposed, its
+// run not ended), the row elsewhere. runEnded is k's run's status.
+func (h *Hooks) holds(k hook, token int32, runEnded bool) bool {
+	if k.token != token {
+		return false
+	}
+	if h.Rules == RulesLocal {
+		return k.claimed && !k.disposed && !runEnded && !h.ended
+	}
+	return k.entity
+}
+
 // End is the run's end: the World deletes every hook of the run, releasing
 // their tokens. Call it when run_completed, run_failed or run_cancelled
-// ends the run; hook_received and hook_disposed of its hooks are NotFound
-// from then on.
+// ends the run (after the run's status is terminal); hook_received and
+// hook_disposed of its hooks are NotFound from then on.
 func (h *Hooks) End() {
 	for i := range h.hooks {
 		k := &h.hooks[i]
-		k.live, k.claimed, k.file = false, false, false
+		if k.entity && h.Rules == RulesLocal {
+			k.claimed = false // deleteAllHooksForRun releases what it finds
+		}
+		k.entity = false
 	}
+	h.ended = true
 }
 
-// Apply applies one hook event and returns what the World does with it and
-// its answer: OK, or the error class of a refusal. token is hook_created's
-// (the other events look the hook up by id). others are the other runs of
-// the World, whose live hooks hold tokens too (a token is the World's, not
-// the run's); nil for a run alone. runEnded says the run's status is
-// terminal.
+// Apply applies one hook event whole and returns what the World does with
+// it and its answer: OK, or the error class of a refusal. token is
+// hook_created's (the other events look the hook up by id). others are the
+// other runs of the World, whose hooks hold tokens too (a token is the
+// World's, not the run's); nil for a run alone. runEnded says the run's
+// status is terminal.
 func (h *Hooks) Apply(op HookOp, id, token int32, runEnded bool, others []*Hooks) (HookResult, Result) {
-	switch op {
-	case HookCreate:
-		return h.create(id, token, runEnded, others)
-	case HookReceive:
-		switch {
-		case !h.peek(id).live:
-			return HookRefused, NotFound
-		case runEnded:
-			return HookRefused, RunExpired
-		}
-		return HookLogged, OK
-	case HookDispose:
-		k := h.peek(id)
-		if !k.live {
-			// world-local: a re-created hook's file on disk passes the
-			// existence check; its dispose lock then refuses.
-			if h.Rules == RulesLocal && k.file {
-				return HookRefused, EntityConflict
-			}
-			return HookRefused, NotFound
-		}
-		k2 := h.at(id)
-		k2.live, k2.claimed, k2.file = false, false, false
-		return HookLogged, OK
+	t := h.Begin(op, id, token)
+	for !t.Done() {
+		h.Step(&t, runEnded, others)
 	}
-	panic(fmt.Sprintf("world: hook op %v", op))
+	return t.Result()
 }
 
-func (h *Hooks) create(id, token int32, runEnded bool, others []*Hooks) (HookResult, Result) {
-	if runEnded {
-		return HookRefused, EntityConflict
+// HookTxn is one hook event in flight, split into the World's own steps so
+// that racing calls can interleave as they do on the real World (the
+// concurrent conformance test, conformance/hookconc.go): between two steps
+// another call, a run's end among them, may change what the next one sees.
+// Applying a HookTxn's steps with nothing in between is Apply.
+//
+// world-local: hook_created reads the run (ended: EntityConflict), then
+// takes the token's claim under the claim's lock (a held claim: it appends
+// hook_conflict and is done), then appends hook_created and writes the hook's
+// file; hook_received checks the hook's file and dispose lock, then appends
+// unless the run has ended (RunExpired); hook_disposed checks the hook's
+// file, then takes its dispose lock (from then on the token's claim is
+// releasable: another hook's hook_created may take the token), then
+// releases the claim if it still names the hook, deletes the file and
+// appends. One hook's lifecycle events hold its in-process lock while
+// they run (Ready), so they never interleave with each other.
+//
+// world-postgres: hook_created reads the run, then looks the token up (a row
+// of another hook: it appends hook_conflict and is done), then inserts the
+// hook's row (none if one exists under the id), then appends (refused by the
+// unique index when the run's log has the hook's hook_created);
+// hook_received looks the row up, then appends unless the run has ended;
+// hook_disposed looks the row up, then deletes it (gone: EntityConflict),
+// then appends. Nothing holds one hook's events apart.
+//
+// RulesDomain: every event is one step.
+type HookTxn struct {
+	Op        HookOp
+	ID, Token int32
+	step      uint8
+	done      bool
+	res       HookResult
+	class     Result
+	locked    bool // world-local: holds the hook's in-process lock
+	inserted  bool // world-postgres: inserted the hook's row
+}
+
+// Begin starts a hook event; Step takes its steps.
+func (h *Hooks) Begin(op HookOp, id, token int32) HookTxn {
+	return HookTxn{Op: op, ID: id, Token: token}
+}
+
+// Done reports whether the event has answered.
+func (t *HookTxn) Done() bool { return t.done }
+
+// Result is the event's result and answer once it is done.
+func (t *HookTxn) Result() (HookResult, Result) { return t.res, t.class }
+
+// Taken is how many steps the event has taken.
+func (t *HookTxn) Taken() int { return int(t.step) }
+
+// Ready reports whether the event can take its next step: on world-local
+// not while another lifecycle event of its hook holds the hook's lock.
+func (h *Hooks) Ready(t *HookTxn) bool {
+	return t.done || t.locked || h.Rules != RulesLocal || !h.peek(t.ID).busy
+}
+
+func (t *HookTxn) finish(h *Hooks, res HookResult, class Result) {
+	t.done, t.res, t.class = true, res, class
+	if t.locked {
+		h.at(t.ID).busy = false
+		t.locked = false
 	}
-	k := h.at(id)
-	if k.live {
-		return HookRefused, EntityConflict
+}
+
+// Step takes the event's next step and returns what it appended to the
+// run's log. runEnded is the run's status at the step; others as for Apply.
+// It panics on an event that is done or not Ready.
+func (h *Hooks) Step(t *HookTxn, runEnded bool, others []*Hooks) HookEntry {
+	if t.done || !h.Ready(t) {
+		panic(fmt.Sprintf("world: step of a hook event that is done or waits (%+v)", *t))
 	}
-	// world-local: the token's claim still names this disposed hook; the
-	// retry pins the event id it claimed, which is taken, and the repair
-	// writes the hook's file back.
-	if h.Rules == RulesLocal && k.claimed {
-		k.file = true
-		return HookRefused, EntityConflict
+	k := h.at(t.ID)
+	if h.Rules == RulesLocal && !t.locked {
+		k.busy, t.locked = true, true
 	}
-	all := append([]*Hooks{h}, others...)
-	for _, o := range all {
-		if _, ok := o.ByToken(token); ok {
-			return HookConflict, OK
-		}
-	}
-	// The token is free. Taking it drops what a disposed holder left
-	// behind on world-local (its claim and its file).
-	for _, o := range all {
-		for i := range o.hooks {
-			if o.hooks[i].token == token && o.hooks[i].claimed {
-				o.hooks[i].claimed, o.hooks[i].file = false, false
-			}
-		}
-	}
-	k.token = token
-	if !k.created {
-		k.created, k.live = true, true
-		return HookLogged, OK
-	}
-	// A disposed hook created again.
+	n := t.step
+	t.step++
 	switch h.Rules {
 	case RulesLocal:
-		k.claimed = true
-		return HookRefusedLogged, EntityConflict
+		return h.stepLocal(t, k, n, runEnded, others)
 	case RulesPostgres:
-		k.live = true
-		return HookRefusedLive, EntityConflict
+		return h.stepPostgres(t, k, n, runEnded, others)
 	}
-	return HookRefused, EntityConflict
+	return h.stepDomain(t, k, runEnded, others)
+}
+
+// heldElsewhere reports whether a hook other than k holds token.
+func (h *Hooks) heldElsewhere(k *hook, token int32, runEnded bool, others []*Hooks) bool {
+	for i := range h.hooks {
+		if o := &h.hooks[i]; o != k && h.holds(*o, token, runEnded) {
+			return true
+		}
+	}
+	for _, oh := range others {
+		for _, o := range oh.hooks {
+			if oh.holds(o, token, false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (h *Hooks) stepLocal(t *HookTxn, k *hook, n uint8, runEnded bool, others []*Hooks) HookEntry {
+	switch t.Op {
+	case HookCreate:
+		switch n {
+		case 0: // the run, read at the call's start
+			if runEnded {
+				t.finish(h, HookRefused, EntityConflict)
+			}
+		case 1: // the token's claim, under its lock
+			if k.claimed {
+				// Its own claim: the retry pins the claimed event id, which
+				// is taken; the repair writes a missing file back.
+				k.entity = true
+				t.finish(h, HookRefused, EntityConflict)
+				break
+			}
+			if h.heldElsewhere(k, t.Token, runEnded, others) {
+				t.finish(h, HookConflict, OK)
+				return HookConflictEntry
+			}
+			// Free, or held by a claim that is releasable: the successor
+			// removes that hook's claim and its file.
+			for _, oh := range append([]*Hooks{h}, others...) {
+				for i := range oh.hooks {
+					if o := &oh.hooks[i]; o != k && o.token == t.Token && o.claimed {
+						o.claimed, o.entity = false, false
+					}
+				}
+			}
+			k.claimed, k.token = true, t.Token
+		case 2: // the append, then the hook's file
+			if k.created {
+				// The process's file cache remembers the first file.
+				t.finish(h, HookRefusedLogged, EntityConflict)
+			} else {
+				k.created, k.entity = true, true
+				t.finish(h, HookLogged, OK)
+			}
+			return HookCreatedEntry
+		}
+	case HookReceive:
+		switch n {
+		case 0:
+			if !k.entity || k.disposed {
+				t.finish(h, HookRefused, NotFound)
+			}
+		case 1: // the run's end marker, then the append
+			if runEnded {
+				t.finish(h, HookRefused, RunExpired)
+				break
+			}
+			t.finish(h, HookLogged, OK)
+			return HookReceivedEntry
+		}
+	case HookDispose:
+		switch n {
+		case 0:
+			if !k.entity {
+				t.finish(h, HookRefused, NotFound)
+			}
+		case 1: // the dispose lock: the disposal is committed
+			if k.disposed {
+				t.finish(h, HookRefused, EntityConflict)
+				break
+			}
+			k.disposed = true
+		case 2: // the claim's release (if it still names the hook), the file, the append
+			k.claimed, k.entity = false, false
+			t.finish(h, HookLogged, OK)
+			return HookDisposedEntry
+		}
+	}
+	return NoHookEntry
+}
+
+func (h *Hooks) stepPostgres(t *HookTxn, k *hook, n uint8, runEnded bool, others []*Hooks) HookEntry {
+	switch t.Op {
+	case HookCreate:
+		switch n {
+		case 0: // the run
+			if runEnded {
+				t.finish(h, HookRefused, EntityConflict)
+			}
+		case 1: // the token's row
+			if h.heldElsewhere(k, t.Token, runEnded, others) {
+				t.finish(h, HookConflict, OK)
+				return HookConflictEntry
+			}
+			if k.entity && k.token == t.Token && k.created {
+				t.finish(h, HookRefused, EntityConflict)
+			}
+		case 2: // the row, unless one exists under the id
+			if !k.entity {
+				k.entity, k.token, t.inserted = true, t.Token, true
+			}
+		case 3: // the event, under the unique index
+			switch {
+			case !k.created:
+				k.created = true
+				t.finish(h, HookLogged, OK)
+				return HookCreatedEntry
+			case t.inserted:
+				t.finish(h, HookRefusedLive, EntityConflict)
+			default:
+				t.finish(h, HookRefused, EntityConflict)
+			}
+		}
+	case HookReceive:
+		switch n {
+		case 0:
+			if !k.entity {
+				t.finish(h, HookRefused, NotFound)
+			}
+		case 1: // the run's row FOR UPDATE, then the append
+			if runEnded {
+				t.finish(h, HookRefused, RunExpired)
+				break
+			}
+			t.finish(h, HookLogged, OK)
+			return HookReceivedEntry
+		}
+	case HookDispose:
+		switch n {
+		case 0:
+			if !k.entity {
+				t.finish(h, HookRefused, NotFound)
+			}
+		case 1: // DELETE ... RETURNING
+			if !k.entity {
+				t.finish(h, HookRefused, EntityConflict)
+				break
+			}
+			k.entity = false
+		case 2: // the append
+			t.finish(h, HookLogged, OK)
+			return HookDisposedEntry
+		}
+	}
+	return NoHookEntry
+}
+
+func (h *Hooks) stepDomain(t *HookTxn, k *hook, runEnded bool, others []*Hooks) HookEntry {
+	switch t.Op {
+	case HookCreate:
+		switch {
+		case runEnded, k.entity:
+			t.finish(h, HookRefused, EntityConflict)
+		case h.heldElsewhere(k, t.Token, runEnded, others):
+			t.finish(h, HookConflict, OK)
+			return HookConflictEntry
+		case k.created: // a disposed hook again
+			t.finish(h, HookRefused, EntityConflict)
+		default:
+			k.created, k.entity, k.token = true, true, t.Token
+			t.finish(h, HookLogged, OK)
+			return HookCreatedEntry
+		}
+	case HookReceive:
+		switch {
+		case !k.entity:
+			t.finish(h, HookRefused, NotFound)
+		case runEnded:
+			t.finish(h, HookRefused, RunExpired)
+		default:
+			t.finish(h, HookLogged, OK)
+			return HookReceivedEntry
+		}
+	case HookDispose:
+		if !k.entity {
+			t.finish(h, HookRefused, NotFound)
+			break
+		}
+		k.entity = false
+		t.finish(h, HookLogged, OK)
+		return HookDisposedEntry
+	default:
+		panic(fmt.Sprintf("world: hook op %v", t.Op))
+	}
+	return NoHookEntry
 }
 
 // Clone returns a copy that shares no memory with h.
 func (h *Hooks) Clone() Hooks {
-	return Hooks{Rules: h.Rules, hooks: append([]hook(nil), h.hooks...)}
+	return Hooks{Rules: h.Rules, hooks: append([]hook(nil), h.hooks...), ended: h.ended}
 }
 
 // String is a canonical text of the hooks, for tests and memo keys.
 func (h *Hooks) String() string {
 	b := []byte(h.Rules.String())
+	if h.ended {
+		b = append(b, " ended"...)
+	}
 	for i, k := range h.hooks {
 		if k == (hook{}) {
 			continue
@@ -273,7 +567,7 @@ func (h *Hooks) String() string {
 		for _, f := range []struct {
 			on   bool
 			name string
-		}{{k.created, "created"}, {k.live, "live"}, {k.claimed, "claimed"}, {k.file, "file"}} {
+		}{{k.created, "created"}, {h.live(k), "live"}, {k.entity, "entity"}, {k.disposed, "disposed"}, {k.claimed, "claimed"}, {k.busy, "busy"}} {
 			if f.on {
 				b = append(b, ","+f.name...)
 			}

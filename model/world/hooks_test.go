@@ -189,7 +189,106 @@ func TestHooksCloneSharesNothing(t *testing.T) {
 	if !h.Live(0) || c.Live(0) {
 		t.Fatal("the clone shares its hooks")
 	}
-	if h.String() != "world-postgres h0:t0,created,live" {
+	if h.String() != "world-postgres h0:t0,created,live,entity" {
 		t.Errorf("String: %q", h.String())
 	}
+}
+
+// interleave runs two hook events of one run step by step in the order
+// given (0: the first event's next step, 1: the second's) and returns both
+// results and the log entries in the order they were appended.
+func interleave(h *Hooks, a, b HookTxn, order []int, ended func(step int) bool) (ra, rb HookResult, log []HookEntry) {
+	ts := []*HookTxn{&a, &b}
+	for i, w := range order {
+		if e := h.Step(ts[w], ended(i), nil); e != NoHookEntry {
+			log = append(log, e)
+		}
+	}
+	ra, _ = a.Result()
+	rb, _ = b.Result()
+	return ra, rb, log
+}
+
+func never(int) bool { return false }
+
+// The races TestHooksConcurrent met on the real Worlds, as HookTxn's steps
+// produce them (conformance/hooks_concurrent_test.go logs how often each
+// came up).
+func TestHookTxnRaces(t *testing.T) {
+	// world-postgres: two hooks look the token up before either inserts its
+	// row: both are created and hold the token.
+	h := &Hooks{Rules: RulesPostgres}
+	ra, rb, log := interleave(h, h.Begin(HookCreate, 0, 0), h.Begin(HookCreate, 1, 0), []int{0, 1, 0, 1, 0, 1, 0, 1}, never)
+	if ra != HookLogged || rb != HookLogged || len(log) != 2 || len(h.Holders(0)) != 2 {
+		t.Errorf("world-postgres, two hooks racing for a token: %v %v %v, holders %v", ra, rb, log, h.Holders(0))
+	}
+	// world-local: the token's claim decides; the loser's hook_conflict can
+	// land in the log before the winner's hook_created.
+	h = &Hooks{Rules: RulesLocal}
+	ra, rb, log = interleave(h, h.Begin(HookCreate, 0, 0), h.Begin(HookCreate, 1, 0), []int{0, 1, 0, 1, 0}, never)
+	if ra != HookLogged || rb != HookConflict || len(log) != 2 || log[0] != HookConflictEntry {
+		t.Errorf("world-local, two hooks racing for a token: %v %v %v", ra, rb, log)
+	}
+	// world-local: one hook's events wait for each other (its lock).
+	h = &Hooks{Rules: RulesLocal}
+	h.Create(0, 0, false)
+	r, d := h.Begin(HookReceive, 0, 0), h.Begin(HookDispose, 0, 0)
+	h.Step(&r, false, nil)
+	if h.Ready(&d) || !h.Ready(&r) {
+		t.Error("world-local: a dispose does not wait for a receive of its hook in flight")
+	}
+	// world-postgres: nothing holds them apart: hook_received lands after
+	// hook_disposed.
+	h = &Hooks{Rules: RulesPostgres}
+	h.Create(0, 0, false)
+	ra, rb, log = interleave(h, h.Begin(HookReceive, 0, 0), h.Begin(HookDispose, 0, 0), []int{0, 1, 1, 1, 0}, never)
+	if ra != HookLogged || rb != HookLogged || len(log) != 2 || log[0] != HookDisposedEntry || log[1] != HookReceivedEntry {
+		t.Errorf("world-postgres, received racing disposed: %v %v %v", ra, rb, log)
+	}
+	// Both: a receive that found its hook, then the run ended: RunExpired.
+	for _, rules := range []Rules{RulesLocal, RulesPostgres} {
+		h = &Hooks{Rules: rules}
+		h.Create(0, 0, false)
+		rcv := h.Begin(HookReceive, 0, 0)
+		h.Step(&rcv, false, nil)
+		h.Step(&rcv, true, nil)
+		if res, class := rcv.Result(); res != HookRefused || class != RunExpired {
+			t.Errorf("%v: a receive across the run's end: %v %v", rules, res, class)
+		}
+	}
+	// world-local: a hook_created that read the run before its end lands
+	// after it, and its hook is never live; on world-postgres its row
+	// outlives the end's deletion and keeps the token.
+	for rules, live := range map[Rules]bool{RulesLocal: false, RulesPostgres: true} {
+		h = &Hooks{Rules: rules}
+		c := h.Begin(HookCreate, 0, 0)
+		h.Step(&c, false, nil)
+		h.End()
+		for !c.Done() {
+			h.Step(&c, true, nil)
+		}
+		if res, _ := c.Result(); res != HookLogged || h.Live(0) != live {
+			t.Errorf("%v: a create across the run's end: %v, live %v", rules, res, h.Live(0))
+		}
+	}
+	// world-local: once a dispose has its lock, another hook may take the
+	// token before the dispose is appended.
+	h = &Hooks{Rules: RulesLocal}
+	h.Create(0, 0, false)
+	ra, rb, log = interleave(h, h.Begin(HookDispose, 0, 0), h.Begin(HookCreate, 1, 0), []int{0, 0, 1, 1, 1, 0}, never)
+	if ra != HookLogged || rb != HookLogged || len(log) != 2 || log[0] != HookCreatedEntry || !h.Live(1) {
+		t.Errorf("world-local, a dispose racing another hook's create: %v %v %v", ra, rb, log)
+	}
+	// RulesDomain: one step each.
+	h = &Hooks{}
+	c := h.Begin(HookCreate, 0, 0)
+	if h.Step(&c, false, nil) != HookCreatedEntry || !c.Done() || c.Taken() != 1 {
+		t.Error("RulesDomain: hook_created is one step")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a step of a done event does not panic")
+		}
+	}()
+	h.Step(&c, false, nil)
 }
