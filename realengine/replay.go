@@ -40,6 +40,11 @@ type OfflineReplayer struct {
 // else is in flight, so the shortest wait decides the same.
 const deferredCheckMS = "10"
 
+// hangMS is how long an offline replay may take before replay.mjs answers
+// that it hung (neither suspended nor ended): a replay of the corpus takes
+// tens of milliseconds.
+const hangMS = "2000"
+
 // OfflineReplayer compiles progs (by name) for core with core's own
 // builders and starts a Node process that replays logs of them through
 // core's replay. r must be prepared; Close stops the process.
@@ -63,7 +68,7 @@ func (r *Runner) OfflineReplayer(ctx context.Context, core Core, progs map[strin
 	}
 	cmd := exec.Command("node", "replay.mjs", "serve", dir)
 	cmd.Dir = r.Dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "WORKFLOW_DEFERRED_CHECK_DELAY_MS="+deferredCheckMS)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "WORKFLOW_DEFERRED_CHECK_DELAY_MS="+deferredCheckMS, "SIMLAB_REPLAY_HANG_MS="+hangMS)
 	procgroup.Isolate(cmd)
 	o := &OfflineReplayer{Core: core, cmd: cmd, errb: &headbuf.Buffer{}}
 	cmd.Stderr = o.errb
@@ -125,8 +130,11 @@ func (r *Runner) compilePrograms(ctx context.Context, core Core, dir, src string
 
 // RealReplay is what the real core's replay made of a log.
 type RealReplay struct {
-	// Outcome is completed, suspended, diverged, failed (a step failed and
-	// the program threw) or error (anything else core threw).
+	// Outcome is completed, suspended, diverged, failed (a step failed, or
+	// a receive rejected on a hook_conflict, and the program threw), hung
+	// (the replay neither suspended nor ended: the program awaits what no
+	// consumer settles and nothing schedules a suspension) or error
+	// (anything else core threw).
 	Outcome string        `json:"outcome"`
 	Pending []RealPending `json:"pending"`
 	// At is the index of the event a divergence names.
@@ -140,6 +148,12 @@ type RealPending struct {
 	Kind    string `json:"kind"`
 	Name    string `json:"name"`
 	Created bool   `json:"created"`
+	// A hook's token (its place in the run's token sequence, -1: none of
+	// its first 4096), and whether the program disposed of it with no
+	// hook_disposed read yet (core's queue item's disposed: the suspension
+	// writes one).
+	Token   int32 `json:"token"`
+	Dispose bool  `json:"dispose"`
 }
 
 // Divergence names the class of core's divergence message, as
@@ -174,8 +188,14 @@ func (rr RealReplay) String() string {
 			if p.Name != "" {
 				parts[i] += " " + p.Name
 			}
+			if p.Kind == "hook" {
+				parts[i] += fmt.Sprintf(" token#%d", p.Token)
+			}
 			if p.Created {
 				parts[i] += " (created)"
+			}
+			if p.Dispose {
+				parts[i] += " (disposed)"
 			}
 		}
 		return "suspended on " + strings.Join(parts, ", ")
@@ -187,7 +207,8 @@ func (rr RealReplay) String() string {
 
 // Agrees reports whether simlab's replay of the log ended as the real one:
 // the same status; for a suspension the same entities pending, in order,
-// each with its kind, name and whether its created event was seen; for a
+// each with its kind, name and whether its created event was seen, and a
+// hook with its token and whether the program disposed of it; for a
 // divergence the same event and class.
 func (rr RealReplay) Agrees(o program.Outcome) bool {
 	if rr.Outcome != o.Status.String() {
@@ -196,7 +217,11 @@ func (rr RealReplay) Agrees(o program.Outcome) bool {
 	switch o.Status {
 	case program.Suspended:
 		return slices.EqualFunc(rr.Pending, o.Pending, func(r RealPending, p program.Pending) bool {
-			return r.Ordinal == p.Ordinal && r.Kind == p.Kind.String() && r.Name == p.Name && r.Created == p.Created
+			same := r.Ordinal == p.Ordinal && r.Kind == p.Kind.String() && r.Name == p.Name && r.Created == p.Created
+			if p.Kind == program.EntityHook {
+				same = same && r.Token == p.Token && r.Dispose == p.Dispose
+			}
+			return same
 		})
 	case program.Diverged:
 		return rr.At == o.At && rr.Divergence() == o.Divergence
@@ -215,6 +240,11 @@ type ReplayEvent struct {
 	// Token is a hook_created's or hook_conflict's token, by its place in
 	// the run's token sequence (-1: not one of the run's first 4096).
 	Token int32 `json:"token,omitempty"`
+	// ResumeID is a hook_received's resumeId (a lazy resume's idempotency
+	// key; core delivers the first hook_received of one and drops the
+	// rest). program.Event has none: only a case written as ReplayEvents
+	// (OfflineReplayer.ReplayEvents) carries one.
+	ResumeID string `json:"resume_id,omitempty"`
 	// At is the event's createdAt in ms since the run was created; a case
 	// whose events carry one (Timed) is replayed with those times.
 	At int64 `json:"at,omitempty"`
@@ -261,10 +291,16 @@ func ProgramEvents(evs []ReplayEvent) ([]program.Event, error) {
 
 // Replay replays log as a run of program name through the real core.
 func (o *OfflineReplayer) Replay(name string, log []program.Event) (RealReplay, error) {
+	return o.ReplayEvents(name, ReplayEvents(log))
+}
+
+// ReplayEvents replays a log as replay.mjs reads it (which may carry what
+// program.Event cannot: a resumeId) as a run of program name.
+func (o *OfflineReplayer) ReplayEvents(name string, evs []ReplayEvent) (RealReplay, error) {
 	o.next++
 	timed := false
-	for _, e := range log {
-		timed = timed || e.CreatedMS != 0
+	for _, e := range evs {
+		timed = timed || e.At != 0
 	}
 	req, err := json.Marshal(struct {
 		ID       int           `json:"id"`
@@ -273,7 +309,7 @@ func (o *OfflineReplayer) Replay(name string, log []program.Event) (RealReplay, 
 		// Timed: each event's createdAt is the run's creation plus its
 		// At (else one second after the event before it).
 		Timed bool `json:"timed,omitempty"`
-	}{o.next, WorkflowFunction(name), ReplayEvents(log), timed})
+	}{o.next, WorkflowFunction(name), evs, timed})
 	if err != nil {
 		return RealReplay{}, err
 	}
