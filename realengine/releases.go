@@ -73,9 +73,21 @@ func (c Core) ClockMode() program.ClockMode {
 	return program.ClockPerPass
 }
 
-// Replay is program p's replay of log as core c replays it (its clock).
+// ConflictMode is when the core's replay hands a hook_conflict's rejection
+// to the receives awaiting the hook: at once, ahead of the deliveries the
+// walk resolved before it (to 5.0.0-beta.53), or in log order behind them
+// (5.0.0-beta.55 on: the registration delivery barrier).
+func (c Core) ConflictMode() program.ConflictMode {
+	if CompareVersions(c.Version, "5.0.0-beta.55") >= 0 {
+		return program.ConflictInLogOrder
+	}
+	return program.ConflictAtOnce
+}
+
+// Replay is program p's replay of log as core c replays it (its clock, its
+// conflicts' delivery).
 func (c Core) Replay(p *program.Compiled, log []program.Event) program.Outcome {
-	r := program.Replayer{Clock: c.ClockMode()}
+	r := program.Replayer{Clock: c.ClockMode(), Conflicts: c.ConflictMode()}
 	return r.Replay(p, log)
 }
 

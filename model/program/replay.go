@@ -23,9 +23,13 @@ import (
 //     must be the hook's (else it diverges: "belongs to token"), and
 //     hook_received, each a payload: handed to the oldest receive awaiting
 //     it, else buffered for the next; a hook_conflict (the World gave the
-//     token to another hook) rejects its receives; hook_disposed finishes
-//     it. hook_received and hook_conflict park when nobody takes them, as
-//     wait_completed does.
+//     token to another hook) rejects its receives (up to core beta.53 at
+//     once, ahead of what the walk resolved before it: ConflictAtOnce);
+//     hook_disposed finishes it. hook_received and hook_conflict park when
+//     nobody takes them, as wait_completed does. A dispose that drops a
+//     receive still awaiting schedules a suspension (hook.js disposeHook):
+//     the replay suspends at the walk's next stall, before the event
+//     nobody takes can park or diverge, whatever the log holds past it.
 //   - An event nobody takes is skipped when its class (created, started,
 //     retrying, terminal) was already consumed for its entity: a straggler
 //     of a concurrent replay. Else a wait_completed or run_cancelled is
@@ -277,6 +281,26 @@ const (
 
 func (c ClockMode) String() string { return [...]string{"per-pass", "per-delivery"}[c] }
 
+// ConflictMode is when a hook_conflict's rejection reaches the receives
+// awaiting the hook.
+type ConflictMode uint8
+
+const (
+	// ConflictAtOnce: as the walk takes the hook_conflict (core
+	// 5.0.0-beta.50 to .53: hook.js chains the rejection on the promise
+	// queue, while every result, completion and payload waits out the
+	// deliveries before it in the log and a quiescence turn): ahead of
+	// everything the walk resolved and has not delivered, earlier in the
+	// log or not. A race whose sleep completed just before the conflict
+	// rejects.
+	ConflictAtOnce ConflictMode = iota
+	// ConflictInLogOrder: at its place in the log, as any delivery
+	// (beta.55's deliverRegistration, behind a delivery barrier).
+	ConflictInLogOrder
+)
+
+func (c ConflictMode) String() string { return [...]string{"at-once", "in-log-order"}[c] }
+
 // Replayer replays logs, reusing its tables from one replay to the next. Its
 // zero value is ready to use; it is not safe for use by more than one
 // goroutine at a time.
@@ -284,6 +308,9 @@ type Replayer struct {
 	// Explain keeps, for each race the replay settles, which branch won
 	// and on which event (Wins); off, a replay records nothing more.
 	Explain bool
+	// Conflicts is when the release delivers a hook_conflict's rejection
+	// (ConflictAtOnce, the pinned core's, by default).
+	Conflicts ConflictMode
 	// Clock is the release's clock (ClockPerPass, the pinned core's, by
 	// default).
 	Clock ClockMode
@@ -318,7 +345,13 @@ type Replayer struct {
 	pending  []Pending
 	returned bool
 	threw    bool
-	at       int // the event being offered
+	// suspending: the program disposed of a hook a receive awaited, which
+	// schedules core's suspension at once (hook.js disposeHook); it fires
+	// at the walk's next stall, stalled, before an event nobody takes can
+	// be parked or found unconsumable.
+	suspending, stalled bool
+
+	at int // the event being offered
 	// clocksRun are the clock statements run so far, in order (to pair
 	// each with its Retained read by statement and occurrence).
 	clocksRun []int32
@@ -346,7 +379,7 @@ func Replay(p *Compiled, log []Event) Outcome {
 // Replay replays program p against log, as core's replay does. The
 // Outcome's Pending is the Replayer's, valid until its next Replay.
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
-	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
+	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Conflicts: m.Conflicts, Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
 		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1,
 		hookVars: m.hookVars[:0], waiters: m.waiters[:0], payloads: m.payloads[:0]}
 	for range p.labels {
@@ -388,6 +421,10 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 		if i >= len(log) {
 			break
 		}
+		if m.suspending {
+			m.stalled = true
+			break
+		}
 		m.at = i
 		m.reject(i)
 		i++
@@ -403,8 +440,9 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 		o.Status, o.At, o.Divergence = Diverged, m.parked[0], FinishedWithParked
 	case m.returned:
 		o.Status = Completed
-	case len(m.parked) > 0 && len(log) > 0 && terminal(log[len(log)-1].Type):
-		// Nothing will claim what is parked once the log has ended the run.
+	case !m.stalled && len(m.parked) > 0 && len(log) > 0 && terminal(log[len(log)-1].Type):
+		// Nothing will claim what is parked once the log has ended the run
+		// (a replay that suspended at a stall never read its end).
 		o.Status, o.At, o.Divergence = Diverged, m.parked[0], Unconsumable
 	default:
 		o.Status = Suspended
@@ -481,15 +519,15 @@ func (m *Replayer) reject(i int) {
 }
 
 // deliverNext delivers the earliest (in the log) resolution not yet
-// delivered, and the program runs on from it; it reports whether there was
-// one.
+// delivered (an eager one first), and the program runs on from it; it
+// reports whether there was one.
 func (m *Replayer) deliverNext() bool {
 	if len(m.resolved) == 0 {
 		return false
 	}
 	j := 0
 	for i := range m.resolved {
-		if m.resolved[i].at < m.resolved[j].at {
+		if r, q := &m.resolved[i], &m.resolved[j]; r.eager && !q.eager || r.eager == q.eager && r.at < q.at {
 			j = i
 		}
 	}
@@ -577,7 +615,7 @@ func (m *Replayer) claim(i int) bool {
 				e.conflicted = true
 				for j := 0; j < len(m.waiters); {
 					if w := m.waiters[j]; w.ent == ev.Ordinal {
-						m.resolved = append(m.resolved, resolution{k: w.ent, failed: true, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot})
+						m.resolved = append(m.resolved, resolution{k: w.ent, failed: true, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot, eager: m.Conflicts == ConflictAtOnce})
 						m.waiters = append(m.waiters[:j], m.waiters[j+1:]...)
 						continue
 					}
@@ -692,6 +730,9 @@ func (m *Replayer) settleEntity(k int32, v value, failed bool) {
 // resolution is an entity a pass saw finish, the program not yet run on
 // from it.
 type resolution struct {
+	// eager: a hook_conflict's rejection with ConflictAtOnce, delivered
+	// ahead of every other.
+	eager  bool
 	k      int32
 	v      value
 	failed bool
@@ -759,9 +800,15 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 	case KindDispose:
 		if k := m.hookVars[n.hook]; k >= 0 && !m.ents[k].disposed {
 			// Its receives still awaiting never settle (core drops
-			// them); the next suspension writes hook_disposed.
+			// them); the next suspension writes hook_disposed. Unless
+			// the log's hook_disposed was read (a replay's dispose is a
+			// no-op then), dropping an awaiting receive schedules a
+			// suspension: the replay suspends at the walk's next stall,
+			// whatever the log holds past it.
 			m.ents[k].disposed = true
+			n := len(m.waiters)
 			m.waiters = slices.DeleteFunc(m.waiters, func(w waiter) bool { return w.ent == k })
+			m.suspending = m.suspending || m.ents[k].live && len(m.waiters) < n
 		}
 		m.notify(parent, slot, undefined, false)
 	case KindClock:
