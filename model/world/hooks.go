@@ -236,8 +236,9 @@ func (h *Hooks) holds(k hook, token int32, runEnded bool) bool {
 
 // End is the run's end: the World deletes every hook of the run, releasing
 // their tokens. Call it when run_completed, run_failed or run_cancelled
-// ends the run (after the run's status is terminal); hook_received and
-// hook_disposed of its hooks are NotFound from then on.
+// ends the run (after the run's status is terminal; not for a repeated
+// run_cancelled, which deletes nothing); hook_received and hook_disposed of
+// its hooks are NotFound from then on.
 func (h *Hooks) End() {
 	for i := range h.hooks {
 		k := &h.hooks[i]
@@ -271,8 +272,10 @@ func (h *Hooks) Apply(op HookOp, id, token int32, runEnded bool, others []*Hooks
 //
 // world-local: hook_created reads the run (ended: EntityConflict), then
 // takes the token's claim under the claim's lock (a held claim: it appends
-// hook_conflict and is done), then appends hook_created and writes the hook's
-// file; hook_received checks the hook's file and dispose lock, then appends
+// hook_conflict next, after the lock, and is done), then appends
+// hook_created and writes the hook's file (a claim that already named its
+// hook: the append collides, EntityConflict, and the hook's file is written
+// back if it is missing); hook_received checks the hook's file and dispose lock, then appends
 // unless the run has ended (RunExpired); hook_disposed checks the hook's
 // file, then takes its dispose lock (from then on the token's claim is
 // releasable: another hook's hook_created may take the token), then
@@ -281,7 +284,7 @@ func (h *Hooks) Apply(op HookOp, id, token int32, runEnded bool, others []*Hooks
 // they run (Ready), so they never interleave with each other.
 //
 // world-postgres: hook_created reads the run, then looks the token up (a row
-// of another hook: it appends hook_conflict and is done), then inserts the
+// of another hook: it appends hook_conflict next and is done), then inserts the
 // hook's row (none if one exists under the id), then appends (refused by the
 // unique index when the run's log has the hook's hook_created);
 // hook_received looks the row up, then appends unless the run has ended;
@@ -298,6 +301,11 @@ type HookTxn struct {
 	class     Result
 	locked    bool // world-local: holds the hook's in-process lock
 	inserted  bool // world-postgres: inserted the hook's row
+	conflict  bool // hook_created found its token held: it appends hook_conflict next
+	owned     bool // world-local: hook_created found the token's claim naming its hook
+	// Alt picks how the next step goes where the World may go more than one
+	// way (Alternatives); 0 otherwise.
+	Alt int
 }
 
 // Begin starts a hook event; Step takes its steps.
@@ -313,6 +321,22 @@ func (t *HookTxn) Result() (HookResult, Result) { return t.res, t.class }
 
 // Taken is how many steps the event has taken.
 func (t *HookTxn) Taken() int { return int(t.step) }
+
+// Alternatives is how many ways the event's next step can go: 1 but for
+// world-postgres's hook_created looking its token up when its own row and
+// another hook's both hold the token (after racing creates): the lookup
+// (LIMIT 1, no order) finds either, another's with Alt 0, its own with
+// Alt 1.
+func (h *Hooks) Alternatives(t *HookTxn, runEnded bool, others []*Hooks) int {
+	if h.Rules != RulesPostgres || t.Op != HookCreate || t.step != 1 || t.done {
+		return 1
+	}
+	k := h.peek(t.ID)
+	if k.entity && k.token == t.Token && h.heldElsewhere(&k, t.Token, runEnded, others) {
+		return 2
+	}
+	return 1
+}
 
 // Ready reports whether the event can take its next step: on world-local
 // not while another lifecycle event of its hook holds the hook's lock.
@@ -377,15 +401,13 @@ func (h *Hooks) stepLocal(t *HookTxn, k *hook, n uint8, runEnded bool, others []
 			}
 		case 1: // the token's claim, under its lock
 			if k.claimed {
-				// Its own claim: the retry pins the claimed event id, which
-				// is taken; the repair writes a missing file back.
-				k.entity = true
-				t.finish(h, HookRefused, EntityConflict)
+				// Its own claim: the retry pins the claimed event id.
+				t.owned = true
 				break
 			}
 			if h.heldElsewhere(k, t.Token, runEnded, others) {
-				t.finish(h, HookConflict, OK)
-				return HookConflictEntry
+				t.conflict = true // appended after the claim's lock
+				break
 			}
 			// Free, or held by a claim that is releasable: the successor
 			// removes that hook's claim and its file.
@@ -398,6 +420,18 @@ func (h *Hooks) stepLocal(t *HookTxn, k *hook, n uint8, runEnded bool, others []
 			}
 			k.claimed, k.token = true, t.Token
 		case 2: // the append, then the hook's file
+			if t.conflict {
+				t.finish(h, HookConflict, OK)
+				return HookConflictEntry
+			}
+			if t.owned {
+				// The pinned event id is taken; the repair writes the
+				// hook's file back when it is missing, even after the
+				// run's end deleted it.
+				k.entity = true
+				t.finish(h, HookRefused, EntityConflict)
+				break
+			}
 			if k.created {
 				// The process's file cache remembers the first file.
 				t.finish(h, HookRefusedLogged, EntityConflict)
@@ -451,14 +485,19 @@ func (h *Hooks) stepPostgres(t *HookTxn, k *hook, n uint8, runEnded bool, others
 				t.finish(h, HookRefused, EntityConflict)
 			}
 		case 1: // the token's row
-			if h.heldElsewhere(k, t.Token, runEnded, others) {
-				t.finish(h, HookConflict, OK)
-				return HookConflictEntry
+			own := k.entity && k.token == t.Token
+			if h.heldElsewhere(k, t.Token, runEnded, others) && !(own && t.Alt == 1) {
+				t.conflict = true // its own INSERT next
+				break
 			}
-			if k.entity && k.token == t.Token && k.created {
+			if own && k.created {
 				t.finish(h, HookRefused, EntityConflict)
 			}
 		case 2: // the row, unless one exists under the id
+			if t.conflict {
+				t.finish(h, HookConflict, OK)
+				return HookConflictEntry
+			}
 			if !k.entity {
 				k.entity, k.token, t.inserted = true, t.Token, true
 			}

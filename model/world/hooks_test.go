@@ -225,7 +225,7 @@ func TestHookTxnRaces(t *testing.T) {
 	// world-local: the token's claim decides; the loser's hook_conflict can
 	// land in the log before the winner's hook_created.
 	h = &Hooks{Rules: RulesLocal}
-	ra, rb, log = interleave(h, h.Begin(HookCreate, 0, 0), h.Begin(HookCreate, 1, 0), []int{0, 1, 0, 1, 0}, never)
+	ra, rb, log = interleave(h, h.Begin(HookCreate, 0, 0), h.Begin(HookCreate, 1, 0), []int{0, 1, 0, 1, 1, 0}, never)
 	if ra != HookLogged || rb != HookConflict || len(log) != 2 || log[0] != HookConflictEntry {
 		t.Errorf("world-local, two hooks racing for a token: %v %v %v", ra, rb, log)
 	}
@@ -278,6 +278,22 @@ func TestHookTxnRaces(t *testing.T) {
 	ra, rb, log = interleave(h, h.Begin(HookDispose, 0, 0), h.Begin(HookCreate, 1, 0), []int{0, 0, 1, 1, 1, 0}, never)
 	if ra != HookLogged || rb != HookLogged || len(log) != 2 || log[0] != HookCreatedEntry || !h.Live(1) {
 		t.Errorf("world-local, a dispose racing another hook's create: %v %v %v", ra, rb, log)
+	}
+	// world-local: a duplicate hook_created that found its claim before the
+	// run's end writes the hook's file back after it: a hook_disposed then
+	// finds the file and is logged on the ended run.
+	h = &Hooks{Rules: RulesLocal}
+	h.Create(0, 0, false)
+	dup := h.Begin(HookCreate, 0, 0)
+	h.Step(&dup, false, nil)
+	h.Step(&dup, false, nil)
+	h.End()
+	h.Step(&dup, true, nil)
+	if res, class := dup.Result(); res != HookRefused || class != EntityConflict || h.Live(0) {
+		t.Errorf("world-local, a duplicate create across the run's end: %v %v, live %v", res, class, h.Live(0))
+	}
+	if res, _ := h.Apply(HookDispose, 0, 0, true, nil); res != HookLogged {
+		t.Errorf("world-local, a dispose after the duplicate's repair on the ended run: %v, want logged", res)
 	}
 	// RulesDomain: one step each.
 	h = &Hooks{}
