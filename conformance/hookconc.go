@@ -62,6 +62,7 @@ func (hw *hookWorld) key() string {
 	for r := range hw.hooks {
 		fmt.Fprintf(&b, "|%s|%s", hw.hooks[r].String(), strings.Join(hw.logs[r], ","))
 	}
+	fmt.Fprintf(&b, "|%v", hw.pending) // fmt sorts a map's keys
 	return b.String()
 }
 
@@ -94,6 +95,12 @@ func (n *hookNode) clone() *hookNode {
 	return &hookNode{hw: n.hw.clone(), txns: slices.Clone(n.txns), taken: slices.Clone(n.taken), done: slices.Clone(n.done), replies: slices.Clone(n.replies)}
 }
 
+// key is a canonical text of the node: the model's state and every call's
+// progress and answer.
+func (n *hookNode) key() string {
+	return fmt.Sprintf("%s|%v|%v|%v|%v", n.hw.key(), n.txns, n.taken, n.done, n.replies)
+}
+
 // ready reports whether call i can take its next step.
 func (n *hookNode) ready(c realworld.ConcCall, i int) bool {
 	if n.done[i] {
@@ -103,6 +110,16 @@ func (n *hookNode) ready(c realworld.ConcCall, i int) bool {
 		return n.hw.hooks[c.Run].Ready(&n.txns[i])
 	}
 	return true
+}
+
+// alternatives is how many ways call i's next step can go
+// (world.Hooks.Alternatives).
+func (n *hookNode) alternatives(c realworld.ConcCall, i int) int {
+	if !realworld.HookEvent(c.Type) {
+		return 1
+	}
+	ended := n.hw.s.Get(world.RunID(c.Run)).Status.Terminal()
+	return n.hw.hooks[c.Run].Alternatives(&n.txns[i], ended, n.hw.others(c.Run))
 }
 
 // advance takes call i's next step.
@@ -136,13 +153,15 @@ func (n *hookNode) advance(c realworld.ConcCall, i int) {
 	switch k {
 	case 0:
 		before := len(hw.s.Log(id))
+		wasEnded := hw.s.Get(id).Status.Terminal()
 		res, _, _ := hw.s.Apply(modelNow, eventOn(c.Call, id))
 		n.replies[i] = realworld.Reply{Res: res.String()}
 		var added []string
 		for _, e := range hw.s.Log(id)[before:] {
 			added = append(added, logEntry(e.Type, int(e.Step)))
 		}
-		if !endsRun(c) || res != world.OK {
+		// A repeated run_cancelled returns before the end's deletion.
+		if !endsRun(c) || res != world.OK || wasEnded {
 			hw.logs[run] = append(hw.logs[run], added...)
 			n.done[i] = true
 			return
@@ -223,8 +242,15 @@ func hookOutcomes(hw *hookWorld, h realworld.History, b realworld.Batch) map[str
 			start.txns[i] = hw.hooks[c.Run].Begin(hookOps[c.Type], int32(c.Hook), int32(c.Token))
 		}
 	}
+	visited := map[string]bool{}
 	var walk func(cur *hookNode)
 	walk = func(cur *hookNode) {
+		// Two orders that reach the same point go on alike.
+		k := cur.key()
+		if visited[k] {
+			return
+		}
+		visited[k] = true
 		finished, moved := true, false
 		for i, c := range b.Calls {
 			if cur.done[i] {
@@ -235,9 +261,14 @@ func hookOutcomes(hw *hookWorld, h realworld.History, b realworld.Batch) map[str
 				continue
 			}
 			moved = true
-			next := cur.clone()
-			next.advance(c, i)
-			walk(next)
+			for alt := 0; alt < cur.alternatives(c, i); alt++ {
+				next := cur.clone()
+				if realworld.HookEvent(c.Type) {
+					next.txns[i].Alt = alt
+				}
+				next.advance(c, i)
+				walk(next)
+			}
 		}
 		if !finished {
 			if !moved {

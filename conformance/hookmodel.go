@@ -69,10 +69,12 @@ func (h *HookModelRun) ended(r int) bool {
 // names the state a hook event met and its answer ("" for other calls).
 func (h *HookModelRun) Apply(c realworld.Call) (realworld.Answer, string) {
 	if c.Op != "event" || !realworld.HookEvent(c.Type) {
+		wasEnded := c.Op == "event" && h.ended(c.Run)
 		a, _ := h.m.Apply(c)
 		if c.Op == "create_run" {
 			h.runs = append(h.runs, c.Run)
-		} else if a.Res == world.OK.String() && h.ended(c.Run) {
+		} else if a.Res == world.OK.String() && h.ended(c.Run) && !wasEnded {
+			// The run's end; a repeated run_cancelled deletes nothing.
 			h.run(c.Run).End()
 		}
 		return a, ""

@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/realworld"
+	"pgregory.net/rapid"
 )
 
 // hookRace is a racing batch of hook (and run) events and its set-up, each
@@ -88,15 +91,18 @@ func (r hookRace) history(delays []int) realworld.History {
 // then one call or the other held back, by 50µs to 3.2ms.
 var hookTrialDelays = [][]int{{0, 0}, {0, 50}, {50, 0}, {0, 200}, {200, 0}, {0, 0}, {0, 800}, {800, 0}, {0, 3200}, {3200, 0}}
 
+var hookSeed = flag.Uint64("hooks.seed", 0, "draw TestHooksConcurrent's generated hook histories from this seed (0: a fresh one, logged)")
+
 // TestHooksConcurrent is the concurrent differential test of hook events
 // (docs/CONFORMANCE.md, "Hooks"): each race of hookRaces, from its set-up,
 // run SIMLAB_HOOK_RACE_TRIALS times (default 20) on the real World, the
-// trials cycling through hookTrialDelays; every real outcome (each call's
-// answer and logged event, then each run's status, hooks, tokens' owners and
-// log) must be one world.Hooks allows over the interleavings of the calls'
-// steps (hookconc.go). The outcomes met and the ones allowed but not met
-// are logged; -sequences-style replay: -hooks.sequences FILE with a
-// concurrent sequence file.
+// trials cycling through hookTrialDelays, then SIMLAB_HOOK_HISTORIES
+// (default 30) generated histories (genHookHistory, seeded by -hooks.seed);
+// every real outcome (each call's answer and logged event, then each run's
+// status, hooks, tokens' owners and log) must be one the model allows over
+// the interleavings of the calls' steps (hookconc.go: world.HookTxn and the
+// run's end). The outcomes met of those allowed are logged per race. A
+// concurrent sequence file replays with -hooks.sequences FILE.
 func TestHooksConcurrent(t *testing.T) {
 	worlds, st := hookWorlds(t)
 	trials := 20
@@ -105,6 +111,17 @@ func TestHooksConcurrent(t *testing.T) {
 		if trials, err = strconv.Atoi(v); err != nil || trials < 1 {
 			t.Fatalf("SIMLAB_HOOK_RACE_TRIALS=%q: want a positive number of trials per race", v)
 		}
+	}
+	histories := 30
+	if v := os.Getenv("SIMLAB_HOOK_HISTORIES"); v != "" {
+		var err error
+		if histories, err = strconv.Atoi(v); err != nil || histories < 0 {
+			t.Fatalf("SIMLAB_HOOK_HISTORIES=%q: want a number of generated hook histories per World", v)
+		}
+	}
+	seed := *hookSeed
+	if seed == 0 {
+		seed = rand.Uint64()
 	}
 	var file *realworld.ConcurrentFile
 	if *hookSequencesFlag != "" {
@@ -145,6 +162,15 @@ func TestHooksConcurrent(t *testing.T) {
 			}
 			t.Logf("%s: %d races × %d trials, every real outcome one world.Hooks allows, in %v; outcomes met of those allowed:\n%s",
 				w.Package, len(hookRaces), trials, time.Since(began).Round(time.Millisecond), report.String())
+			began = time.Now()
+			gen := rapid.Custom(genHookHistory)
+			for i := 0; i < histories; i++ {
+				hist := gen.Example(int(seed%(1<<31)) + i)
+				hist.Name = fmt.Sprintf("generated hook history %d of seed %d", i, seed)
+				hookExplained(t, w, h.driver(), hist, hist.Name)
+			}
+			t.Logf("%s: %d generated hook histories (seed %d), every real outcome one world.Hooks allows, in %v",
+				w.Package, histories, seed, time.Since(began).Round(time.Millisecond))
 		})
 	}
 }
@@ -172,4 +198,52 @@ func hookExplained(t *testing.T, w realworld.World, d *realworld.Driver, hist re
 	t.Fatalf("%s on %s: batch %d's outcome is none world.Hooks allows:\n  real:    %s\n  allowed: %s\n%s\nreplay: go test ./conformance/ -run HooksConcurrent -v -args -world %s -hooks.sequences %s\n%s",
 		what, w.Package, bi, real, strings.Join(allowed, "\n           "), realworld.HistoryTable(hist, res, nil), w.Name, file, js)
 	return nil
+}
+
+// genHookHistory draws a concurrent history of hook events: 1–2 runs, a
+// set-up of 0–3 calls one at a time, then 1–2 batches of 2–3 calls at once
+// over 2 hooks a run and 2 tokens, some held back 50µs–6.4ms. A batch holds
+// at most one run event per run: racing run events are the step tests'
+// (TestConcurrent), and the hook model takes a run's end whole.
+func genHookHistory(t *rapid.T) realworld.History {
+	h := realworld.History{Runs: rapid.IntRange(1, 2).Draw(t, "runs")}
+	tokens := map[[2]int]int{}
+	kinds := []string{"hook_created", "hook_received", "hook_disposed", "hook_created", "run_completed",
+		"hook_received", "hook_disposed", "run_cancelled", "hook_created", "run_started"}
+	call := func(runEvents map[int]bool) realworld.ConcCall {
+		for {
+			kind := rapid.SampledFrom(kinds).Draw(t, "kind")
+			run := rapid.IntRange(0, h.Runs-1).Draw(t, "run")
+			if !realworld.HookEvent(kind) {
+				if runEvents[run] {
+					continue
+				}
+				runEvents[run] = true
+				return realworld.ConcCall{Call: re(run, kind)}
+			}
+			hook := rapid.IntRange(0, 1).Draw(t, "hook")
+			tok, ok := tokens[[2]int{run, hook}]
+			if !ok {
+				tok = rapid.IntRange(0, 1).Draw(t, "token")
+				tokens[[2]int{run, hook}] = tok
+			}
+			return realworld.ConcCall{Call: hc(run, hook, tok, kind)}
+		}
+	}
+	for i, n := 0, rapid.IntRange(0, 3).Draw(t, "set-up"); i < n; i++ {
+		h.Batches = append(h.Batches, realworld.Batch{Calls: []realworld.ConcCall{call(map[int]bool{})}})
+	}
+	for i, n := 0, rapid.IntRange(1, 2).Draw(t, "batches"); i < n; i++ {
+		var b realworld.Batch
+		runEvents := map[int]bool{}
+		for j, m := 0, rapid.IntRange(2, 3).Draw(t, "calls"); j < m; j++ {
+			c := call(runEvents)
+			if rapid.IntRange(0, 3).Draw(t, "held back") == 3 {
+				c.DelayUS = 50 << rapid.IntRange(0, 7).Draw(t, "by")
+			}
+			b.Calls = append(b.Calls, c)
+		}
+		h.Batches = append(h.Batches, b)
+	}
+	return h
 }
