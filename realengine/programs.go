@@ -22,7 +22,11 @@ import (
 //	if l             r = undefined; if (v.l) {...} else {...}
 //	loop n           for (...) { ...; if (v.until) break }
 //	hook h           const h_h = createHook<number>(); r = undefined
+//	                 let c_h: Promise<number> | undefined (its carried read)
 //	receive h        r = await h_h
+//	  carry: true    c_h ??= Promise.resolve(h_h); r = await c_h, and c_h
+//	                 cleared when the read settled while its race had not
+//	                 (the race's s flag: set once the race settled)
 //	dispose h        h_h.dispose(); r = undefined
 //
 // A hook's payload is what the harness's outside driver sends (resumeHook
@@ -100,6 +104,7 @@ type tsGen struct {
 	b     *strings.Builder
 	index int // statements in walk order, as program.Compile numbers them
 	vars  int
+	race  string // the settled flag of the race a carried read is a branch of
 }
 
 func (g *tsGen) line(depth int, format string, a ...any) {
@@ -133,6 +138,17 @@ func (g *tsGen) stmt(n *program.Node, r string, depth int) {
 		if n.Kind() == program.KindRace {
 			kids, fn = n.Race, "race"
 		}
+		carries := false
+		for i := range kids {
+			carries = carries || kids[i].Carry
+		}
+		outer := g.race
+		if carries {
+			// A flag per execution of the race, set once it settled: a
+			// carried read that settles after is kept for the next race.
+			g.race = g.fresh("s")
+			g.line(depth, "let %s = false;", g.race)
+		}
 		g.line(depth, "%s = await Promise.%s([", r, fn)
 		for i := range kids {
 			inner := g.fresh("r")
@@ -143,6 +159,10 @@ func (g *tsGen) stmt(n *program.Node, r string, depth int) {
 			g.line(depth+1, "})(),")
 		}
 		g.line(depth, "]);")
+		if carries {
+			g.line(depth, "%s = true;", g.race)
+		}
+		g.race = outer
 	case program.KindPool:
 		next, work := g.fresh("next"), g.fresh("work")
 		g.line(depth, "{")
@@ -174,8 +194,15 @@ func (g *tsGen) stmt(n *program.Node, r string, depth int) {
 		g.line(depth, "%s = Date.now() - t0 >= %d;", r, n.Clock.Milliseconds())
 	case program.KindHook:
 		g.line(depth, "const h_%s = createHook<number>();", n.Hook)
+		g.line(depth, "let c_%s: Promise<number> | undefined;", n.Hook)
 		g.line(depth, "%s = undefined;", r)
 	case program.KindReceive:
+		if n.Carry {
+			g.line(depth, "c_%s ??= Promise.resolve(h_%s);", n.Receive, n.Receive)
+			g.line(depth, "%s = await c_%s;", r, n.Receive)
+			g.line(depth, "if (!%s) c_%s = undefined;", g.race, n.Receive)
+			break
+		}
 		g.line(depth, "%s = await h_%s;", r, n.Receive)
 	case program.KindDispose:
 		g.line(depth, "h_%s.dispose();", n.Dispose)

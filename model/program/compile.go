@@ -32,6 +32,7 @@ type cnode struct {
 	loop      int
 	clock     int64 // clock: the milliseconds past t0 it tests
 	hook      int   // hook: its variable; receive, dispose: the variable read
+	carry     bool  // receive: a carried read
 }
 
 // Compile validates prog and compiles it.
@@ -108,7 +109,7 @@ func (c *Compiled) node(n *Node, labels map[string]int, hooks map[string]int) *c
 		hooks[n.Hook] = c.hooks
 		c.hooks++
 	case KindReceive:
-		cn.hook = hooks[n.Receive]
+		cn.hook, cn.carry = hooks[n.Receive], n.Carry
 	case KindDispose:
 		cn.hook = hooks[n.Dispose]
 	}

@@ -136,3 +136,39 @@ func TestValidateHooks(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A hook raced against a sleep in a loop: each await enrols an awaiter the
+// payloads go to oldest first, so a payload arriving after a lost race goes
+// to that race's dead awaiter (vercel/workflow #4264); a carried read
+// (carry: true, the hook's iterator kept across races) is raced again and
+// takes it.
+func TestACarriedReadTakesThePayloadALostRaceWouldHaveLost(t *testing.T) {
+	prog := func(carry bool) *Compiled {
+		return MustCompile([]Node{
+			{Hook: "h"},
+			{Loop: 3, Do: []Node{
+				{Race: []Node{{Receive: "h", Carry: carry}, {Sleep: time.Hour}}, As: "got"},
+				{If: "got", Then: []Node{{Step: "x"}}},
+			}},
+		})
+	}
+	wait := func(k int32) []Event { return []Event{waitCreated(k), waitCompleted(k)} }
+	// Round 1 the sleep won; round 2's sleep is created, then a payload.
+	log := cat(runEvents, []Event{hookCreated(0, 0)}, wait(1), []Event{waitCreated(2), hookReceived(0)})
+	if o := Replay(prog(false), log).String(); o != "suspended on hook#0 (created), wait#2 (created)" {
+		t.Errorf("a plain receive: %s; want the payload lost to round 1's awaiter", o)
+	}
+	if o := Replay(prog(true), log).String(); o != "suspended on hook#0 (created), wait#2 (created), step#3 x" {
+		t.Errorf("a carried read: %s; want round 2 won by the payload", o)
+	}
+	// The payload lands while no race attends the read (round 1 lost,
+	// round 2 not begun: the log's order puts it before round 2's sleep
+	// is created): the carried read settles round 2 at once.
+	log = cat(runEvents, []Event{hookCreated(0, 0), waitCreated(1), waitCompleted(1), hookReceived(0)})
+	if o := Replay(prog(true), log).String(); o != "suspended on hook#0 (created), wait#2, step#3 x" {
+		t.Errorf("a carried read settled between races: %s", o)
+	}
+	if err := Validate([]Node{{Hook: "h"}, {Receive: "h", Carry: true}}, "program"); err == nil || !strings.Contains(err.Error(), "a carried read is a branch of a race") {
+		t.Errorf("carry outside a race: %v", err)
+	}
+}

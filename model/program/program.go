@@ -40,7 +40,14 @@ import (
 //	               for the rest of its list and the lists inside it
 //	receive: H     await H: the hook's next payload (truthy), one per
 //	               hook_received in log order; in a loop it reads the next
-//	               each time
+//	               each time. Each await enrols an awaiter the payloads go
+//	               to oldest first, and one whose race was lost stays
+//	               enrolled (vercel/workflow #4264): its payload is lost.
+//	               carry: true (a receive that is a branch of a race)
+//	               carries the read across races instead, as iterating the
+//	               hook does (it.next() kept until it settles): a read the
+//	               race lost is raced again by the next carried receive of
+//	               the hook, settled or not
 //	dispose: H     H.dispose(): the next suspension writes hook_disposed;
 //	               awaits nothing
 //
@@ -69,6 +76,7 @@ type Node struct {
 	Hook    string        `json:"hook,omitempty" yaml:"hook,omitempty"`
 	Receive string        `json:"receive,omitempty" yaml:"receive,omitempty"`
 	Dispose string        `json:"dispose,omitempty" yaml:"dispose,omitempty"`
+	Carry   bool          `json:"carry,omitempty" yaml:"carry,omitempty"`
 	As      string        `json:"as,omitempty" yaml:"as,omitempty"`
 	// Line is where the statement starts in its file, for errors (0 when it
 	// came from elsewhere).
@@ -196,6 +204,8 @@ type validator struct {
 	// hooks are the hooks in scope: a hook statement's name is a const of
 	// its list (block-scoped, as JavaScript's).
 	hooks map[string]bool
+	// raceList: the list about to be validated is a race's branches.
+	raceList bool
 }
 
 func (v *validator) list(ns []Node, path string, depth int) error {
@@ -205,7 +215,12 @@ func (v *validator) list(ns []Node, path string, depth int) error {
 	outer := v.hooks
 	v.hooks = maps.Clone(outer)
 	defer func() { v.hooks = outer }()
+	race := v.raceList
+	v.raceList = false
 	for i := range ns {
+		if ns[i].Carry && !race {
+			return &Error{Line: ns[i].Line, Path: fmt.Sprintf("%s[%d]", path, i), Msg: "carry: a carried read is a branch of a race (what it carries is the read the race lost)"}
+		}
 		if err := v.node(&ns[i], fmt.Sprintf("%s[%d]", path, i), depth); err != nil {
 			return err
 		}
@@ -237,16 +252,16 @@ func (v *validator) node(n *Node, path string, depth int) error {
 	extra := map[string]bool{
 		"body": n.Body != (sim.Dist{}), "results": n.Results != 0, "hangs": n.Hangs != 0, "n": n.N != 0, "not": n.Not,
 		"then": n.Then != nil, "else": n.Else != nil, "do": n.Do != nil, "until": n.Until != "",
-		"step": n.Step != "" && k != KindStep && k != KindPool,
+		"step": n.Step != "" && k != KindStep && k != KindPool, "carry": n.Carry,
 	}
 	allowed := map[Kind][]string{
 		KindStep: {"body", "results", "hangs"}, KindPool: {"body", "results", "hangs", "n", "step"},
-		KindIf: {"not", "then", "else"}, KindLoop: {"do", "until"},
+		KindIf: {"not", "then", "else"}, KindLoop: {"do", "until"}, KindReceive: {"carry"},
 	}
 	for _, key := range allowed[k] {
 		delete(extra, key)
 	}
-	for _, key := range []string{"step", "body", "results", "hangs", "n", "not", "then", "else", "do", "until"} {
+	for _, key := range []string{"step", "body", "results", "hangs", "n", "not", "then", "else", "do", "until", "carry"} {
 		if extra[key] {
 			return bad("%s is not a key of %s", key, k)
 		}
@@ -269,6 +284,7 @@ func (v *validator) node(n *Node, path string, depth int) error {
 		if len(kids) == 0 {
 			return bad("%s: want at least one statement", k)
 		}
+		v.raceList = k == KindRace
 		if err = v.list(kids, path+"."+k.String(), depth+1); err != nil {
 			return err
 		}

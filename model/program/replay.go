@@ -228,6 +228,10 @@ type entity struct {
 	token      int32
 	conflicted bool
 	disposed   bool
+	// carriedAt is 1 + the log index of the payload a carried read took
+	// while no race attended it (0: none): the next carried receive of
+	// the hook settles on it at once.
+	carriedAt int
 }
 
 // waiter is a receive awaiting hook ent's next payload.
@@ -235,6 +239,7 @@ type waiter struct {
 	ent          int32
 	node         *cnode
 	parent, slot int32
+	carried      bool
 }
 
 // payload is a hook_received the walk took with no receive awaiting it:
@@ -540,7 +545,11 @@ func (m *Replayer) deliverNext() bool {
 	}
 	at := m.at
 	m.at = r.at
-	if r.node != nil {
+	if r.node != nil && r.carried && !r.failed && m.frames[r.parent].settled {
+		// A carried read settling after its race was lost: the next
+		// carried receive of the hook takes it.
+		m.ents[r.k].carriedAt = r.at + 1
+	} else if r.node != nil {
 		// A hook's payload (or its conflict) to the receive awaiting it.
 		if r.node.label >= 0 && !r.failed {
 			m.vars[r.node.label] = r.v
@@ -629,7 +638,7 @@ func (m *Replayer) claim(i int) bool {
 			// times.
 			for j, w := range m.waiters {
 				if w.ent == ev.Ordinal {
-					m.resolved = append(m.resolved, resolution{k: w.ent, v: truthy, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot})
+					m.resolved = append(m.resolved, resolution{k: w.ent, v: truthy, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot, carried: w.carried})
 					m.waiters = append(m.waiters[:j], m.waiters[j+1:]...)
 					return true
 				}
@@ -739,9 +748,11 @@ type resolution struct {
 	at     int   // the event's index in the log
 	clock  int64 // the event's CreatedMS
 	// node, parent and slot are, for a hook's payload, the receive it
-	// goes to (nil: the entity's own statement).
+	// goes to (nil: the entity's own statement); carried, that the
+	// receive is a carried read.
 	node         *cnode
 	parent, slot int32
+	carried      bool
 }
 
 // settle is entity k's value going to the frame awaiting it, after its
@@ -845,14 +856,36 @@ func (m *Replayer) receive(n *cnode, parent, slot int32) {
 		m.resolved = append(m.resolved, resolution{k: k, failed: true, at: m.at, node: n, parent: parent, slot: slot})
 		return
 	}
+	if n.carry {
+		// The read a race lost, raced again: settled meanwhile, it
+		// settles this race at once (at its own place in the log);
+		// else it is awaited here instead of there.
+		if at := e.carriedAt; at > 0 {
+			e.carriedAt = 0
+			m.resolved = append(m.resolved, resolution{k: k, v: truthy, at: at - 1, clock: m.log[at-1].CreatedMS, node: n, parent: parent, slot: slot, carried: true})
+			return
+		}
+		for j := range m.waiters {
+			if w := &m.waiters[j]; w.ent == k && w.carried {
+				w.node, w.parent, w.slot = n, parent, slot
+				return
+			}
+		}
+		for j := range m.resolved {
+			if r := &m.resolved[j]; r.k == k && r.carried && r.node != nil {
+				r.node, r.parent, r.slot = n, parent, slot
+				return
+			}
+		}
+	}
 	for j, p := range m.payloads {
 		if p.ent == k {
 			m.payloads = append(m.payloads[:j], m.payloads[j+1:]...)
-			m.resolved = append(m.resolved, resolution{k: k, v: truthy, at: p.at, clock: m.log[p.at].CreatedMS, node: n, parent: parent, slot: slot})
+			m.resolved = append(m.resolved, resolution{k: k, v: truthy, at: p.at, clock: m.log[p.at].CreatedMS, node: n, parent: parent, slot: slot, carried: n.carry})
 			return
 		}
 	}
-	m.waiters = append(m.waiters, waiter{ent: k, node: n, parent: parent, slot: slot})
+	m.waiters = append(m.waiters, waiter{ent: k, node: n, parent: parent, slot: slot, carried: n.carry})
 }
 
 func (m *Replayer) push(n *cnode, parent, slot int32) int32 {
