@@ -69,6 +69,22 @@ func (r *Report) Failed() bool {
 type run struct {
 	id    string
 	spans []*traces.Span
+	// byActor are its spans by the actor they belong to (index.actor), in
+	// the order of spans; built on first use.
+	byActor map[*traces.Span][]*traces.Span
+}
+
+// spansOf are the run's spans that belong to actor a, by end.
+func (ix *index) spansOf(r *run, a *traces.Span) []*traces.Span {
+	if r.byActor == nil {
+		r.byActor = map[*traces.Span][]*traces.Span{}
+		for _, s := range r.spans {
+			if act := ix.actor(s); act != nil {
+				r.byActor[act] = append(r.byActor[act], s)
+			}
+		}
+	}
+	return r.byActor[a]
 }
 
 type index struct {
@@ -874,8 +890,9 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 			continue
 		}
 		var told *traces.Span
-		for _, s := range r.spans { // by end
-			if s == a || ix.actor(s) != a {
+		mine := ix.spansOf(r, a)
+		for _, s := range mine { // by end
+			if s == a {
 				continue
 			}
 			st, _ := s.Attr(traces.KeyRunStatusRead)
@@ -890,8 +907,8 @@ func noWorkAfterVisibleEnd(ix *index) Verdict {
 			continue
 		}
 		var after []*traces.Span
-		for _, s := range r.spans {
-			if s == a || ix.actor(s) != a || s.Start.Before(told.End) {
+		for _, s := range mine {
+			if s == a || s.Start.Before(told.End) {
 				continue
 			}
 			if _, ok := eventType(s); ok || s.Name == traces.PublishSpanName {
