@@ -131,6 +131,10 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 				attribute.String(KeyMessageID, fmt.Sprintf("msg_%d", a.Message)),
 				attribute.Int(KeyDeliveryAttempt, int(a.Delivery)),
 				attribute.String(KeyFlowCause, a.Cause.String()))
+		case flow.ActorResume:
+			// An outside system's resumeHook (core's own span name).
+			n.svc, n.name, n.spanKind = flowSvcWorkflow, HookResumeSpanName, trace.SpanKindProducer
+			n.attrs = append(n.attrs, attribute.String(KeyFlowEntity, entityID(program.EntityHook, a.Ordinal)))
 		case flow.ActorStep, flow.ActorInline:
 			n.svc, n.name = flowSvcStep, StepSpanPrefix+" "+a.Name
 			n.attrs = append(n.attrs,

@@ -32,6 +32,9 @@ const (
 	// injected (a zero-length span in the run's trace).
 	PublishSpanName = "queue.publish"
 	FaultSpanName   = "simlab.fault"
+	// HookResumeSpanName is an outside system's resumeHook (core's own
+	// span name for it).
+	HookResumeSpanName = "hook.resume"
 	// A World call's span is WorldSpanPrefix + its method (world.runs.get);
 	// an events.create span adds " <event type>".
 	WorldSpanPrefix      = "world."
