@@ -30,7 +30,7 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 		cfg.View = flow.ViewTailFence
 	}
 	if r := w.Resumes; r.Set() {
-		cfg.Resumes = flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, AtDeadlines: r.AtDeadlines}
+		cfg.Resumes = flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}
 	}
 	cfg.Crash = sc.Faults.Crash
 	cfg.MaxTime = sc.Limits.MaxTime

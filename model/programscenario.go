@@ -89,7 +89,7 @@ func (s *Scenario) validateProgram() error {
 		if err == nil && !c.UsesHooks() {
 			return errors.New("workflow.resumes: the program creates no hook (hook: NAME) for it to resume")
 		}
-		if err := (flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, AtDeadlines: r.AtDeadlines}).Validate(); err != nil {
+		if err := (flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}).Validate(); err != nil {
 			return fmt.Errorf("workflow.%w", err)
 		}
 		if !(flow.Resumes{Count: r.Count, AtDeadlines: r.AtDeadlines}).On() {
@@ -169,12 +169,29 @@ var programBuiltins = map[string]func() Scenario{
 		return programScenario("control", "the storm's control: 3 rounds of a step, one more step when its result says so, and a 300ms sleep, one waker at a time",
 			flow.Control(3, 300*time.Millisecond))
 	},
+	"hook-storm": func() Scenario {
+		s := programScenario("hook-storm", "the engine team's hook-storm (vercel/workflow #3147, as simlab reads it): 16 branches, each with its own hook, 3 rounds of a read of it raced against a 300ms watchdog, one more step when the hook won; every 20ms for 3s an outside driver resumes one live hook, drawn, each payload waking the run",
+			flow.HookStorm(16, 3, 300*time.Millisecond))
+		s.Workflow.Resumes = resumesOf(flow.HookStormResumes)
+		return s
+	},
+	"wake-loop": func() Scenario {
+		s := programScenario("wake-loop", "the engine team's wake-loop (vercel/workflow #4017): one loop of 12 cycles racing a carried read of one hook against a 1s heartbeat, a verify before each heartbeat and a verify, drain, verify, sync cycle after each wake (one more back to back when drain says so); wakes every 150ms for 6s, two at once, and one at each heartbeat's deadline",
+			flow.WakeLoop(12, time.Second))
+		s.Workflow.Resumes = resumesOf(flow.WakeLoopResumes)
+		return s
+	},
 	"inline-hang": func() Scenario {
 		s := programScenario("inline-hang", "the team's open production report (vercel/workflow #4199): a fan-out exactly max_inline (3) wide, run inline by one invocation, whose last step hangs its first 2 attempts until the 800s time limit kills the invocation, then a final step",
 			flow.InlineHang(3, 2))
 		s.Workflow.MaxDuration = 800 * time.Second
 		return s
 	},
+}
+
+// resumesOf is model/flow's driver as a scenario writes it.
+func resumesOf(r flow.Resumes) Resumes {
+	return Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}
 }
 
 // programScenario is a program's scenario with simlab replays' step bodies

@@ -152,8 +152,10 @@ type Resumes struct {
 	// Spread is the window a tick's resumes are drawn over: each starts
 	// after a delay uniform in [0, spread].
 	Spread time.Duration `json:"spread,omitempty" yaml:"spread,omitempty"`
-	// AtDeadlines also ticks at each wait's resumeAt, so a hook's payload
-	// lands next to the wait's own wake.
+	// One makes a tick resume one live hook, drawn, instead of every one.
+	One bool `json:"one,omitempty" yaml:"one,omitempty"`
+	// AtDeadlines also ticks at each wait's resumeAt less spread/2, so a
+	// hook's payloads land within spread around the wait's own wake.
 	AtDeadlines bool `json:"at_deadlines,omitempty" yaml:"at_deadlines,omitempty"`
 }
 

@@ -147,6 +147,7 @@ type ResumesConfig struct {
 	Count       int     `json:"count"`
 	Burst       int     `json:"burst,omitempty"`
 	SpreadMS    float64 `json:"spread_ms,omitempty"`
+	One         bool    `json:"one,omitempty"`
 	AtDeadlines bool    `json:"at_deadlines,omitempty"`
 }
 
@@ -156,7 +157,7 @@ func ResumesOf(r flow.Resumes) *ResumesConfig {
 	if !r.On() {
 		return nil
 	}
-	return &ResumesConfig{EveryMS: msOf(r.Every), Count: r.Count, Burst: r.Burst, SpreadMS: msOf(r.Spread), AtDeadlines: r.AtDeadlines}
+	return &ResumesConfig{EveryMS: msOf(r.Every), Count: r.Count, Burst: r.Burst, SpreadMS: msOf(r.Spread), One: r.One, AtDeadlines: r.AtDeadlines}
 }
 
 // postgresWorld is harness.mjs's world_postgres.

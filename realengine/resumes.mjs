@@ -6,7 +6,7 @@
 // resumeHook(token, 1): the by-token lookup, the hook_received write and
 // the wake it publishes are the runtime's, through the harness's World.
 //
-// cfg: {every_ms, count, burst, spread_ms, at_deadlines}. A resume the
+// cfg: {every_ms, count, burst, spread_ms, one, at_deadlines}. A resume the
 // runtime refuses (the hook disposed or the run ended between the tick and
 // the write) is counted by its error's name, as simlab counts a refused
 // hook_received.
@@ -39,14 +39,17 @@ export function createResumeDriver(cfg, resumeHook, rand) {
   // burst times after a delay drawn from [0, spread_ms].
   const tick = (runId) => {
     const burst = Math.max(1, cfg.burst ?? 0);
+    const tokens = [];
     for (const [run, hooks] of live) {
-      if (runId && run !== runId) continue;
-      for (const token of hooks.values()) {
-        for (let i = 0; i < burst; i++) {
-          const spread = (cfg.spread_ms ?? 0) > 0 ? rand() * cfg.spread_ms : 0;
-          if (spread > 0) after(spread, () => resume(token));
-          else resume(token);
-        }
+      if (!runId || run === runId) tokens.push(...hooks.values());
+    }
+    // cfg.one: one live hook, drawn, not every one.
+    const chosen = cfg.one ? (tokens.length ? [tokens[Math.floor(rand() * tokens.length)]] : []) : tokens;
+    for (const token of chosen) {
+      for (let i = 0; i < burst; i++) {
+        const spread = (cfg.spread_ms ?? 0) > 0 ? rand() * cfg.spread_ms : 0;
+        if (spread > 0) after(spread, () => resume(token));
+        else resume(token);
       }
     }
   };
@@ -73,7 +76,9 @@ export function createResumeDriver(cfg, resumeHook, rand) {
           live.delete(runId);
           break;
         case 'wait_created':
-          if (cfg.at_deadlines && ev.eventData?.resumeAt) after(+new Date(ev.eventData.resumeAt) - Date.now(), () => tick(runId));
+          // Aimed at the deadline: the tick's resumes land within spread_ms
+          // around it, half before, half after.
+          if (cfg.at_deadlines && ev.eventData?.resumeAt) after(+new Date(ev.eventData.resumeAt) - Date.now() - (cfg.spread_ms ?? 0) / 2, () => tick(runId));
           break;
       }
     },

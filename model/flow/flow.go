@@ -121,7 +121,8 @@ type Config struct {
 // resumeHook does: it looks the hook up by its token (hooks.getByToken;
 // a hook not created yet, disposed or conflicted is not found), writes
 // hook_received, and publishes a workflow invocation that wakes the run.
-// Each tick resumes every hook the World holds live at that moment.
+// Each tick resumes every hook the World holds live at that moment, or
+// with One a single one of them, drawn.
 type Resumes struct {
 	// Every is the cadence of its ticks from the run's start, Count how
 	// many ticks in all (0: none).
@@ -132,8 +133,10 @@ type Resumes struct {
 	// near-simultaneous wakes.
 	Burst  int
 	Spread time.Duration
-	// AtDeadlines also ticks at each wait's resumeAt, so a hook's payload
-	// races the wait's own wake.
+	// One: a tick resumes one live hook, drawn uniformly, not all.
+	One bool
+	// AtDeadlines also ticks at each wait's resumeAt less Spread/2, so a
+	// hook's payloads land within Spread around the wait's own wake.
 	AtDeadlines bool
 }
 

@@ -387,8 +387,9 @@ func (r *runner) land(a int32) {
 		}
 		ok := r.w.apply(r.now(), &w.ev, w.lazy, owner, w.endedAtIssue)
 		if ok && w.ev.Type == program.WaitCreated && r.cfg.Resumes.AtDeadlines {
-			// The driver aims a tick at the wait's deadline.
-			delay := time.Duration(w.ev.ResumeAt)*time.Millisecond - time.Duration(r.now())
+			// The driver aims a tick at the wait's deadline: its resumes
+			// land within Spread around it, half before, half after.
+			delay := time.Duration(w.ev.ResumeAt)*time.Millisecond - r.cfg.Resumes.Spread/2 - time.Duration(r.now())
 			r.k.After(max(0, delay), evTick, 0, 1)
 		}
 		r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Accepted: ok, Issued: ac.callAt})
@@ -1097,9 +1098,29 @@ func (r *runner) tick(deadline bool) {
 		return
 	}
 	burst := max(1, d.Burst)
+	pick := -1
+	if d.One {
+		live := 0
+		for k := range r.w.ents {
+			if e := &r.w.ents[k]; e.kind == program.EntityHook && e.live {
+				live++
+			}
+		}
+		if live == 0 {
+			return
+		}
+		pick = r.c.Choose(live)
+	}
 	for k := range r.w.ents {
 		if e := &r.w.ents[k]; e.kind != program.EntityHook || !e.live {
 			continue
+		}
+		if d.One {
+			if pick != 0 {
+				pick--
+				continue
+			}
+			pick = -1 // this one; none after it
 		}
 		for range burst {
 			a := r.newActor(ActorResume, -1, -1)

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/simlab/simlab/model/program"
@@ -77,3 +78,56 @@ func ClockStorm(branches, rounds int, deadline time.Duration) []program.Node {
 	}
 	return []program.Node{{All: all}, {Step: "final"}}
 }
+
+// HookStorm is the storm with hooks (the team's hook-storm, vercel/workflow
+// #3147, as simlab reads its description): branches branches at once, each
+// creating its own hook and, for rounds rounds, racing a read of it
+// against a watchdog sleep, one more step when the hook won; then each
+// disposes its hook, and a final step. An outside driver resumes every
+// live hook (HookStormResumes): each payload wakes an invocation of its
+// own, so a round's resumes replay the run at once.
+func HookStorm(branches, rounds int, watchdog time.Duration) []program.Node {
+	all := make([]program.Node, branches)
+	for i := range all {
+		h, won := fmt.Sprintf("h%d", i), fmt.Sprintf("won%d", i)
+		all[i] = program.Node{Seq: []program.Node{
+			{Hook: h},
+			{Loop: rounds, Do: []program.Node{
+				{Race: []program.Node{{Receive: h}, {Sleep: watchdog}}, As: won},
+				{If: won, Then: []program.Node{{Step: "extra"}}},
+			}},
+			{Dispose: h},
+		}}
+	}
+	return []program.Node{{All: all}, {Step: "final"}}
+}
+
+// HookStormResumes is the hook storm's driver: every 20ms for 3s, one
+// live hook drawn and resumed, so each hook's payloads come about as often
+// as its watchdog fires and the two race.
+var HookStormResumes = Resumes{Every: 20 * time.Millisecond, Count: 150, One: true}
+
+// WakeLoop is the team's wake-loop (vercel/workflow #4017, the shape of a
+// production run on core beta.46 that failed CORRUPTED_EVENT_LOG, "Replay
+// could not consume event: eventType=wait_created"): one sequential loop of
+// cycles cycles, each re-arming a heartbeat sleep after a verify step and
+// racing it against a read of one hook carried across heartbeat wins (the
+// hook's iterator kept until it settles), then a four-step cycle (verify,
+// drain, verify, sync), and another back to back when drain's result is 0
+// (one in four). Nothing fans out: the concurrency is the driver's
+// (WakeLoopResumes): wakes at a short cadence, in bursts, and aimed at the
+// heartbeat's deadline so a hook_received lands next to a wait_completed.
+func WakeLoop(cycles int, heartbeat time.Duration) []program.Node {
+	cycle := []program.Node{{Step: "verify"}, {Step: "drain", Results: 4, As: "more"}, {Step: "verify"}, {Step: "sync"}}
+	body := []program.Node{
+		{Step: "verify"},
+		{Race: []program.Node{{Receive: "wake", Carry: true}, {Sleep: heartbeat}}},
+	}
+	body = append(body, cycle...)
+	body = append(body, program.Node{If: "more", Not: true, Then: slices.Clone(cycle)})
+	return []program.Node{{Hook: "wake"}, {Loop: cycles, Do: body}, {Dispose: "wake"}}
+}
+
+// WakeLoopResumes is the wake loop's driver: a wake every 150ms for 6s,
+// two at once spread over 5ms, and one at each heartbeat's deadline.
+var WakeLoopResumes = Resumes{Every: 150 * time.Millisecond, Count: 40, Burst: 2, Spread: 5 * time.Millisecond, AtDeadlines: true}
