@@ -58,8 +58,10 @@ func TestCheckOfAProgramsScenario(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no shrunk replay command for replayable-log:\n%s", out)
 	}
-	if want := "; on the real core: simlab reproduce " + m[1] + " --seed " + m[2] + ")"; !strings.Contains(out, want) {
-		t.Errorf("the report lacks %q:\n%s", want, out)
+	// A World without slot ids is no pinned core's: reproduce would refuse
+	// the file, so check does not offer it.
+	if strings.Contains(out, "on the real core: simlab reproduce") {
+		t.Errorf("the report offers reproduce for an own-writes counterexample, which reproduce refuses:\n%s", out)
 	}
 	trace := filepath.Join(t.TempDir(), "run.jsonl")
 	story, _, err := runCLI(t, "run", "--scenario", m[1], "--seed", m[2], "--trace-out", trace)
@@ -161,5 +163,21 @@ func TestValidateOfAProgramsScenario(t *testing.T) {
 	// on either side.
 	if doc.Real.Corrupted+doc.Real.EndedTwice+doc.Rows[0].Corrupted+doc.Rows[0].EndedTwice != 0 || doc.Real.Completed != 2 {
 		t.Errorf("the control corrupted or ended twice: %+v", doc)
+	}
+}
+
+// A counterexample reproduce can force (the pinned release's view) comes
+// with its command: clock-storm's, as check finds it in 200 seeds.
+func TestCheckOffersReproduceForAForceableCounterexample(t *testing.T) {
+	out, _, err := runCLI(t, "check", "--scenario", "clock-storm", "--seeds", "200", "--schedules", t.TempDir())
+	if exitCode(err) != 1 {
+		t.Fatalf("exit %d (%v), want 1:\n%s", exitCode(err), err, out)
+	}
+	m := regexp.MustCompile(`\(shrunk: simlab run --scenario (\S+replayable-log-seed\d+\.yaml) --seed (\d+)[;)]`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no shrunk replay command for replayable-log:\n%s", out)
+	}
+	if want := "; on the real core: simlab reproduce " + m[1] + " --seed " + m[2] + ")"; !strings.Contains(out, want) {
+		t.Errorf("the report lacks %q:\n%s", want, out)
 	}
 }
