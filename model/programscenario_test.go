@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,8 +65,8 @@ func TestRunRefusesAProgramsScenario(t *testing.T) {
 // valid; a file may start from one (base: storm).
 func TestBuiltinProgramScenarios(t *testing.T) {
 	names := BuiltinProgramNames()
-	if len(names) != 4 {
-		t.Fatalf("built-in programs %v: want storm, clock-storm, control and inline-hang", names)
+	if want := []string{"clock-storm", "control", "hook-storm", "inline-hang", "storm", "wake-loop"}; !slices.Equal(names, want) {
+		t.Fatalf("built-in programs %v: want %v", names, want)
 	}
 	for _, n := range names {
 		sc, err := Spec{Scenario: n}.Load()
@@ -80,6 +81,27 @@ func TestBuiltinProgramScenarios(t *testing.T) {
 	if err == nil {
 		if err := sc.Validate(); err != nil {
 			t.Errorf("base: storm: %v", err)
+		}
+	}
+}
+
+// workflow.resumes is refused where it would be ignored or resume nothing.
+func TestResumesAreRefusedWhereTheyCannotBeHonoured(t *testing.T) {
+	const hooked = "name: x\nworkflow:\n  program:\n    - hook: h\n    - race: [{receive: h}, {sleep: 1s}]\n"
+	cases := []struct{ yaml, want string }{
+		{"name: x\nbase: storm\nworkflow:\n  resumes: {every: 100ms, count: 3}\n", "the program creates no hook"},
+		{hooked + "  resumes: {every: 100ms}\n", "resumes nothing"},
+		{hooked + "  resumes: {count: 3}\n", "want a positive cadence"},
+		{hooked + "  resumes: {every: 1s, count: 1, burst: 65}\n", "want 0..64"},
+		{"name: x\nworkflow:\n  fanouts: [3]\n  resumes: {every: 1s, count: 1}\n", "only a program's run reads it"},
+	}
+	for _, c := range cases {
+		sc, err := ParseScenario([]byte(c.yaml))
+		if err == nil {
+			err = sc.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.yaml, err, c.want)
 		}
 	}
 }
