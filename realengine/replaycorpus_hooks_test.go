@@ -318,6 +318,7 @@ func TestOfflineReplayOfHooks(t *testing.T) {
 			}
 		}
 	}
+	t.Run("resume ids", func(t *testing.T) { testOfflineReplayOfHookResumeIDs(t, replayers) })
 }
 
 // A lazy resume's hook_received carries a resumeId, and core delivers the
@@ -325,9 +326,9 @@ func TestOfflineReplayOfHooks(t *testing.T) {
 // seenResumeIds): a queue redelivery that materialized one resume twice.
 // program.Event has no resume id, so simlab reads both as payloads: a
 // known disagreement, kept so a core that stops deduplicating shows here.
-// Distinct resumeIds are two resumes, and both replays agree.
-func TestOfflineReplayOfHookResumeIDs(t *testing.T) {
-	replayers := offlineReplayers(t)
+// Distinct resumeIds are two resumes, and both replays agree. (A subtest of
+// TestOfflineReplayOfHooks, sharing its replayers.)
+func testOfflineReplayOfHookResumeIDs(t *testing.T, replayers []*OfflineReplayer) {
 	p := program.MustCompile(corpusPrograms["hookloop"])
 	log := evs(runEvs, []program.Event{hCreated(0, 0), sCreated(1, "first"), hReceived(0), hReceived(0), sCompleted(1, "first", 1),
 		sCreated(2, "each"), sCompleted(2, "each", 1)})
