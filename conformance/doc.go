@@ -5,6 +5,7 @@
 // answer and every row read back. Its non-test files are the model side of
 // those tests: the model run as one World (model.go), the interleavings the
 // model's split calls can take (interleave.go, force.go) and porcupine's
-// linearizability check (linearize.go). The real packages are the judge
-// (docs/CONFORMANCE.md).
+// linearizability check (linearize.go); for hook events, world.Hooks beside
+// the store (hookmodel.go) and the interleavings of world.HookTxn's steps
+// (hookconc.go). The real packages are the judge (docs/CONFORMANCE.md).
 package conformance
