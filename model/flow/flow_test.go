@@ -246,15 +246,21 @@ func TestRunsAreDeterministic(t *testing.T) {
 }
 
 // The World refuses a second create of an id, a wait completed twice and
-// anything after the run's end; a lazy claim logs its step's create.
+// anything after the run's end; a lazy claim logs its step's create. An id
+// is its kind's prefix and its ordinal: a wait at a step's ordinal is
+// another entity, and lands (vercel/workflow #3696: "one correlation id
+// bound to a step_ and a wait_").
 func TestWorldRules(t *testing.T) {
 	var w world
 	ok := func(e program.Event, lazy bool) bool { return w.apply(1, &Entry{Event: e}, lazy, 0, w.ended) }
 	created := program.E(program.StepCreated, 0).Named("a")
-	if !ok(created, false) || ok(program.E(program.StepCreated, 0).Named("b"), false) || ok(program.E(program.WaitCreated, 0), false) {
-		t.Error("a second create of #0 was accepted")
+	if !ok(created, false) || ok(program.E(program.StepCreated, 0).Named("b"), false) {
+		t.Error("a second create of step #0 was accepted")
 	}
-	if !ok(program.E(program.StepStarted, 1).Named("c"), true) || len(w.log) != 3 || w.log[1].Type != program.StepCreated || w.log[1].Name != "c" {
+	if !ok(program.E(program.WaitCreated, 0), false) || ok(program.E(program.WaitCreated, 0), false) {
+		t.Error("wait #0 beside step #0: want the first create accepted, the second refused")
+	}
+	if !ok(program.E(program.StepStarted, 1).Named("c"), true) || len(w.log) != 4 || w.log[2].Type != program.StepCreated || w.log[2].Name != "c" {
 		t.Errorf("a lazy claim of #1: log %v", w.log)
 	}
 	if ok(program.E(program.StepStarted, 2), false) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/simlab/simlab/model/program"
+	wworld "github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -162,8 +163,10 @@ type runner struct {
 	resumes  []int64
 	scratch  []uint8
 	waitsDue []int32
-	// ticks counts the outside driver's cadence ticks so far.
+	// ticks counts the outside driver's cadence ticks so far; live is
+	// tick's scratch.
 	ticks int
+	live  []int32
 }
 
 func (r *runner) startRun() {
@@ -207,7 +210,8 @@ func (r *runner) publish(m message, delay time.Duration) {
 func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 	*res = Result{Log: res.Log[:0], Writes: res.Writes[:0], Calls: res.Calls[:0], Actors: res.Actors[:0]}
 	*r = runner{cfg: cfg, c: c, res: res,
-		w:    world{log: res.Log[:0], events: r.w.events[:0], ents: r.w.ents[:0]},
+		w: world{log: res.Log[:0], events: r.w.events[:0], steps: r.w.steps[:0], waits: r.w.waits[:0], hookIDs: r.w.hookIDs[:0],
+			hooks: wworld.Hooks{Rules: wworld.RulesLocal}},
 		msgs: r.msgs[:0], actors: r.actors[:0], wakes: r.wakes[:0], backstops: r.backstops[:0],
 		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0],
 		memo: r.memo[:0], memoPend: r.memoPend[:0], resumes: r.resumes}
@@ -484,7 +488,7 @@ func (r *runner) corruptedWrite(a int32) bool {
 }
 
 func (r *runner) scratchFor() []uint8 {
-	if n := len(r.w.ents); len(r.scratch) < n {
+	if n := max(len(r.w.steps), len(r.w.waits)); len(r.scratch) < n {
 		r.scratch = make([]uint8, n)
 	}
 	return r.scratch
@@ -825,7 +829,7 @@ func (r *runner) acted(a int32) {
 		if p.Kind != program.EntityWait {
 			continue
 		}
-		if e := r.w.entity(p.Ordinal); e.kind == program.EntityWait && !e.finished && (soonest < 0 || e.resumeAt < soonest) {
+		if e := r.w.wait(p.Ordinal); e.kind == program.EntityWait && !e.finished && (soonest < 0 || e.resumeAt < soonest) {
 			soonest = e.resumeAt
 		}
 	}
@@ -1014,8 +1018,8 @@ func (r *runner) finish(stats sim.Stats) {
 	default:
 		res.End = Failed
 	}
-	for i := range r.w.ents {
-		if e := &r.w.ents[i]; e.started > 1 {
+	for i := range r.w.steps {
+		if e := &r.w.steps[i]; e.started > 1 {
 			res.DuplicateStarts++
 			if !e.finished {
 				res.HungSteps++
@@ -1098,30 +1102,12 @@ func (r *runner) tick(deadline bool) {
 		return
 	}
 	burst := max(1, d.Burst)
-	pick := -1
-	if d.One {
-		live := 0
-		for k := range r.w.ents {
-			if e := &r.w.ents[k]; e.kind == program.EntityHook && e.live {
-				live++
-			}
-		}
-		if live == 0 {
-			return
-		}
-		pick = r.c.Choose(live)
+	r.live = r.w.liveHooks(r.live[:0])
+	if d.One && len(r.live) > 0 {
+		pick := r.live[r.c.Choose(len(r.live))]
+		r.live = append(r.live[:0], pick)
 	}
-	for k := range r.w.ents {
-		if e := &r.w.ents[k]; e.kind != program.EntityHook || !e.live {
-			continue
-		}
-		if d.One {
-			if pick != 0 {
-				pick--
-				continue
-			}
-			pick = -1 // this one; none after it
-		}
+	for _, k := range r.live {
 		for range burst {
 			a := r.newActor(ActorResume, -1, -1)
 			r.res.Actors[a].Ordinal = int32(k)
@@ -1145,7 +1131,7 @@ func (r *runner) lookedUp(a int32) {
 	ac.call = callNone
 	ord := r.res.Actors[a].Ordinal
 	r.res.Calls = append(r.res.Calls, Call{Actor: a, Kind: CallHook, Start: ac.callAt, End: r.now(), Served: -1})
-	if e := r.w.entity(ord); r.w.ended || !e.live {
+	if r.w.ended || !r.w.hooks.Live(ord) {
 		r.finishActor(a)
 		return
 	}

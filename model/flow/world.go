@@ -1,7 +1,10 @@
 package flow
 
 import (
+	"slices"
+
 	"github.com/simlab/simlab/model/program"
+	wworld "github.com/simlab/simlab/model/world"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -13,11 +16,12 @@ import (
 // is accepted after the run's end). Each accepted event takes the next
 // position at its commit: the log has no holes.
 //
-// Hooks, as world-local's events-storage.js keeps them: a hook_created is
-// refused when its correlation id exists; one whose token a live hook of
-// the run holds is logged as hook_conflict instead (the hook never lives);
-// hook_received needs a live hook; hook_disposed ends it (a second is
-// refused) and frees its token.
+// A correlation id is its kind's prefix and its ordinal (step_X, wait_X,
+// hook_X): a step and a wait two replays minted at one ordinal are two
+// entities to the World, and both land (vercel/workflow #3696: "one
+// correlation id bound to a step_ and a wait_"), so each kind has its own
+// table. Hooks are model/world's Hooks with world-local's rules, which
+// conformance holds against the real Worlds (docs/CONFORMANCE.md, "Hooks").
 
 // worldEntity is what the World holds for one correlation id.
 type worldEntity struct {
@@ -35,10 +39,6 @@ type worldEntity struct {
 	// createdAt and finishedAt are 1 + the log positions of a step's
 	// step_created and first step_completed or step_failed (0: none yet).
 	createdAt, finishedAt int32
-	// A hook's token, and whether it is live: created (not conflicted),
-	// not disposed.
-	token int32
-	live  bool
 }
 
 // world is one run's log and entities.
@@ -46,10 +46,14 @@ type world struct {
 	log []Entry
 	// events are the log's events alone, beside it: a replay of a prefix
 	// reads them in place.
-	events  []program.Event
-	ents    []worldEntity // by ordinal; kind EntityNone: none yet
-	ended   bool
-	started bool
+	events []program.Event
+	// steps and waits by ordinal (kind EntityNone: none yet); hooks the
+	// run's hooks, hookIDs their ordinals in the order first created.
+	steps, waits []worldEntity
+	hooks        wworld.Hooks
+	hookIDs      []int32
+	ended        bool
+	started      bool
 	// ends counts the accepted run-end events.
 	ends int
 	// corrupted marks the run_failed written for CORRUPTED_EVENT_LOG.
@@ -57,14 +61,30 @@ type world struct {
 	end       program.EventType
 }
 
-func (w *world) entity(ord int32) *worldEntity {
+// entity is step ord's row.
+func (w *world) entity(ord int32) *worldEntity { return grow(&w.steps, ord) }
+
+// wait is wait ord's row.
+func (w *world) wait(ord int32) *worldEntity { return grow(&w.waits, ord) }
+
+func grow(t *[]worldEntity, ord int32) *worldEntity {
 	if ord < 0 {
 		return nil
 	}
-	for int(ord) >= len(w.ents) {
-		w.ents = append(w.ents, worldEntity{})
+	for int(ord) >= len(*t) {
+		*t = append(*t, worldEntity{})
 	}
-	return &w.ents[ord]
+	return &(*t)[ord]
+}
+
+// liveHooks are the ordinals of the hooks the World holds live.
+func (w *world) liveHooks(out []int32) []int32 {
+	for _, id := range w.hookIDs {
+		if w.hooks.Live(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // apply is a write landing at now: whether the World accepted it, and the
@@ -101,6 +121,7 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCh
 	switch ev.Type {
 	case program.RunCompleted, program.RunFailed:
 		w.ended, w.end, w.ends = true, ev.Type, 1
+		w.hooks.End() // the run's end deletes its hooks
 		w.append(now, wr)
 		return true
 	case program.RunStarted:
@@ -112,41 +133,36 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCh
 		return true
 	case program.StepCreated, program.WaitCreated:
 		e := w.entity(ev.Ordinal)
+		if ev.Type == program.WaitCreated {
+			e = w.wait(ev.Ordinal)
+		}
 		if e.kind != program.EntityNone {
 			return false
 		}
 		e.kind, e.name, e.resumeAt = ev.Kind, ev.Name, ev.ResumeAt
 		w.append(now, wr)
 		return true
-	case program.HookCreated:
-		e := w.entity(ev.Ordinal)
-		if e.kind != program.EntityNone {
-			return false
+	case program.HookCreated, program.HookReceived, program.HookDisposed:
+		var res wworld.HookResult
+		switch ev.Type {
+		case program.HookCreated:
+			if !slices.Contains(w.hookIDs, ev.Ordinal) {
+				w.hookIDs = append(w.hookIDs, ev.Ordinal)
+			}
+			res = w.hooks.Create(ev.Ordinal, ev.Token, false)
+		case program.HookReceived:
+			res = w.hooks.Receive(ev.Ordinal, false)
+		default:
+			res = w.hooks.Dispose(ev.Ordinal, false)
 		}
-		e.kind, e.token = program.EntityHook, ev.Token
-		if w.liveToken(ev.Token) {
-			conflict := *wr
-			conflict.Type = program.HookConflict
-			w.append(now, &conflict)
-			return true
+		if res.Appended() {
+			logged := *wr
+			if res == wworld.HookConflict {
+				logged.Type = program.HookConflict // the token is another live hook's
+			}
+			w.append(now, &logged)
 		}
-		e.live = true
-		w.append(now, wr)
-		return true
-	case program.HookReceived:
-		if e := w.entity(ev.Ordinal); e.kind != program.EntityHook || !e.live {
-			return false
-		}
-		w.append(now, wr)
-		return true
-	case program.HookDisposed:
-		e := w.entity(ev.Ordinal)
-		if e.kind != program.EntityHook || !e.live {
-			return false
-		}
-		e.live, e.finished = false, true
-		w.append(now, wr)
-		return true
+		return !res.Refused()
 	case program.StepStarted:
 		e := w.entity(ev.Ordinal)
 		if lazy {
@@ -175,7 +191,7 @@ func (w *world) apply(now sim.Time, wr *Entry, lazy bool, owner int32, endedAtCh
 		w.append(now, wr)
 		return true
 	case program.WaitCompleted:
-		e := w.entity(ev.Ordinal)
+		e := w.wait(ev.Ordinal)
 		if e.kind != program.EntityWait || e.finished {
 			return false
 		}
@@ -211,8 +227,8 @@ func (w *world) append(now sim.Time, wr *Entry) {
 // is the World's (core reads it from the listed step_started: the same but
 // for a claim the list does not show yet, as leftToItsOwner).
 func (w *world) pendingSteps(n int, owner int32) (pending, owned bool) {
-	for i := range w.ents {
-		e := &w.ents[i]
+	for i := range w.steps {
+		e := &w.steps[i]
 		if e.createdAt == 0 || int(e.createdAt) > n || e.finishedAt != 0 && int(e.finishedAt) <= n {
 			continue // not created in the first n events, or finished there
 		}
@@ -222,14 +238,4 @@ func (w *world) pendingSteps(n int, owner int32) (pending, owned bool) {
 		}
 	}
 	return pending, false
-}
-
-// liveToken reports whether a live hook of the run holds token.
-func (w *world) liveToken(token int32) bool {
-	for i := range w.ents {
-		if e := &w.ents[i]; e.kind == program.EntityHook && e.live && e.token == token {
-			return true
-		}
-	}
-	return false
 }
