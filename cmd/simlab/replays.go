@@ -105,7 +105,13 @@ cores to beta.53 a replay reads the time of the last event its pass took, so
 two replays of different logs may branch differently even with slot ids
 (docs/MODEL.md, "Date.now() branches corrupt the pinned release's logs"). control: --rounds rounds of a
 step, one more step when its result says so, and a --watchdog sleep: the same
-entity counts chosen by what a replay saw, one waker at a time. inline-hang: a
+entity counts chosen by what a replay saw, one waker at a time. hook-storm:
+--branches branches, each with its own hook raced against a --watchdog sleep
+for --rounds rounds, one more step when the hook won, while an outside driver
+resumes one live hook every 20ms for 3s (the team's hook-storm, #3147).
+wake-loop: one loop of --rounds cycles racing a carried read of one hook
+against a 1s heartbeat, wakes every 150ms, two at once and at each deadline
+(the team's wake-loop, #4017). inline-hang: a
 fan-out exactly --max-inline wide, all run inline by one invocation, whose last
 step hangs its first --hangs attempts (2) until the time limit (--max-duration,
 800s) kills the invocation, then a final step (the team's open production
@@ -172,6 +178,26 @@ outlast the other steps).`,
 				}
 				prog = flow.Storm(branches, rounds, watchdog)
 				title = fmt.Sprintf("storm: %d branches × %d rounds, each racing a step against a %v sleep", branches, rounds, watchdog)
+			case shape == "hook-storm":
+				if branches < 1 || branches > 1000 || rounds < 1 || rounds > program.MaxLoop {
+					return badInput(fmt.Errorf("--branches %d, --rounds %d: want 1..1000 branches and 1..%d rounds", branches, rounds, program.MaxLoop))
+				}
+				prog = flow.HookStorm(branches, rounds, watchdog)
+				title = fmt.Sprintf("hook-storm: %d branches × %d rounds, each racing its own hook against a %v sleep; one live hook resumed every 20ms for 3s", branches, rounds, watchdog)
+			case shape == "wake-loop":
+				for _, f := range []string{"branches", "watchdog"} {
+					if cmd.Flags().Changed(f) {
+						return badInput(fmt.Errorf("--%s: wake-loop is one loop racing one hook against its 1s heartbeat; give --rounds for its cycles", f))
+					}
+				}
+				if !cmd.Flags().Changed("rounds") {
+					rounds = 12
+				}
+				if rounds < 1 || rounds > program.MaxLoop {
+					return badInput(fmt.Errorf("--rounds %d: want 1..%d cycles", rounds, program.MaxLoop))
+				}
+				prog = flow.WakeLoop(rounds, time.Second)
+				title = fmt.Sprintf("wake-loop: %d cycles racing a carried hook read against a 1s heartbeat; wakes every 150ms, two at once, and at each deadline", rounds)
 			case shape == "inline-hang":
 				for _, f := range []string{"branches", "rounds", "watchdog"} {
 					if cmd.Flags().Changed(f) {
@@ -215,7 +241,7 @@ outlast the other steps).`,
 				prog = flow.ClockStorm(branches, rounds, deadline)
 				title = fmt.Sprintf("clock-storm: %d branches × %d rounds, each running a step, then a quick step once Date.now() is %v past the start, else an extra one", branches, rounds, deadline)
 			default:
-				return badInput(fmt.Errorf("--shape %q: want storm, clock-storm, control or inline-hang (or --program FILE)", shape))
+				return badInput(fmt.Errorf("--shape %q: want storm, clock-storm, control, hook-storm, wake-loop or inline-hang (or --program FILE)", shape))
 			}
 			if cmd.Flags().Changed("deadline") && shape != "clock-storm" {
 				return badInput(fmt.Errorf("--deadline is clock-storm's: give --shape clock-storm"))
@@ -235,7 +261,18 @@ outlast the other steps).`,
 			if err != nil {
 				return badInput(err)
 			}
+			if compiled.UsesHooks() && shape != "hook-storm" && shape != "wake-loop" {
+				// A hook nobody outside resumes never fires: the driver is a
+				// scenario's (workflow.resumes).
+				return badInput(fmt.Errorf("--program %s creates a hook, and replays has no driver to resume it: write a scenario with workflow.resumes and run simlab check or validate --scenario FILE", programFile))
+			}
 			base := flow.Defaults(compiled)
+			switch shape {
+			case "hook-storm":
+				base.Resumes = flow.HookStormResumes
+			case "wake-loop":
+				base.Resumes = flow.WakeLoopResumes
+			}
 			base.MaxInline, base.RecoveryReplays, base.MaxDuration, base.InlineLease = maxInline, recovery, maxDuration, inlineLease
 			if cmd.Flags().Changed("replay-cost") {
 				if replayCost < 0 {
@@ -433,7 +470,7 @@ outlast the other steps).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&shape, "shape", "storm", "the program: storm, clock-storm, control or inline-hang")
+	f.StringVar(&shape, "shape", "storm", "the program: storm, clock-storm, control, hook-storm, wake-loop or inline-hang")
 	f.StringVar(&programFile, "program", "", "a YAML file holding `program:` and its statements (docs/SCENARIOS.md, Programs), in place of --shape")
 	f.IntVar(&branches, "branches", 16, "the storm's branches")
 	f.IntVar(&rounds, "rounds", 3, "each branch's rounds (the control's rounds)")
