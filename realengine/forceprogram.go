@@ -218,7 +218,7 @@ func forcing(sc model.Scenario, seed uint64, core Core) (forced, error) {
 	if err != nil {
 		return forced{}, err
 	}
-	cfg.Clock = core.ClockMode()
+	cfg.Clock, cfg.Conflicts = core.ClockMode(), core.ConflictMode()
 	res, err := flow.Run(cfg, seed)
 	if err != nil {
 		return forced{}, err
@@ -234,7 +234,7 @@ func forcing(sc model.Scenario, seed uint64, core Core) (forced, error) {
 // a fresh replay of its log diverges, and how the run ends.
 func (f *ProgramForce) expectOn(core Core) (bool, string, error) {
 	cfg := f.cfg
-	cfg.Clock = core.ClockMode()
+	cfg.Clock, cfg.Conflicts = core.ClockMode(), core.ConflictMode()
 	res, err := flow.Run(cfg, f.Seed)
 	if err != nil {
 		return false, "", err

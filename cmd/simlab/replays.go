@@ -308,7 +308,7 @@ outlast the other steps).`,
 			if real.runs > 0 && real.core != "" {
 				// simlab replays as the chosen core does (its clock).
 				c, _ := realengine.CoreByVersion(real.core)
-				base.Clock = c.ClockMode()
+				base.Clock, base.Conflicts = c.ClockMode(), c.ConflictMode()
 			}
 			if search && real.runs > seedCount {
 				// The real runs are cases 1..N: simlab's rows must hold them

@@ -75,7 +75,7 @@ func validateProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, cor
 		if err != nil {
 			return badInput(fmt.Errorf("--cores: %w", err))
 		}
-		cfg.Clock = c.ClockMode() // simlab replays as that core does
+		cfg.Clock, cfg.Conflicts = c.ClockMode(), c.ConflictMode() // simlab replays as that core does
 	}
 	real := realFlags{runs: repetitions, core: core, engineDir: engineDir, noInstall: noInstall, timeout: timeout}
 	if err := real.check(cmd, cfg.Program, cfg.MaxDuration, cfg.InlineLease, false, []flow.View{flow.ViewPrefix}, []bool{false}); err != nil {

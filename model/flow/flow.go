@@ -106,6 +106,10 @@ type Config struct {
 	// Clock is when a replay's Date.now() moves to an event's time (the
 	// pinned core's: program.ClockPerPass; beta.55's: ClockPerDelivery).
 	Clock program.ClockMode
+	// Conflicts is when a replay hands a hook_conflict's rejection to the
+	// receives awaiting the hook (the pinned core's: program.ConflictAtOnce;
+	// beta.55's: ConflictInLogOrder).
+	Conflicts program.ConflictMode
 	// RetainedVM: an invocation that ran steps inline goes on in the VM it
 	// parked, with the new events appended, instead of replaying afresh
 	// (core's WORKFLOW_RETAINED_VM, on in every pinned release): the
