@@ -140,7 +140,7 @@ func TestReplaysDocIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "clock-storm"}, {"replays", "--shape", "clock-storm", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "inline-hang"}, {"replays", "--search", "--seeds", "1000"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}, {"replays", "--shape", "clock-storm", "--seed", "19", "--view", "prefix", "--sequential", "off"}} {
+	for _, args := range [][]string{{"replays"}, {"replays", "--branches", "48"}, {"replays", "--shape", "clock-storm"}, {"replays", "--shape", "clock-storm", "--branches", "48"}, {"replays", "--shape", "control"}, {"replays", "--shape", "hook-storm"}, {"replays", "--shape", "wake-loop"}, {"replays", "--shape", "inline-hang"}, {"replays", "--search", "--seeds", "1000"}, {"replays", "--seed", "2", "--view", "own-writes", "--sequential", "off"}, {"replays", "--shape", "clock-storm", "--seed", "19", "--view", "prefix", "--sequential", "off"}} {
 		out, _, err := runCLI(t, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -308,6 +308,9 @@ func TestFindingsDocReplaysRatesAreCurrent(t *testing.T) {
 		{"clock-storm, 48 branches × 3 rounds, a 2 s deadline", "2 of 20 failed `CORRUPTED_EVENT_LOG`, 5 of 20 logs unconsumable (`--shape clock-storm --branches 48 --deadline 2s --real 20`)", "none published (fixed in beta.55)", []string{"--shape", "clock-storm", "--branches", "48", "--deadline", "2s"},
 			[]string{"`clock-storm`, 48 branches, 2 s", "5 of 20", "none published (fixed in beta.55)"}},
 		{"control", "0 of 10 (`--shape control --real 10`)", "hook-sleep 0 of 200", []string{"--shape", "control"}, nil},
+		{"hook-storm: 16 branches, each its own hook raced against a 300 ms watchdog for 3 rounds; one live hook resumed every 20 ms for 3 s", "0 of 10 (`validate --scenario hook-storm --repetitions 10`)", "hook-storm 115–252 of 600 before slot ids (#3179's table; 252 with an append-tail fence, #3177)", []string{"--shape", "hook-storm"},
+			[]string{"`hook-storm`", "0 of 10", "115–252 of 600 before slot ids"}},
+		{"wake-loop: 12 cycles racing a carried hook read against a 1 s heartbeat; wakes every 150 ms, two at once, and at each deadline", "0 of 10 (`validate --scenario wake-loop --repetitions 10`)", "one production run on core beta.46, its log self-consistent (#4017)", []string{"--shape", "wake-loop"}, nil},
 		{"inline-hang: its task hangs twice until the limit (800 s) kills the invocation", "0 of 5, each killed twice (`--shape inline-hang --max-duration 5s --real 5`)", "about 1 % of one customer's runs; \"the shape alone does NOT corrupt\" locally (#4199)", []string{"--shape", "inline-hang"},
 			[]string{"`inline-hang`", "0 of 5", "~1 % of one customer's runs"}},
 		{"search: a random program, time limit and crash rate per seed", "0 of 40, cases 1..40 (`--search --real 40 --seeds 1000 --inline-lease 10s`)", "none published", []string{"--search", "--seeds", "1000"}, nil},
