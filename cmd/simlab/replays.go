@@ -64,7 +64,7 @@ func newReplaysCommand() *cobra.Command {
 	var asJSON, showLog, judgeProps bool
 	var real realFlags
 	var tf traceFlags
-	var search bool
+	var search, hooks bool
 	cmd := &cobra.Command{
 		Use:   "replays",
 		Short: "Run a workflow program as the runtime replays it and count the runs whose event log is corrupted",
@@ -124,7 +124,11 @@ status, then writes: concurrent last completers' ends overlap).
 --search draws, per seed, a program up to 3 deep, a time limit and a crash rate
 between a claim and its body (flow.DrawCase): a search over shapes and faults
 for the ones that corrupt; --seed N --search prints case N's program, in the
-program file's format, and its story. --search --real N runs cases 1..N on the
+program file's format, and its story. --search --hooks draws programs with
+hooks too (flow.DrawHookCase: a hook raced against a sleep, once or in a
+loop, its read carried or not, disposed or not) and a driver that resumes
+them (a cadence of 20, 50 or 150ms for 3s, one hook or every one, bursts,
+and at each wait's deadline). --search --real N runs cases 1..N on the
 real core too, with their time limits and crashes (the harness kills or crashes
 the delivery), prints each case's end on both sides, and judges the real
 shares against simlab's over its --seeds cases (at least N: the same search,
@@ -151,6 +155,13 @@ outlast the other steps).`,
 			if cmd.Flags().Changed("hangs") && (search || programFile != "" || shape != "inline-hang") {
 				return badInput(fmt.Errorf("--hangs is inline-hang's (a program file says hangs: N on its step)"))
 			}
+			if hooks && !search {
+				return badInput(fmt.Errorf("--hooks draws the search's programs with hooks: give --search too"))
+			}
+			drawCase := flow.DrawCase
+			if hooks {
+				drawCase = flow.DrawHookCase
+			}
 			switch {
 			case search:
 				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "deadline", "max-duration"} {
@@ -160,6 +171,9 @@ outlast the other steps).`,
 				}
 				prog = []program.Node{{Step: "a"}} // each seed draws its own (flow.DrawCase)
 				title = "search: each seed draws a program up to 3 deep (program.Random), a time limit (none, 500ms or 2s) and a crash rate between claim and body (0, 5 % or 20 %)"
+				if hooks {
+					title = "search with hooks: each seed draws a program up to 3 deep with hooks (program.RandomWithHooks), a driver for them, a time limit (none, 500ms or 2s) and a crash rate between claim and body (0, 5 % or 20 %)"
+				}
 			case programFile != "":
 				if cmd.Flags().Changed("shape") || cmd.Flags().Changed("branches") || cmd.Flags().Changed("rounds") || cmd.Flags().Changed("watchdog") {
 					return badInput(fmt.Errorf("--program takes the place of --shape, --branches, --rounds and --watchdog: give one or the other"))
@@ -291,7 +305,7 @@ outlast the other steps).`,
 			// --search the seed's own program and faults.
 			caseOf := func(s uint64) ([]program.Node, flow.Config) {
 				if search {
-					k := flow.DrawCase(s)
+					k := drawCase(s)
 					return k.Program, k.Config(base)
 				}
 				return prog, base
@@ -332,7 +346,7 @@ outlast the other steps).`,
 					return err
 				}
 				if search && !asJSON {
-					k := flow.DrawCase(seed)
+					k := drawCase(seed)
 					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, the program:\n%s", seed, k.MaxDuration, k.Crash, strings.TrimRight(program.Format(k.Program), "\n"))
 				}
 				if tf.toStdout() {
@@ -489,6 +503,7 @@ outlast the other steps).`,
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
 	f.BoolVar(&judgeProps, "properties", false, "judge simlab check's properties on each run's spans (the rules of check --trace) and count the runs violating each; exit 1 on a violation")
+	f.BoolVar(&hooks, "hooks", false, "with --search: programs with hooks and a driver resuming them (flow.DrawHookCase)")
 	f.BoolVar(&search, "search", false, "search over shapes and faults: each seed draws its own program, time limit and crash rate (with --seed: that case, its program and story)")
 	real.flags(f)
 	tf.register(cmd)

@@ -496,3 +496,44 @@ func TestReplaysPropertiesJudgesEachRunsSpans(t *testing.T) {
 		t.Errorf("--properties with --seed: exit %d, %v; want it refused", exitCode(err), err)
 	}
 }
+
+// --search --hooks draws programs with hooks and a driver for them: about
+// half the cases create a hook; the pinned release's view corrupts no
+// more than its clock class (its first corrupted case reads Date.now()
+// ahead), and a World without slot ids corrupts more. --hooks alone is
+// refused.
+func TestReplaysSearchWithHooks(t *testing.T) {
+	if _, _, err := runCLI(t, "replays", "--hooks"); exitCode(err) != 2 {
+		t.Errorf("--hooks without --search: exit %d, want 2", exitCode(err))
+	}
+	hooked := 0
+	first := uint64(0)
+	for s := uint64(1); s <= 100; s++ {
+		if k := flow.DrawHookCase(s); program.MustCompile(k.Program).UsesHooks() {
+			hooked++
+			if first == 0 {
+				first = s
+			}
+			if !k.Resumes.On() {
+				t.Errorf("case %d creates a hook and draws no driver for it", s)
+			}
+		}
+	}
+	if hooked < 20 || hooked > 80 {
+		t.Errorf("%d of 100 cases create a hook: want about half", hooked)
+	}
+	out, _, err := runCLI(t, "replays", "--search", "--hooks", "--seed", fmt.Sprint(first), "--view", "prefix", "--sequential", "off")
+	if err != nil || !strings.Contains(out, "- hook: ") || !strings.Contains(out, "receive: ") {
+		t.Errorf("case %d's story: %v; want its program's hook:\n%s", first, err, out)
+	}
+	got := replaysJSON(t, "--search", "--hooks", "--seeds", "1000", "--sequential", "off")
+	if len(got.Rows) != 3 || got.Rows[0].Corrupted >= got.Rows[1].Corrupted {
+		t.Fatalf("%+v: want the prefix view corrupting fewer than the own-writes view", got.Rows)
+	}
+	if p := got.Rows[0]; p.Corrupted > 0 {
+		out, _, err := runCLI(t, "replays", "--search", "--hooks", "--seed", fmt.Sprint(p.FirstCorrupted), "--view", "prefix", "--sequential", "off")
+		if err != nil || !strings.Contains(out, "clock runs ahead with its pass") {
+			t.Errorf("the prefix view's first corrupted case %d: %v; want a Date.now() read run ahead:\n%s", p.FirstCorrupted, err, out)
+		}
+	}
+}

@@ -16,8 +16,20 @@ import (
 // (a..d), as a workflow's are, so two entities under one id often share a
 // name: a replay that renames them diverges only where it must.
 func Random(c sim.Chooser, depth int) []Node {
-	g := &gen{c: c}
-	prog := g.seq(depth, 1+c.Choose(3))
+	return random(&gen{c: c}, depth)
+}
+
+// RandomWithHooks draws as Random does, with one more kind of statement: a
+// hook raced against a sleep, once or in a loop (its read carried across
+// the races or not), one more step when the hook won, the hook disposed or
+// not. Its draws are Random's where it draws no hook, but the programs of
+// one seed differ: the kinds are one more.
+func RandomWithHooks(c sim.Chooser, depth int) []Node {
+	return random(&gen{c: c, hooks: true}, depth)
+}
+
+func random(g *gen, depth int) []Node {
+	prog := g.seq(depth, 1+g.c.Choose(3))
 	if err := Validate(prog, "program"); err != nil {
 		// The generator only writes what Validate takes; a refusal is its
 		// own bug, not the seed's.
@@ -30,6 +42,7 @@ type gen struct {
 	c      sim.Chooser
 	labels []string // defined so far, in walk order
 	next   int
+	hooks  bool // draw hook statements too
 }
 
 func (g *gen) label() string {
@@ -69,6 +82,9 @@ func (g *gen) stmt(depth int) Node {
 	kinds := 1
 	if depth > 0 {
 		kinds = 7
+		if g.hooks {
+			kinds = 8
+		}
 	}
 	switch g.c.Choose(kinds) {
 	case 1: // a race of 2..3 branches
@@ -116,6 +132,21 @@ func (g *gen) stmt(depth int) Node {
 		first, late := g.step(), g.label()
 		d := []time.Duration{300, 1000, 2000}[g.c.Choose(3)] * time.Millisecond
 		return Node{Seq: []Node{first, {Clock: d, As: late}, {If: late, Then: []Node{g.step()}, Else: []Node{g.step()}}}}
+	case 7: // a hook raced against a sleep, once or in a loop, one more step when it won
+		h, won := fmt.Sprintf("h%d", g.next+1), g.label()
+		g.next++
+		race := Node{Race: []Node{{Receive: h, Carry: g.c.Choose(2) == 1}, g.sleep()}, As: won}
+		body := []Node{race, {If: won, Then: []Node{g.step()}}}
+		out := []Node{{Hook: h}}
+		if n := g.c.Choose(3); n > 0 {
+			out = append(out, Node{Loop: 1 + n, Do: body})
+		} else {
+			out = append(out, body...)
+		}
+		if g.c.Choose(2) == 1 {
+			out = append(out, Node{Dispose: h})
+		}
+		return Node{Seq: out}
 	}
 	return g.step()
 }
