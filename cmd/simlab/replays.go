@@ -64,7 +64,7 @@ func newReplaysCommand() *cobra.Command {
 	var asJSON, showLog, judgeProps bool
 	var real realFlags
 	var tf traceFlags
-	var search, hooks bool
+	var search, hooks, callSite bool
 	cmd := &cobra.Command{
 		Use:   "replays",
 		Short: "Run a workflow program as the runtime replays it and count the runs whose event log is corrupted",
@@ -288,6 +288,7 @@ outlast the other steps).`,
 				base.Resumes = flow.WakeLoopResumes
 			}
 			base.MaxInline, base.RecoveryReplays, base.MaxDuration, base.InlineLease = maxInline, recovery, maxDuration, inlineLease
+			base.CallSiteIDs = callSite
 			if cmd.Flags().Changed("replay-cost") {
 				if replayCost < 0 {
 					return badInput(fmt.Errorf("--replay-cost %v: want a duration of at least 0", replayCost))
@@ -315,6 +316,9 @@ outlast the other steps).`,
 			}
 			if cmd.Flags().Changed("max-spans") {
 				return badInput(fmt.Errorf("--max-spans: a program's run is traced whole"))
+			}
+			if callSite && real.runs > 0 {
+				return badInput(fmt.Errorf("--callsite-ids is the team's proposed fix (#3179), in no pinned core: --real cannot run it"))
 			}
 			if err := real.check(cmd, compiled, maxDuration, inlineLease, search, viewList, seqList); err != nil {
 				return badInput(err)
@@ -503,6 +507,7 @@ outlast the other steps).`,
 	f.BoolVar(&asJSON, "json", false, "print the rows (or the one run) as JSON")
 	f.BoolVar(&showLog, "log", false, "with --seed: print the run's log, each event with its writer")
 	f.BoolVar(&judgeProps, "properties", false, "judge simlab check's properties on each run's spans (the rules of check --trace) and count the runs violating each; exit 1 on a violation")
+	f.BoolVar(&callSite, "callsite-ids", false, "mint call-site correlation ids, the team's proposed fix (vercel/workflow #3179): an entity's id is its statement's and its occurrence there, not its place in the replay's order")
 	f.BoolVar(&hooks, "hooks", false, "with --search: programs with hooks and a driver resuming them (flow.DrawHookCase)")
 	f.BoolVar(&search, "search", false, "search over shapes and faults: each seed draws its own program, time limit and crash rate (with --seed: that case, its program and story)")
 	real.flags(f)

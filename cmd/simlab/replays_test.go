@@ -537,3 +537,19 @@ func TestReplaysSearchWithHooks(t *testing.T) {
 		}
 	}
 }
+
+// --callsite-ids (the team's proposed fix, #3179, in no pinned core):
+// without slot ids, the hook storm corrupts fewer runs with call-site ids
+// than with positional ones, and some still (the branch a stale replay did
+// not see still holds entities only one replay mints); --real refuses it.
+func TestReplaysCallSiteIDs(t *testing.T) {
+	if _, _, err := runCLI(t, "replays", "--callsite-ids", "--real", "1"); exitCode(err) != 2 {
+		t.Errorf("--callsite-ids --real: exit %d, want 2", exitCode(err))
+	}
+	positional := replaysJSON(t, "--shape", "hook-storm", "--seeds", "200", "--view", "own-writes", "--sequential", "off")
+	callSite := replaysJSON(t, "--shape", "hook-storm", "--seeds", "200", "--view", "own-writes", "--sequential", "off", "--callsite-ids")
+	p, c := positional.Rows[0].Corrupted, callSite.Rows[0].Corrupted
+	if c == 0 || c >= p {
+		t.Errorf("hook-storm without slot ids: %d corrupted with positional ids, %d with call-site ids; want fewer, not none", p, c)
+	}
+}

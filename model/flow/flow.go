@@ -106,6 +106,10 @@ type Config struct {
 	// Clock is when a replay's Date.now() moves to an event's time (the
 	// pinned core's: program.ClockPerPass; beta.55's: ClockPerDelivery).
 	Clock program.ClockMode
+	// CallSiteIDs mints call-site correlation ids instead of positional
+	// ones (the team's proposed fix, vercel/workflow #3179; no pinned core
+	// has it): program.Replayer.CallSite.
+	CallSiteIDs bool
 	// Conflicts is when a replay hands a hook_conflict's rejection to the
 	// receives awaiting the hook (the pinned core's: program.ConflictAtOnce;
 	// beta.55's: ConflictInLogOrder).

@@ -216,7 +216,7 @@ func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0],
 		memo: r.memo[:0], memoPend: r.memoPend[:0], resumes: r.resumes}
 	r.rep.Clock, res.Clock = cfg.Clock, cfg.Clock
-	r.rep.Conflicts = cfg.Conflicts
+	r.rep.Conflicts, r.rep.CallSite = cfg.Conflicts, cfg.CallSiteIDs
 	// A retained VM's clock reads are only kept for programs that read the
 	// clock: for the rest a resumed replay is a fresh one.
 	r.rep.Explain = cfg.RetainedVM && cfg.Program.ReadsClock()
@@ -674,11 +674,19 @@ func (r *runner) startReplay(a int32) {
 	ac.st, ac.replay, ac.replayAt = stReplaying, true, r.now()
 	r.replaying++
 	r.res.MaxConcurrentReplays = max(r.res.MaxConcurrentReplays, r.replaying)
-	entities := int32(0) // ordinals are minted in order from 0
+	entities := int32(0) // positional ordinals are minted in order from 0
 	for i := range view {
-		if view[i].Kind != program.EntityNone {
-			entities = max(entities, view[i].Ordinal+1)
+		if view[i].Kind == program.EntityNone {
+			continue
 		}
+		if r.cfg.CallSiteIDs {
+			// Call-site ids have holes: count the entities created.
+			if t := view[i].Type; t == program.StepCreated || t == program.WaitCreated || t == program.HookCreated {
+				entities++
+			}
+			continue
+		}
+		entities = max(entities, view[i].Ordinal+1)
 	}
 	r.k.After(r.cfg.Replay.Of(int(entities), len(view)), evReplay, uint32(a), 0)
 }

@@ -15,6 +15,11 @@ type Compiled struct {
 	// hooks counts the hook statements: each has its variable (the hook
 	// entity it last minted), which receive and dispose statements read.
 	hooks int
+	// siteBase is, per statement that mints (step, sleep, hook, pool), the
+	// first of its call-site ids: its k-th entity of a replay is
+	// siteBase+k (Replayer.CallSite); sites is how many there are.
+	siteBase []int32
+	sites    int32
 	// Nodes are the statements in walk order (Pending.Node indexes them).
 	Nodes []*Node
 }
@@ -45,7 +50,29 @@ func Compile(prog []Node) (*Compiled, error) {
 	root := &cnode{kind: KindSeq, index: -1, label: -1, cond: -1}
 	root.kids = c.list(prog, labels, map[string]int{})
 	c.root = root
+	c.siteBase = make([]int32, len(c.Nodes))
+	c.assignSites(root.kids, 1)
 	return c, nil
+}
+
+// assignSites gives each minting statement of ns its range of call-site
+// ids: as many as it can mint in one run (mult: the runs of the loops
+// around it; a pool its calls too).
+func (c *Compiled) assignSites(ns []*cnode, mult int32) {
+	for _, n := range ns {
+		switch n.kind {
+		case KindStep, KindSleep, KindHook:
+			c.siteBase[n.index], c.sites = c.sites, c.sites+mult
+		case KindPool:
+			c.siteBase[n.index], c.sites = c.sites, c.sites+mult*int32(n.n)
+		case KindLoop:
+			c.assignSites(n.kids, mult*int32(n.loop))
+		default:
+			c.assignSites(n.kids, mult)
+			c.assignSites(n.then, mult)
+			c.assignSites(n.els, mult)
+		}
+	}
 }
 
 // MustCompile is Compile for programs known to be valid.

@@ -172,3 +172,38 @@ func TestACarriedReadTakesThePayloadALostRaceWouldHaveLost(t *testing.T) {
 		t.Errorf("carry outside a race: %v", err)
 	}
 }
+
+// Call-site ids (vercel/workflow #3179): an entity's id is its statement's
+// and its occurrence there, so the final step of a replay that saw the
+// step win and of one that saw the sleep win has one id, where positional
+// ids name it by how many entities came before it.
+func TestCallSiteIDsNameAStatementsEntityTheSameOnEveryBranch(t *testing.T) {
+	prog := MustCompile([]Node{
+		{Race: []Node{{Step: "x"}, {Sleep: time.Hour}}, As: "won"},
+		{If: "won", Then: []Node{{Step: "extra"}}},
+		{Loop: 2, Do: []Node{{Step: "final"}}},
+	})
+	sleepWon := cat(runEvents, []Event{created(0, "x"), waitCreated(1), waitCompleted(1)})
+	stepWon := cat(runEvents, []Event{created(0, "x"), waitCreated(1), completed(0, "x", 1), created(2, "extra"), completed(2, "extra", 1)})
+	final := func(callSite bool, log []Event) string {
+		r := Replayer{CallSite: callSite}
+		o := r.Replay(prog, log)
+		return o.Pending[len(o.Pending)-1].String()
+	}
+	// Positional: final is the third entity after the sleep won, the fourth
+	// after the step won (extra took the third).
+	if a, b := final(false, sleepWon), final(false, stepWon); a != "step#2 final" || b != "step#3 final" {
+		t.Errorf("positional ids: final is %s after the sleep won, %s after the step won", a, b)
+	}
+	// Call-site: x is site 0, the sleep 1, extra 2, final's two calls 3 and 4.
+	if a, b := final(true, sleepWon), final(true, stepWon); a != "step#3 final" || b != a {
+		t.Errorf("call-site ids: final is %s after the sleep won, %s after the step won; want step#3 both", a, b)
+	}
+	log := cat(stepWon, []Event{created(3, "final"), completed(3, "final", 1)})
+	if got := final(true, log); got != "step#4 final" {
+		t.Errorf("call-site ids: final's second call is %s, want step#4", got)
+	}
+	if o := (&Replayer{CallSite: true}).Replay(prog, cat(log, []Event{created(4, "final"), completed(4, "final", 1)})); o.Status != Completed || o.Minted != 5 {
+		t.Errorf("the whole log with call-site ids: %s, %d minted", o, o.Minted)
+	}
+}

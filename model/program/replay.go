@@ -313,6 +313,14 @@ type Replayer struct {
 	// Explain keeps, for each race the replay settles, which branch won
 	// and on which event (Wins); off, a replay records nothing more.
 	Explain bool
+	// CallSite mints call-site correlation ids (the team's proposed fix,
+	// vercel/workflow #3179): an entity's id is its statement's and which
+	// of that statement's entities it is in the replay (Compiled's
+	// site ranges), not its place in the order the replay created
+	// entities, so a replay that took another branch names the entities
+	// of every other statement as any replay does. Off, ids are positional,
+	// as every pinned core's.
+	CallSite bool
 	// Conflicts is when the release delivers a hook_conflict's rejection
 	// (ConflictAtOnce, the pinned core's, by default).
 	Conflicts ConflictMode
@@ -336,6 +344,11 @@ type Replayer struct {
 	prog *Compiled
 	log  []Event
 	ents []entity
+	// order is the ordinals minted, in the order the program created
+	// them (ents is by ordinal, which with call-site ids is another
+	// order, with holes); occ counts each statement's entities so far.
+	order []int32
+	occ   []int32
 	// hookVars are the hook variables (the entity each last minted, -1:
 	// none yet), tokens how many tokens the replay drew; waiters and
 	// payloads the receives awaiting and the payloads buffered, oldest
@@ -384,7 +397,7 @@ func Replay(p *Compiled, log []Event) Outcome {
 // Replay replays program p against log, as core's replay does. The
 // Outcome's Pending is the Replayer's, valid until its next Replay.
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
-	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Conflicts: m.Conflicts, Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
+	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Conflicts: m.Conflicts, CallSite: m.CallSite, order: m.order[:0], occ: m.occ[:0], Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
 		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1,
 		hookVars: m.hookVars[:0], waiters: m.waiters[:0], payloads: m.payloads[:0]}
 	for range p.labels {
@@ -435,7 +448,7 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 		i++
 		consumed = i
 	}
-	o := Outcome{Minted: int32(len(m.ents)), Consumed: consumed}
+	o := Outcome{Minted: int32(len(m.order)), Consumed: consumed}
 	switch {
 	case m.div != NoDivergence:
 		o.Status, o.At, o.Divergence = Diverged, m.divAt, m.div
@@ -451,10 +464,10 @@ func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 		o.Status, o.At, o.Divergence = Diverged, m.parked[0], Unconsumable
 	default:
 		o.Status = Suspended
-		for k := range m.ents {
+		for _, k := range m.order {
 			e := &m.ents[k]
 			if e.live && !e.conflicted {
-				m.pending = append(m.pending, Pending{Ordinal: int32(k), Kind: e.kind, Name: e.name, Created: e.created, Node: e.node.index,
+				m.pending = append(m.pending, Pending{Ordinal: k, Kind: e.kind, Name: e.name, Created: e.created, Node: e.node.index,
 					Token: e.token, Dispose: e.disposed})
 			}
 		}
@@ -695,7 +708,7 @@ func (m *Replayer) drainParked() {
 // entity. Two replays that diverge mint one ordinal from different
 // statements: that is what a divergence is.
 func (m *Replayer) NodeOf(ordinal int32) (int32, bool) {
-	if ordinal < 0 || int(ordinal) >= len(m.ents) {
+	if ordinal < 0 || int(ordinal) >= len(m.ents) || m.ents[ordinal].node == nil {
 		return -1, false
 	}
 	return m.ents[ordinal].node.index, true
@@ -725,9 +738,28 @@ func (m *Replayer) retained(node int32) (ClockRead, bool) {
 	return ClockRead{}, false
 }
 
-// mint creates the program's next entity, awaited by frame parent at slot.
-func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) {
-	m.ents = append(m.ents, entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot})
+// mint creates the program's next entity, awaited by frame parent at slot,
+// and returns its ordinal: the next of the replay's (positional ids), or
+// its statement's next call-site id (CallSite).
+func (m *Replayer) mint(kind EntityKind, n *cnode, parent, slot int32) int32 {
+	e := entity{kind: kind, name: n.step, node: n, live: true, parent: parent, slot: slot}
+	k := int32(len(m.ents))
+	if m.CallSite {
+		// The statement's next call-site id (its range is Compiled's).
+		for len(m.occ) < len(m.prog.Nodes) {
+			m.occ = append(m.occ, 0)
+		}
+		k = m.prog.siteBase[n.index] + m.occ[n.index]
+		m.occ[n.index]++
+		for int(k) >= len(m.ents) {
+			m.ents = append(m.ents, entity{})
+		}
+		m.ents[k] = e
+	} else {
+		m.ents = append(m.ents, e)
+	}
+	m.order = append(m.order, k)
+	return k
 }
 
 // settleEntity is entity k finished on event m.at: its resolution waits
@@ -800,8 +832,7 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 			m.poolNext(f, i)
 		}
 	case KindHook:
-		m.mint(EntityHook, n, -1, -1)
-		k := int32(len(m.ents) - 1)
+		k := m.mint(EntityHook, n, -1, -1)
 		m.ents[k].token = m.tokens
 		m.tokens++
 		m.hookVars[n.hook] = k
