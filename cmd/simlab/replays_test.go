@@ -549,7 +549,16 @@ func TestReplaysCallSiteIDs(t *testing.T) {
 	positional := replaysJSON(t, "--shape", "hook-storm", "--seeds", "200", "--view", "own-writes", "--sequential", "off")
 	callSite := replaysJSON(t, "--shape", "hook-storm", "--seeds", "200", "--view", "own-writes", "--sequential", "off", "--callsite-ids")
 	p, c := positional.Rows[0].Corrupted, callSite.Rows[0].Corrupted
-	if c == 0 || c >= p {
-		t.Errorf("hook-storm without slot ids: %d corrupted with positional ids, %d with call-site ids; want fewer, not none", p, c)
+	if c == 0 || 2*c >= p {
+		t.Errorf("hook-storm without slot ids: %d corrupted with positional ids, %d with call-site ids; want fewer than half, not none", p, c)
+	}
+	// The step storm's are hardly fewer: a stale replay (it saw the sleep
+	// win) creates the next round's work step before the extra step a
+	// fresher replay awaits first, and core's consumer, as pinned, takes
+	// no event of an entity its replay has not minted yet.
+	positional = replaysJSON(t, "--shape", "storm", "--seeds", "200", "--view", "own-writes", "--sequential", "off")
+	callSite = replaysJSON(t, "--shape", "storm", "--seeds", "200", "--view", "own-writes", "--sequential", "off", "--callsite-ids")
+	if p, c := positional.Rows[0].Corrupted, callSite.Rows[0].Corrupted; 10*c < 9*p {
+		t.Errorf("storm without slot ids: %d corrupted with positional ids, %d with call-site ids; want at least nine in ten still", p, c)
 	}
 }
