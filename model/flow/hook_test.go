@@ -113,3 +113,34 @@ func TestTheWorldGivesAHooksTokenToOneLiveHook(t *testing.T) {
 		t.Fatal("a disposed hook's token is free again")
 	}
 }
+
+// The search over programs with hooks (DrawHookCase) on the pinned
+// release's view: every case whose log no replay consumes reads Date.now()
+// (the known clock class); no program whose only choice is a hook's
+// corrupts. Not vacuous: about half the cases create a hook, and some
+// clock case corrupts.
+func TestTheHookSearchCorruptsOnlyClockProgramsOnThePinnedView(t *testing.T) {
+	var x Runner
+	hooked, corrupted := 0, 0
+	for s := uint64(1); s <= 2000; s++ {
+		k := DrawHookCase(s)
+		c := program.MustCompile(k.Program)
+		if c.UsesHooks() {
+			hooked++
+		}
+		res, err := x.Run(k.Config(Defaults(c)), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Unconsumable() {
+			continue
+		}
+		corrupted++
+		if !c.ReadsClock() {
+			t.Errorf("case %d corrupts its log with no Date.now() read (hooks: %v): simlab replays --search --hooks --seed %d --view prefix --sequential off", s, c.UsesHooks(), s)
+		}
+	}
+	if hooked < 600 || corrupted == 0 {
+		t.Errorf("%d of 2000 cases create a hook, %d corrupt: want about half, and some", hooked, corrupted)
+	}
+}
