@@ -228,18 +228,34 @@ type entity struct {
 	token      int32
 	conflicted bool
 	disposed   bool
-	// carriedAt is 1 + the log index of the payload a carried read took
-	// while no race attended it (0: none): the next carried receive of
-	// the hook settles on it at once.
+	// carriedAt is 1 + the log index of the payload the hook's carried
+	// read settled on while none of the races awaiting it was live (0:
+	// none): the read is kept, settled, and the hook's next carried
+	// receives take it at once. dropped: a dispose dropped the carried
+	// read while it awaited a payload; it never settles, and every later
+	// carried receive of the hook awaits it.
 	carriedAt int
+	dropped   bool
 }
 
-// waiter is a receive awaiting hook ent's next payload.
+// waiter is a receive awaiting hook ent's next payload; carried, the
+// hook's carried read (its receives are the hook's carriers).
 type waiter struct {
 	ent          int32
 	node         *cnode
 	parent, slot int32
 	carried      bool
+}
+
+// carrier is a carried receive awaiting its hook's carried read. A hook
+// has one carried read at a time (the generated TypeScript's c_h), and
+// every carried receive of the hook races it until it settles: the
+// receives of races run one after another (a read a race lost is raced
+// again by the next) and of races run at once alike.
+type carrier struct {
+	ent          int32
+	node         *cnode
+	parent, slot int32
 }
 
 // payload is a hook_received the walk took with no receive awaiting it:
@@ -386,6 +402,10 @@ type Replayer struct {
 	failAt   int
 	div      Divergence
 	divAt    int
+
+	// carriers are the carried receives awaiting their hook's carried
+	// read, in the order they began to; targets is deliverCarried's.
+	carriers, targets []carrier
 }
 
 // Replay replays program p against log, as core's replay does.
@@ -399,7 +419,7 @@ func Replay(p *Compiled, log []Event) Outcome {
 func (m *Replayer) Replay(p *Compiled, log []Event) Outcome {
 	*m = Replayer{Explain: m.Explain, Clock: m.Clock, Conflicts: m.Conflicts, CallSite: m.CallSite, order: m.order[:0], occ: m.occ[:0], Wins: m.Wins[:0], Clocks: m.Clocks[:0], Retained: m.Retained, clocksRun: m.clocksRun[:0], lastTaken: -1, prog: p, log: log, ents: m.ents[:0], frames: m.frames[:0], vars: m.vars[:0],
 		parked: m.parked[:0], pending: m.pending[:0], resolved: m.resolved[:0], at: -1,
-		hookVars: m.hookVars[:0], waiters: m.waiters[:0], payloads: m.payloads[:0]}
+		hookVars: m.hookVars[:0], waiters: m.waiters[:0], payloads: m.payloads[:0], carriers: m.carriers[:0], targets: m.targets[:0]}
 	for range p.labels {
 		m.vars = append(m.vars, undefined)
 	}
@@ -558,10 +578,8 @@ func (m *Replayer) deliverNext() bool {
 	}
 	at := m.at
 	m.at = r.at
-	if r.node != nil && r.carried && !r.failed && m.frames[r.parent].settled {
-		// A carried read settling after its race was lost: the next
-		// carried receive of the hook takes it.
-		m.ents[r.k].carriedAt = r.at + 1
+	if r.carried {
+		m.deliverCarried(r)
 	} else if r.node != nil {
 		// A hook's payload (or its conflict) to the receive awaiting it.
 		if r.node.label >= 0 && !r.failed {
@@ -573,6 +591,59 @@ func (m *Replayer) deliverNext() bool {
 	}
 	m.at = at
 	return true
+}
+
+// deliverCarried is hook r.k's carried read settled (r.failed: rejected
+// by a hook_conflict): every carried receive awaiting it resumes, in the
+// order it began to, each taking the value whether its race is still live
+// or not (a lost race's ignores it), as each await of the generated
+// TypeScript's c_h does. One whose race was live when the read settled
+// uses the read up (it clears c_h): the hook's next carried receive begins
+// another. Else the read is kept, settled, for the next to take at once.
+// A rejected read is never cleared: the hook is conflicted.
+func (m *Replayer) deliverCarried(r resolution) {
+	m.targets = m.targets[:0]
+	kept := m.carriers[:0]
+	for _, c := range m.carriers {
+		if c.ent == r.k {
+			m.targets = append(m.targets, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	m.carriers = kept
+	if !r.failed {
+		live := false
+		for _, c := range m.targets {
+			live = live || !m.frames[c.parent].settled
+			if c.node.label >= 0 {
+				m.vars[c.node.label] = r.v
+			}
+		}
+		m.ents[r.k].carriedAt = 0
+		if !live {
+			m.ents[r.k].carriedAt = r.at + 1
+		}
+	}
+	for _, c := range m.targets {
+		m.notify(c.parent, c.slot, r.v, r.failed)
+	}
+}
+
+// reading reports whether hook k's carried read is outstanding: awaiting
+// a payload, or settled and not yet delivered.
+func (m *Replayer) reading(k int32) bool {
+	for _, w := range m.waiters {
+		if w.ent == k && w.carried {
+			return true
+		}
+	}
+	for _, r := range m.resolved {
+		if r.k == k && r.carried {
+			return true
+		}
+	}
+	return false
 }
 
 // claim offers log[i] to the live entity its correlation id names; it
@@ -637,7 +708,7 @@ func (m *Replayer) claim(i int) bool {
 				e.conflicted = true
 				for j := 0; j < len(m.waiters); {
 					if w := m.waiters[j]; w.ent == ev.Ordinal {
-						m.resolved = append(m.resolved, resolution{k: w.ent, failed: true, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot, eager: m.Conflicts == ConflictAtOnce})
+						m.resolved = append(m.resolved, resolution{k: w.ent, failed: true, at: i, clock: ev.CreatedMS, node: w.node, parent: w.parent, slot: w.slot, carried: w.carried, eager: m.Conflicts == ConflictAtOnce})
 						m.waiters = append(m.waiters[:j], m.waiters[j+1:]...)
 						continue
 					}
@@ -780,8 +851,9 @@ type resolution struct {
 	at     int   // the event's index in the log
 	clock  int64 // the event's CreatedMS
 	// node, parent and slot are, for a hook's payload, the receive it
-	// goes to (nil: the entity's own statement); carried, that the
-	// receive is a carried read.
+	// goes to (nil: the entity's own statement); carried, that it settles
+	// the hook's carried read, for every carrier awaiting it
+	// (deliverCarried).
 	node         *cnode
 	parent, slot int32
 	carried      bool
@@ -849,7 +921,10 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 			// whatever the log holds past it.
 			m.ents[k].disposed = true
 			n := len(m.waiters)
-			m.waiters = slices.DeleteFunc(m.waiters, func(w waiter) bool { return w.ent == k })
+			m.waiters = slices.DeleteFunc(m.waiters, func(w waiter) bool {
+				m.ents[k].dropped = m.ents[k].dropped || w.ent == k && w.carried
+				return w.ent == k
+			})
 			m.suspending = m.suspending || m.ents[k].live && len(m.waiters) < n
 		}
 		m.notify(parent, slot, undefined, false)
@@ -883,31 +958,25 @@ func (m *Replayer) start(n *cnode, parent, slot int32) {
 func (m *Replayer) receive(n *cnode, parent, slot int32) {
 	k := m.hookVars[n.hook]
 	e := &m.ents[k]
-	if e.conflicted {
-		m.resolved = append(m.resolved, resolution{k: k, failed: true, at: m.at, node: n, parent: parent, slot: slot})
-		return
-	}
 	if n.carry {
-		// The read a race lost, raced again: settled meanwhile, it
-		// settles this race at once (at its own place in the log);
-		// else it is awaited here instead of there.
+		// The hook's carried read: outstanding (awaiting a payload, or
+		// settled and not yet delivered), this receive awaits it too, as
+		// the receives before it do, whether their races were lost or
+		// are live; settled and kept, it settles this race at once (at
+		// its own place in the log); else this receive begins one, as a
+		// plain receive reads.
+		m.carriers = append(m.carriers, carrier{ent: k, node: n, parent: parent, slot: slot})
+		if e.dropped || m.reading(k) {
+			return
+		}
 		if at := e.carriedAt; at > 0 {
-			e.carriedAt = 0
 			m.resolved = append(m.resolved, resolution{k: k, v: truthy, at: at - 1, clock: m.log[at-1].CreatedMS, node: n, parent: parent, slot: slot, carried: true})
 			return
 		}
-		for j := range m.waiters {
-			if w := &m.waiters[j]; w.ent == k && w.carried {
-				w.node, w.parent, w.slot = n, parent, slot
-				return
-			}
-		}
-		for j := range m.resolved {
-			if r := &m.resolved[j]; r.k == k && r.carried && r.node != nil {
-				r.node, r.parent, r.slot = n, parent, slot
-				return
-			}
-		}
+	}
+	if e.conflicted {
+		m.resolved = append(m.resolved, resolution{k: k, failed: true, at: m.at, node: n, parent: parent, slot: slot, carried: n.carry})
+		return
 	}
 	for j, p := range m.payloads {
 		if p.ent == k {
