@@ -12,9 +12,9 @@ import (
 // against a sleep's wait_completed in both log orders, two hooks read
 // concurrently, a hook per loop iteration (each with its own token), a
 // token another run holds, hook events at a step's ordinal and after the
-// hook's hook_disposed. Both replays must end the same way on every pinned
-// core (status, the entities pending with a hook's token and disposal, the
-// event and class of a divergence).
+// hook's hook_disposed; and carried reads (carriedCases). Both replays must
+// end the same way on every pinned core (status, the entities pending with
+// a hook's token and disposal, the event and class of a divergence).
 
 var runEvs = []program.Event{program.E(program.RunCreated, -1), program.E(program.RunStarted, -1)}
 
@@ -291,9 +291,160 @@ func knownHang(p *program.Compiled, log []program.Event, sim program.Outcome, re
 	return false
 }
 
+// ran is step k run to completion (result 1).
+func ran(k int32, name string) []program.Event {
+	return []program.Event{sCreated(k, name), sCompleted(k, name, 1)}
+}
+
+// carriedCases are carried reads (receive with carry: true) and their plain
+// counterparts on the same logs: model/program's
+// TestACarriedReadTakesThePayloadALostRaceWouldHaveLost, payloads before a
+// race, back to back, a read raced three times, and model/flow's wake loop
+// with the heartbeat and a payload in both orders. A plain receive's lost
+// race leaves its awaiter enrolled, and the next payload goes to it
+// (vercel/workflow #4264); a carried read is raced again and takes it.
+// Then one read raced by two races at once, and a read a dispose dropped.
+func carriedCases() []hookCase {
+	const hour = 3_600_000
+	var out []hookCase
+	// both adds a log of the carried program and of its plain counterpart.
+	both := func(name, carried, plain, wantCarried, wantPlain string, log ...[]program.Event) {
+		l := evs(log...)
+		out = append(out, hookCase{name: name + " (carried)", program: carried, log: l, want: wantCarried},
+			hookCase{name: name + " (plain)", program: plain, log: l, want: wantPlain})
+	}
+	loop := func(name, wantCarried, wantPlain string, log ...[]program.Event) {
+		both(name, "carryloop", "plainloop", wantCarried, wantPlain, log...)
+	}
+	made := []program.Event{hCreated(0, 0)}
+	lost := func(k int32) []program.Event { return []program.Event{wCreated(k, hour), wCompleted(k)} }
+
+	// model/program's TestACarriedReadTakesThePayloadALostRaceWouldHaveLost.
+	loop("round 1's sleep won, round 2's sleep created, then a payload",
+		"suspended on hook#0 (created), wait#2 (created), step#3 x", "suspended on hook#0 (created), wait#2 (created)",
+		runEvs, made, lost(1), []program.Event{wCreated(2, hour), hReceived(0)})
+	loop("round 1's sleep won, then a payload",
+		"suspended on hook#0 (created), wait#2, step#3 x", "suspended on hook#0 (created), wait#2",
+		runEvs, made, lost(1), []program.Event{hReceived(0)})
+	loop("round 1's sleep won, a payload, round 2 ran x",
+		"suspended on hook#0 (created), wait#2, wait#4", "diverged at event 6 (unconsumable)",
+		runEvs, made, lost(1), []program.Event{hReceived(0)}, ran(3, "x"))
+
+	// Two payloads back to back: after two lost races (the carried read
+	// wins round 3 on the first, the second is buffered; the plain
+	// receives' dead awaiters take both), and across them (each lost
+	// race's payload wins the next round).
+	twoLost := evs(runEvs, made, lost(1), lost(2), []program.Event{wCreated(3, hour)})
+	loop("two lost rounds, then two payloads", "suspended on hook#0 (created), wait#3 (created), step#4 x", "suspended on hook#0 (created), wait#3 (created)",
+		twoLost, []program.Event{hReceived(0), hReceived(0)})
+	loop("two lost rounds, two payloads, then x", "completed", "diverged at event 10 (unconsumable)",
+		twoLost, []program.Event{hReceived(0), hReceived(0)}, ran(4, "x"))
+	loop("a payload after each of two lost rounds", "completed", "diverged at event 6 (unconsumable)",
+		runEvs, made, lost(1), []program.Event{hReceived(0)}, ran(3, "x"), lost(4), []program.Event{hReceived(0)})
+	loop("round 1 lost, then two payloads, then x", "suspended on hook#0 (created), wait#2, wait#4, step#5 x", "suspended on hook#0 (created), wait#2, wait#4",
+		runEvs, made, lost(1), []program.Event{hReceived(0), hReceived(0)}, ran(3, "x"))
+
+	// A read raced three times before its payload: round 3's sleep
+	// created, or completed around the payload.
+	loop("raced three times, then the payload", "suspended on hook#0 (created), wait#3 (created), step#4 x", "suspended on hook#0 (created), wait#3 (created)",
+		twoLost, []program.Event{hReceived(0)})
+	loop("raced three times, the payload, then round 3's sleep", "suspended on hook#0 (created), step#4 x", "completed",
+		twoLost, []program.Event{hReceived(0), wCompleted(3)})
+	loop("raced three times, round 3's sleep, then the payload", "completed", "completed",
+		twoLost, []program.Event{wCompleted(3), hReceived(0)})
+	loop("raced three times, then three payloads", "suspended on hook#0 (created), wait#3 (created), step#4 x", "suspended on hook#0 (created), wait#3 (created), step#4 x",
+		twoLost, []program.Event{hReceived(0), hReceived(0), hReceived(0)})
+
+	// A payload before the first race: buffered, and both reads take it.
+	loop("a payload before hook_created", "suspended on hook#0 (created), wait#1, step#2 x", "suspended on hook#0 (created), wait#1, step#2 x",
+		runEvs, []program.Event{hReceived(0)}, made)
+
+	// model/flow's WakeLoop(3, time.Second): a verify step, then the
+	// carried read raced against the heartbeat, then a cycle of four steps
+	// (drain's result 1: no second cycle). Ordinals: hook 0, then per
+	// iteration i (from 0) verify 1+6i, the heartbeat 2+6i, the cycle
+	// 3+6i to 6+6i.
+	wake := func(name, wantCarried, wantPlain string, log ...[]program.Event) {
+		both(name, "wakeloop", "wakeloopplain", wantCarried, wantPlain, log...)
+	}
+	cycle := func(k int32) []program.Event {
+		return evs(ran(k, "verify"), ran(k+1, "drain"), ran(k+2, "verify"), ran(k+3, "sync"))
+	}
+	armed := evs(runEvs, made, ran(1, "verify"), []program.Event{wCreated(2, 1000)})
+	wake("the heartbeat, then a payload", "suspended on hook#0 (created), step#3 verify", "suspended on hook#0 (created), step#3 verify",
+		armed, []program.Event{wCompleted(2), hReceived(0)})
+	wake("the heartbeat, a payload, then the next iteration's race",
+		"suspended on hook#0 (created), wait#8, step#9 verify", "suspended on hook#0 (created), wait#8",
+		armed, []program.Event{wCompleted(2), hReceived(0)}, cycle(3), ran(7, "verify"))
+	wake("the heartbeat, the cycle, a payload, then the next iteration's race",
+		"suspended on hook#0 (created), wait#8, step#9 verify", "suspended on hook#0 (created), wait#8",
+		armed, []program.Event{wCompleted(2)}, cycle(3), []program.Event{hReceived(0)}, ran(7, "verify"))
+	wake("a payload, then the heartbeat", "suspended on hook#0 (created), step#3 verify", "suspended on hook#0 (created), step#3 verify",
+		armed, []program.Event{hReceived(0), wCompleted(2)})
+	wake("a payload, the heartbeat, then the next iteration's race",
+		"suspended on hook#0 (created), wait#8", "suspended on hook#0 (created), wait#8",
+		armed, []program.Event{hReceived(0), wCompleted(2)}, cycle(3), ran(7, "verify"))
+	wake("a payload before the first race", "suspended on hook#0 (created), wait#2, step#3 verify", "suspended on hook#0 (created), wait#2, step#3 verify",
+		runEvs, made, []program.Event{sCreated(1, "verify"), hReceived(0), sCompleted(1, "verify", 1)})
+	// Every heartbeat won: the dispose drops the read still awaiting, and
+	// the program returns.
+	allBeats := evs(armed, []program.Event{wCompleted(2)}, cycle(3), ran(7, "verify"), lost(8), cycle(9), ran(13, "verify"), lost(14), cycle(15))
+	wake("every heartbeat won", "completed", "completed", allBeats)
+	// The payload lost to round 1's heartbeat wins round 2 (carried) or
+	// goes to round 1's dead awaiter (plain): the plain replay reads
+	// round 2's heartbeat where the carried one ran verify.
+	carriedRun := evs(armed, []program.Event{wCompleted(2), hReceived(0)}, cycle(3), ran(7, "verify"), cycle(9), ran(13, "verify"), lost(14), cycle(15))
+	wake("a payload carried to round 2, the run to its end", "completed", "diverged at event 18 (unconsumable)", carriedRun)
+
+	// Two races at once, each with a carried read of the hook: both race
+	// the one read, and one payload settles both (the generated
+	// TypeScript's c_h, one promise both await), where the second
+	// receive once took the read from the first.
+	add := func(name, prog, want string, log ...[]program.Event) {
+		out = append(out, hookCase{name: name, program: prog, log: evs(log...), want: want})
+	}
+	two := []program.Event{hCreated(0, 0), wCreated(1, hour), wCreated(2, 2*hour)}
+	add("two races at once, one payload", "carryboth", "suspended on hook#0 (created), wait#1 (created), wait#2 (created), step#3 x, step#4 y",
+		runEvs, two, []program.Event{hReceived(0)})
+	add("two races at once, two payloads", "carryboth", "suspended on hook#0 (created), wait#1 (created), wait#2 (created), step#3 x, step#4 y",
+		runEvs, two, []program.Event{hReceived(0), hReceived(0)})
+	add("two races at once, a buffered payload", "carryboth", "suspended on hook#0 (created), wait#1 (created), wait#2 (created), step#3 x, step#4 y",
+		runEvs, []program.Event{hReceived(0)}, two)
+	add("two races at once, the first lost, then a payload", "carryboth", "suspended on hook#0 (created), wait#2 (created), step#3 y",
+		runEvs, two, []program.Event{wCompleted(1), hReceived(0)})
+	add("two races at once, both lost, then a payload", "carryboth", "completed",
+		runEvs, two, []program.Event{wCompleted(1), wCompleted(2), hReceived(0)})
+	add("two races at once, one payload, x and y ran", "carryboth", "completed",
+		runEvs, two, []program.Event{hReceived(0)}, ran(3, "x"), ran(4, "y"))
+
+	// A dispose drops the carried read round 1 lost (hook.js disposeHook
+	// empties the hook's awaiters): round 2's carried receive awaits that
+	// read, which never settles, where it once began another that the
+	// payload settled.
+	add("the read round 1 lost dropped, then a payload", "carrydispose", "suspended on hook#0 (created) (disposed), wait#2 (created)",
+		runEvs, made, lost(1), []program.Event{wCreated(2, hour), hReceived(0)})
+	add("the read round 1 lost dropped, a payload, round 2's sleep", "carrydispose", "suspended on hook#0 (created) (disposed), step#3 final",
+		runEvs, made, lost(1), []program.Event{hReceived(0), wCreated(2, hour), wCompleted(2)})
+	add("the read round 1 lost dropped, round 2's sleep, final ran", "carrydispose", "completed",
+		runEvs, made, lost(1), lost(2), []program.Event{hDisposed(0)}, ran(3, "final"))
+	// Round 1 won, the log's hook_disposed read: round 2 begins a read
+	// the finished consumer never settles.
+	add("round 1 won, the hook disposed, a payload in round 2", "carrydispose", "suspended on wait#1 (created), wait#2 (created)",
+		runEvs, made, []program.Event{wCreated(1, hour), hReceived(0), hDisposed(0), wCreated(2, hour), hReceived(0)})
+	return out
+}
+
 func TestOfflineReplayOfHooks(t *testing.T) {
 	replayers := offlineReplayers(t)
-	for _, c := range hookCases() {
+	checkHookCases(t, replayers, hookCases())
+	t.Run("resume ids", func(t *testing.T) { testOfflineReplayOfHookResumeIDs(t, replayers) })
+	t.Run("carried reads", func(t *testing.T) { checkHookCases(t, replayers, carriedCases()) })
+}
+
+// checkHookCases replays each case on every replayer's core and through
+// simlab's replay for it.
+func checkHookCases(t *testing.T, replayers []*OfflineReplayer, cases []hookCase) {
+	for _, c := range cases {
 		p := program.MustCompile(corpusPrograms[c.program])
 		for _, o := range replayers {
 			sim := o.Core.Replay(p, c.log)
@@ -318,7 +469,6 @@ func TestOfflineReplayOfHooks(t *testing.T) {
 			}
 		}
 	}
-	t.Run("resume ids", func(t *testing.T) { testOfflineReplayOfHookResumeIDs(t, replayers) })
 }
 
 // A lazy resume's hook_received carries a resumeId, and core delivers the

@@ -156,6 +156,42 @@ var corpusPrograms = map[string][]program.Node{
 		{If: "late", Then: []program.Node{{Step: "x"}}, Else: []program.Node{{Step: "y"}}},
 		{Dispose: "h"},
 	},
+	// Carried reads (receive with carry: true, a hook's read carried
+	// across the races it loses): one hook raced against a sleep in a
+	// loop (model/program's
+	// TestACarriedReadTakesThePayloadALostRaceWouldHaveLost), and
+	// model/flow's wake loop; each beside its plain counterpart, whose
+	// lost races leave their awaiters enrolled to lose the payloads they
+	// take (vercel/workflow #4264).
+	"carryloop":     carryLoop(true),
+	"plainloop":     carryLoop(false),
+	"wakeloop":      flow.WakeLoop(3, time.Second),
+	"wakeloopplain": uncarried(flow.WakeLoop(3, time.Second)),
+	// A carried read the hook's dispose drops, raced again: it never
+	// settles.
+	"carrydispose": {
+		{Hook: "h"},
+		{Loop: 2, Do: []program.Node{
+			{Race: []program.Node{{Receive: "h", Carry: true}, {Sleep: time.Hour}}, As: "got"},
+			{Dispose: "h"},
+		}},
+		{Step: "final"},
+	},
+	// Two races at once, each with a carried read of one hook: both race
+	// the hook's one read.
+	"carryboth": {
+		{Hook: "h"},
+		{All: []program.Node{
+			{Seq: []program.Node{
+				{Race: []program.Node{{Receive: "h", Carry: true}, {Sleep: time.Hour}}, As: "a"},
+				{If: "a", Then: []program.Node{{Step: "x"}}},
+			}},
+			{Seq: []program.Node{
+				{Race: []program.Node{{Receive: "h", Carry: true}, {Sleep: 2 * time.Hour}}, As: "b"},
+				{If: "b", Then: []program.Node{{Step: "y"}}},
+			}},
+		}},
+	},
 	"nested": {
 		{All: []program.Node{
 			{Seq: []program.Node{
@@ -167,6 +203,35 @@ var corpusPrograms = map[string][]program.Node{
 		}},
 		{Step: "f"},
 	},
+}
+
+// carryLoop is the program of model/program's
+// TestACarriedReadTakesThePayloadALostRaceWouldHaveLost: a hook read raced
+// against an hour's sleep three times, a step when the read won; carry,
+// the read is carried.
+func carryLoop(carry bool) []program.Node {
+	return []program.Node{
+		{Hook: "h"},
+		{Loop: 3, Do: []program.Node{
+			{Race: []program.Node{{Receive: "h", Carry: carry}, {Sleep: time.Hour}}, As: "got"},
+			{If: "got", Then: []program.Node{{Step: "x"}}},
+		}},
+	}
+}
+
+// uncarried is prog with every receive a plain one.
+func uncarried(prog []program.Node) []program.Node {
+	out := slices.Clone(prog)
+	for i := range out {
+		n := &out[i]
+		n.Carry = false
+		for _, kids := range []*[]program.Node{&n.All, &n.Race, &n.Seq, &n.Then, &n.Else, &n.Do} {
+			if *kids != nil {
+				*kids = uncarried(*kids)
+			}
+		}
+	}
+	return out
 }
 
 func stormBranches(n int) []program.Node {
