@@ -47,7 +47,10 @@ import (
 //	               carries the read across races instead, as iterating the
 //	               hook does (it.next() kept until it settles): a read the
 //	               race lost is raced again by the next carried receive of
-//	               the hook, settled or not
+//	               the hook, settled or not; the hook has one carried read,
+//	               so carried receives in races running at once race the
+//	               same read and its payload settles each of them; a read
+//	               a dispose dropped never settles
 //	dispose: H     H.dispose(): the next suspension writes hook_disposed;
 //	               awaits nothing
 //
