@@ -168,3 +168,46 @@ func programStory(res *flow.Result, cfg flow.Config, message string, evidence []
 	story := append([]string{message}, evidence...)
 	return append(story, res.Explain(cfg.Program)...)
 }
+
+// countProgramFeatures counts, for a search's seed (model.Scenario.SeedScenario),
+// which features its drawn program and faults have: the search's coverage of
+// shapes (feature:hook, feature:carry, feature:race, ...), beside what its
+// runs did.
+func countProgramFeatures(cov map[string]int, sc *model.Scenario) {
+	seen := map[string]bool{}
+	var walk func(ns []program.Node)
+	walk = func(ns []program.Node) {
+		for i := range ns {
+			n := &ns[i]
+			seen["feature:"+n.Kind().String()] = true
+			if n.Carry {
+				seen["feature:carry"] = true
+			}
+			walk(n.All)
+			walk(n.Race)
+			walk(n.Seq)
+			walk(n.Then)
+			walk(n.Else)
+			walk(n.Do)
+		}
+	}
+	walk(sc.Workflow.Program)
+	if r := sc.Workflow.Resumes; r.Set() {
+		seen["feature:resumes"] = true
+		if r.One {
+			seen["feature:resumes.one"] = true
+		}
+		if r.AtDeadlines {
+			seen["feature:resumes.at_deadlines"] = true
+		}
+	}
+	if sc.Faults.Crash > 0 {
+		seen["feature:crash"] = true
+	}
+	if sc.Workflow.MaxDuration > 0 {
+		seen["feature:time_limit"] = true
+	}
+	for k := range seen {
+		cov[k]++
+	}
+}

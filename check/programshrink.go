@@ -353,6 +353,8 @@ func ProgramForceable(sc model.Scenario) error {
 		return fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
 	case sc.Faults.Crash > 0:
 		return fmt.Errorf("faults.crash %v: a crash is drawn on each side, not forced; remove it from the scenario", sc.Faults.Crash)
+	case w.Search != "":
+		return fmt.Errorf("workflow.search %s draws a program per seed: reproduce the seed's shrunk counterexample, the scenario file simlab check writes", w.Search)
 	case w.Resumes.Set():
 		return errors.New("workflow.resumes: the outside driver's resumes are timed on the real side, not held in simlab's order; reproduce cannot force them yet")
 	}

@@ -195,10 +195,13 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 	isProgram := sc.IsProgram()
 	var flowCfg flow.Config
 	wanted := map[string]bool{}
+	search := sc.Workflow.Search != ""
 	if isProgram {
 		var err error
-		if flowCfg, err = FlowConfig(&sc); err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		if !search {
+			if flowCfg, err = FlowConfig(&sc); err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+			}
 		}
 		for _, p := range cfg.Props {
 			wanted[p.Name] = true
@@ -225,13 +228,27 @@ func Sweep(cfg SweepConfig) (*Report, error) {
 				r.coverage = map[string]int{}
 			}
 			if isProgram {
-				res, jrep, err := programRun(&w.flow, &sc, flowCfg, chunk[i])
+				seedSc, fcfg := &sc, flowCfg
+				if search {
+					// The seed's own program, driver and faults.
+					drawn := sc.SeedScenario(chunk[i])
+					c, err := FlowConfig(&drawn)
+					if err != nil {
+						*r = seedResult{done: true, err: fmt.Errorf("seed %d: %w", chunk[i], err)}
+						return
+					}
+					seedSc, fcfg = &drawn, c
+				}
+				res, jrep, err := programRun(&w.flow, seedSc, fcfg, chunk[i])
 				if err != nil {
 					*r = seedResult{done: true, err: err}
 					return
 				}
 				clear(r.coverage)
 				countProgramCoverage(r.coverage, res)
+				if search {
+					countProgramFeatures(r.coverage, seedSc)
+				}
 				programVerdicts(jrep, wanted, r)
 				r.done = true
 				return
@@ -420,12 +437,13 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		if rep.First[v.prop] != nil || cfg.Known != nil && cfg.Known(v.prop, seed) {
 			continue
 		}
-		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: programStoryAt(sc, seed, v), Replay: cfg.Spec.RunCommand(seed)}
+		seedSc := sc.SeedScenario(seed) // a search's: the seed's own program
+		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: programStoryAt(&seedSc, seed, v), Replay: cfg.Spec.RunCommand(seed)}
 		cfg.saveSchedule(f, func() (string, string, error) {
-			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, *sc, seed, v.prop, cfg.Stop)
+			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, seedSc, seed, v.prop, cfg.Stop)
 			f.ShrunkSeed = s
 			line := fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s)
-			if v.prop == ReplayableLog && ProgramForceable(*sc) == nil {
+			if v.prop == ReplayableLog && ProgramForceable(seedSc) == nil {
 				line += "; on the real core: " + ReproduceProgramCommand(path, s)
 			}
 			return path, line, err

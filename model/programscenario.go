@@ -19,6 +19,9 @@ import (
 // fan-outs of plain steps is not one: it is the fan-out list the engine
 // runs.
 func (s *Scenario) IsProgram() bool {
+	if s.Workflow.Search != "" {
+		return true // each seed draws its program
+	}
 	if s.Workflow.Program == nil {
 		return false
 	}
@@ -36,8 +39,33 @@ var ErrProgramScenario = errors.New("the scenario's workflow.program is a progra
 var ProgramFields = []string{
 	"name", "description", "workflow.program", "workflow.max_inline", "workflow.body", "workflow.max_retries",
 	"workflow.inline_ownership_lease", "workflow.replay_base", "workflow.replay_per_entity", "workflow.replay_per_event",
-	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays", "workflow.resumes",
+	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays", "workflow.resumes", "workflow.search",
 	"faults.crash", "limits.max_time", "budget.work_after_end",
+}
+
+// The searches a program's scenario may run (workflow.search).
+const (
+	SearchPrograms = "programs"
+	SearchHooks    = "hooks"
+)
+
+// SeedScenario is seed's scenario: s itself, or for a search (workflow.search)
+// the program, driver, crash rate and time limit seed draws (a plain
+// program's scenario, with no search, that simlab run replays).
+func (s *Scenario) SeedScenario(seed uint64) Scenario {
+	out := *s
+	if s.Workflow.Search == "" {
+		return out
+	}
+	k := flow.DrawCase(seed)
+	if s.Workflow.Search == SearchHooks {
+		k = flow.DrawHookCase(seed)
+	}
+	out.Workflow.Search = ""
+	out.Workflow.Program, out.Workflow.Resumes = k.Program, resumesOf(k.Resumes)
+	out.Faults.Crash, out.Workflow.MaxDuration = k.Crash, k.MaxDuration
+	out.Description = fmt.Sprintf("%s: case %d", s.Name, seed)
+	return out
 }
 
 // The log views a program's scenario may name (workflow.log_view).
@@ -83,6 +111,18 @@ func (s *Scenario) validateProgram() error {
 	case "", LogViewPrefix, LogViewOwnWrites, LogViewTailFence:
 	default:
 		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release), %s (a World without slot ids) or %s (the same World refusing a replay's write from a log that is not the tail)", w.LogView, LogViewPrefix, LogViewOwnWrites, LogViewTailFence)
+	}
+	switch w.Search {
+	case "":
+	case SearchPrograms, SearchHooks:
+		switch {
+		case len(w.Program) > 0:
+			return fmt.Errorf("workflow.search = %s draws each seed's program: the scenario sets none (workflow.program)", w.Search)
+		case w.Resumes.Set() || s.Faults.Crash > 0 || w.MaxDuration > 0:
+			return fmt.Errorf("workflow.search = %s draws each seed's driver, crash rate and time limit: the scenario sets none (workflow.resumes, faults.crash, workflow.max_duration)", w.Search)
+		}
+	default:
+		return fmt.Errorf("workflow.search = %q: want %s (flow.DrawCase) or %s (programs with hooks and a driver, flow.DrawHookCase)", w.Search, SearchPrograms, SearchHooks)
 	}
 	if r := w.Resumes; r.Set() {
 		c, err := program.Compile(w.Program)
@@ -179,6 +219,11 @@ var programBuiltins = map[string]func() Scenario{
 		s := programScenario("wake-loop", "the engine team's wake-loop (vercel/workflow #4017): one loop of 12 cycles racing a carried read of one hook against a 1s heartbeat, a verify before each heartbeat and a verify, drain, verify, sync cycle after each wake (one more back to back when drain says so); wakes every 150ms for 6s, two at once, and one at each heartbeat's deadline",
 			flow.WakeLoop(12, time.Second))
 		s.Workflow.Resumes = resumesOf(flow.WakeLoopResumes)
+		return s
+	},
+	"program-search": func() Scenario {
+		s := programScenario("program-search", "a search over workflow shapes: each seed draws a program up to 3 deep with hooks (steps, races, Promise.all, if, loops, pools, Date.now() deadlines, hooks raced against sleeps), an outside driver for its hooks, a time limit and a crash rate (flow.DrawHookCase; simlab replays --search --hooks)", nil)
+		s.Workflow.Search = SearchHooks
 		return s
 	},
 	"inline-hang": func() Scenario {

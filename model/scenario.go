@@ -136,6 +136,12 @@ type Workflow struct {
 	// core's resumeHook does (none by default). A program's scenario
 	// only, with a hook.
 	Resumes Resumes `json:"resumes,omitzero" yaml:"resumes,omitempty"`
+	// Search makes each seed draw its own program, faults and driver, a
+	// search over workflow shapes: "programs" (flow.DrawCase, as
+	// simlab replays --search) or "hooks" (flow.DrawHookCase, programs
+	// with hooks and a driver for them). A program's scenario only; it
+	// sets no program, resumes, crash or time limit of its own.
+	Search string `json:"search,omitempty" yaml:"search,omitempty"`
 }
 
 // Resumes is the outside driver of a program's hooks (model/flow's
@@ -304,6 +310,9 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("run_interval = %v: must not be negative", s.RunInterval)
 	}
 	w := &s.Workflow
+	if w.Search != "" {
+		return s.validateProgram() // each seed draws its program
+	}
 	if w.Program != nil {
 		if err := program.Validate(w.Program, "workflow.program"); err != nil {
 			return err

@@ -250,6 +250,8 @@ func SimulateWith(cfg Config, o SimOptions) ([]*Run, error) {
 // replays it) as a run of the lab: its trace, judged on its spans as a
 // trace file's runs are (a program's run has no History).
 func programRun(sc *model.Scenario, cfg Config, seed uint64) (*Run, error) {
+	drawn := sc.SeedScenario(seed) // a search's seed runs the program it draws
+	sc = &drawn
 	fcfg, err := check.FlowConfig(sc)
 	if err != nil {
 		return nil, err

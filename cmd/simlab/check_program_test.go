@@ -181,3 +181,34 @@ func TestCheckOffersReproduceForAForceableCounterexample(t *testing.T) {
 		t.Errorf("the report lacks %q:\n%s", want, out)
 	}
 }
+
+// A search over shapes in check (workflow.search: the built-in
+// program-search): each seed runs the program it draws, the coverage counts
+// the features the seeds' programs had, a violation's replay command runs
+// the seed's own program, and its shrunk file is a plain program's scenario.
+// validate refuses a search; a search that also sets a program is refused.
+func TestCheckOfAProgramSearch(t *testing.T) {
+	out, _, err := runCLI(t, "check", "--scenario", "program-search", "--seeds", "300", "--schedules", t.TempDir())
+	if c := exitCode(err); c != 0 && c != 1 {
+		t.Fatalf("exit %d (%v):\n%s", c, err, out)
+	}
+	for _, want := range []string{"feature:hook=", "feature:carry=", "feature:clock=", "feature:resumes=", "feature:pool="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the coverage lacks %s:\n%s", want, out)
+		}
+	}
+	story, _, err := runCLI(t, "run", "--scenario", "program-search", "--seed", "3")
+	if err != nil || !strings.Contains(story, "program-search, case 3: ") || !strings.Contains(story, "program:\n  - ") {
+		t.Errorf("run of a search's seed: %v; want the case's program:\n%s", err, story)
+	}
+	if _, _, err := runCLI(t, "validate", "--scenario", "program-search"); exitCode(err) != 2 {
+		t.Errorf("validate of a search: exit %d, want 2", exitCode(err))
+	}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte("name: s\nbase: program-search\nworkflow:\n  program: [{step: a}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "check", "--scenario", path, "--seeds", "1"); exitCode(err) != 2 || !strings.Contains(err.Error(), "draws each seed's program") {
+		t.Errorf("a search with a program: exit %d (%v), want 2 naming it", exitCode(err), err)
+	}
+}

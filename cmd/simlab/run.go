@@ -14,6 +14,7 @@ import (
 	"github.com/simlab/simlab/check"
 	"github.com/simlab/simlab/model"
 	"github.com/simlab/simlab/model/flow"
+	"github.com/simlab/simlab/model/program"
 	"github.com/simlab/simlab/sim"
 )
 
@@ -135,6 +136,12 @@ end and its story (a corrupted log's writers, a run ended more than once).`,
 // runtime replays it (model/flow), its story (a corrupted log's writers, a
 // run's several ends) and, with --trace-out or --otlp, its trace.
 func runProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, seed uint64, tf *traceFlags, out io.Writer, asJSON, twice bool) error {
+	if sc.Workflow.Search != "" && !asJSON && !tf.toStdout() {
+		// A search's seed runs the program it draws: say which.
+		drawn := sc.SeedScenario(seed)
+		fmt.Fprintf(out, "%s, case %d: time limit %v, crash rate %v, resumes %+v, the program:\n%s", sc.Name, seed, drawn.Workflow.MaxDuration, drawn.Faults.Crash, drawn.Workflow.Resumes, program.Format(drawn.Workflow.Program))
+	}
+	sc = sc.SeedScenario(seed)
 	cfg, err := check.FlowConfig(&sc)
 	if err != nil {
 		return badInput(fmt.Errorf("scenario %s: %w", sc.Name, err))
