@@ -65,7 +65,7 @@ func TestRunRefusesAProgramsScenario(t *testing.T) {
 // valid; a file may start from one (base: storm).
 func TestBuiltinProgramScenarios(t *testing.T) {
 	names := BuiltinProgramNames()
-	if want := []string{"clock-storm", "control", "hook-storm", "inline-hang", "storm", "wake-loop"}; !slices.Equal(names, want) {
+	if want := []string{"clock-storm", "control", "hook-storm", "inline-hang", "program-search", "storm", "wake-loop"}; !slices.Equal(names, want) {
 		t.Fatalf("built-in programs %v: want %v", names, want)
 	}
 	for _, n := range names {
