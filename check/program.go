@@ -175,23 +175,12 @@ func programStory(res *flow.Result, cfg flow.Config, message string, evidence []
 // runs did.
 func countProgramFeatures(cov map[string]int, sc *model.Scenario) {
 	seen := map[string]bool{}
-	var walk func(ns []program.Node)
-	walk = func(ns []program.Node) {
-		for i := range ns {
-			n := &ns[i]
-			seen["feature:"+n.Kind().String()] = true
-			if n.Carry {
-				seen["feature:carry"] = true
-			}
-			walk(n.All)
-			walk(n.Race)
-			walk(n.Seq)
-			walk(n.Then)
-			walk(n.Else)
-			walk(n.Do)
+	program.Walk(sc.Workflow.Program, func(n *program.Node) {
+		seen["feature:"+n.Kind().String()] = true
+		if n.Carry {
+			seen["feature:carry"] = true
 		}
-	}
-	walk(sc.Workflow.Program)
+	})
 	if r := sc.Workflow.Resumes; r.Set() {
 		seen["feature:resumes"] = true
 		if r.One {

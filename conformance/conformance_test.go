@@ -308,12 +308,17 @@ func (c *comparison) apply(call realworld.Call) {
 // answers to it; a difference that does not come back on a fresh run is
 // returned as it was met.
 func shrink(d *realworld.Driver, w realworld.World, calls []realworld.Call, reals0, mods0 []realworld.Answer) ([]realworld.Call, []realworld.Answer, []realworld.Answer) {
+	return shrinkWith(RunModel, d, w, calls, reals0, mods0)
+}
+
+// shrinkWith is shrink against runModel's answers (RunModel, RunHookModel).
+func shrinkWith(runModel func(realworld.World, []realworld.Call) []realworld.Answer, d *realworld.Driver, w realworld.World, calls []realworld.Call, reals0, mods0 []realworld.Answer) ([]realworld.Call, []realworld.Answer, []realworld.Answer) {
 	differs := func(cs []realworld.Call) ([]realworld.Call, []realworld.Answer, []realworld.Answer, bool) {
 		real, err := d.Run(cs)
 		if err != nil {
 			return nil, nil, nil, false
 		}
-		model := RunModel(w, cs)
+		model := runModel(w, cs)
 		for i := range cs {
 			if !real[i].Same(model[i]) {
 				return cs[:i+1], real[:i+1], model[:i+1], true

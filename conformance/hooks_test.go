@@ -143,37 +143,7 @@ var hookCov = &coverage{m: map[string]map[string]int{}}
 // shrinkHooks removes calls from a differing sequence for as long as the
 // real World and the model still differ (shrink, for hook sequences).
 func shrinkHooks(d *realworld.Driver, w realworld.World, calls []realworld.Call, reals0, mods0 []realworld.Answer) ([]realworld.Call, []realworld.Answer, []realworld.Answer) {
-	differs := func(cs []realworld.Call) ([]realworld.Call, []realworld.Answer, []realworld.Answer, bool) {
-		real, err := d.Run(cs)
-		if err != nil {
-			return nil, nil, nil, false
-		}
-		model := RunHookModel(w, cs)
-		for i := range cs {
-			if !real[i].Same(model[i]) {
-				return cs[:i+1], real[:i+1], model[:i+1], true
-			}
-		}
-		return nil, nil, nil, false
-	}
-	best, reals, mods, ok := differs(calls)
-	if !ok {
-		return calls, reals0, mods0
-	}
-	for changed := true; changed; {
-		changed = false
-		for i := len(best) - 1; i >= 0; i-- {
-			cand := append(append([]realworld.Call(nil), best[:i]...), best[i+1:]...)
-			if realworld.Validate(cand) != nil {
-				continue
-			}
-			if cs, r, m, ok := differs(cand); ok {
-				best, reals, mods, changed = cs, r, m, true
-				i = min(i, len(best))
-			}
-		}
-	}
-	return best, reals, mods
+	return shrinkWith(RunHookModel, d, w, calls, reals0, mods0)
 }
 
 // genHookSequence draws a sequence of hook and run events over 1–3 runs, up

@@ -9,21 +9,6 @@ import (
 	"github.com/simlab/simlab/model/program"
 )
 
-// approvalLoop is a hook read in a loop, each read raced against a 300 ms
-// watchdog sleep, one more step when the payload won, then the hook
-// disposed and a final step.
-func approvalLoop(rounds int) []program.Node {
-	return []program.Node{
-		{Hook: "h"},
-		{Loop: rounds, Do: []program.Node{
-			{Race: []program.Node{{Receive: "h"}, {Sleep: 300 * time.Millisecond}}, As: "got"},
-			{If: "got", Then: []program.Node{{Step: "extra"}}},
-		}},
-		{Dispose: "h"},
-		{Step: "final"},
-	}
-}
-
 // Hooks run on the real core as simlab writes them: the program's hook
 // compiles to createHook, the outside driver resumes it through core's own
 // resumeHook at a cadence, and the runs' logs hold the hook's events with
@@ -32,7 +17,7 @@ func approvalLoop(rounds int) []program.Node {
 // every real log whole, and the driver's resumes reached the runs.
 func TestHooksRunOnTheRealCore(t *testing.T) {
 	r := prepared(t)
-	prog := approvalLoop(3)
+	prog := flow.HookLoop(3, 300*time.Millisecond)
 	compiled := program.MustCompile(prog)
 	sim := flow.Defaults(compiled)
 	resumes := flow.Resumes{Every: 150 * time.Millisecond, Count: 8, Burst: 2, Spread: 5 * time.Millisecond}

@@ -8,19 +8,7 @@ import (
 	"github.com/simlab/simlab/model/program"
 )
 
-// approvals: a hook read in a loop, each read raced against a watchdog
-// sleep, one more step when the payload won.
-func approvals(rounds int) []program.Node {
-	return []program.Node{
-		{Hook: "h"},
-		{Loop: rounds, Do: []program.Node{
-			{Race: []program.Node{{Receive: "h"}, {Sleep: 300 * time.Millisecond}}, As: "got"},
-			{If: "got", Then: []program.Node{{Step: "extra"}}},
-		}},
-		{Dispose: "h"},
-		{Step: "final"},
-	}
-}
+func approvals(rounds int) []program.Node { return HookLoop(rounds, 300*time.Millisecond) }
 
 func count(log []Entry, t program.EventType) int {
 	n := 0

@@ -30,9 +30,15 @@ const caseStream = 0x5eed_ca5e
 func DrawCase(seed uint64) Case {
 	c := sim.NewPCG(seed ^ caseStream)
 	k := Case{Program: program.Random(c, 3)}
+	k.drawFaults(c)
+	return k
+}
+
+// drawFaults draws the case's time limit (none, 500ms or 2s) and crash
+// rate (0, 5 % or 20 %).
+func (k *Case) drawFaults(c sim.Chooser) {
 	k.MaxDuration = []time.Duration{0, 500 * time.Millisecond, 2 * time.Second}[c.Choose(3)]
 	k.Crash = []float64{0, 0.05, 0.2}[c.Choose(3)]
-	return k
 }
 
 // hookStream separates a hook case's draws from DrawCase's, so the cases
@@ -47,8 +53,7 @@ const hookStream = 0x5eed_400c
 func DrawHookCase(seed uint64) Case {
 	c := sim.NewPCG(seed ^ hookStream)
 	k := Case{Program: program.RandomWithHooks(c, 3)}
-	k.MaxDuration = []time.Duration{0, 500 * time.Millisecond, 2 * time.Second}[c.Choose(3)]
-	k.Crash = []float64{0, 0.05, 0.2}[c.Choose(3)]
+	k.drawFaults(c)
 	every := []time.Duration{20, 50, 150}[c.Choose(3)] * time.Millisecond
 	k.Resumes = Resumes{Every: every, Count: int(3 * time.Second / every), One: c.Choose(2) == 1, Burst: 1 + c.Choose(3),
 		Spread: []time.Duration{0, 5 * time.Millisecond}[c.Choose(2)], AtDeadlines: c.Choose(2) == 1}

@@ -131,3 +131,19 @@ func WakeLoop(cycles int, heartbeat time.Duration) []program.Node {
 // WakeLoopResumes is the wake loop's driver: a wake every 150ms for 6s,
 // two at once spread over 5ms, and one at each heartbeat's deadline.
 var WakeLoopResumes = Resumes{Every: 150 * time.Millisecond, Count: 40, Burst: 2, Spread: 5 * time.Millisecond, AtDeadlines: true}
+
+// HookLoop is a hook read in a loop of rounds rounds, each read raced
+// against a watchdog sleep, one more step when the payload won; then the
+// hook disposed and a final step: the smallest shape with a hook that a
+// driver and a watchdog both wake.
+func HookLoop(rounds int, watchdog time.Duration) []program.Node {
+	return []program.Node{
+		{Hook: "h"},
+		{Loop: rounds, Do: []program.Node{
+			{Race: []program.Node{{Receive: "h"}, {Sleep: watchdog}}, As: "got"},
+			{If: "got", Then: []program.Node{{Step: "extra"}}},
+		}},
+		{Dispose: "h"},
+		{Step: "final"},
+	}
+}

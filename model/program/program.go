@@ -455,28 +455,32 @@ func FromFanouts(widths []int, step string) []Node {
 	return prog
 }
 
+// Walk calls fn on every statement of ns and of the statements inside
+// them, in walk order (as Compile numbers them).
+func Walk(ns []Node, fn func(*Node)) {
+	for i := range ns {
+		n := &ns[i]
+		fn(n)
+		Walk(n.All, fn)
+		Walk(n.Race, fn)
+		Walk(n.Seq, fn)
+		Walk(n.Then, fn)
+		Walk(n.Else, fn)
+		Walk(n.Do, fn)
+	}
+}
+
 // StepNames lists the step names a program calls, in order of first
 // appearance.
 func StepNames(ns []Node) []string {
 	var out []string
 	seen := map[string]bool{}
-	var walk func(ns []Node)
-	walk = func(ns []Node) {
-		for i := range ns {
-			n := &ns[i]
-			if n.Step != "" && !seen[n.Step] {
-				seen[n.Step] = true
-				out = append(out, n.Step)
-			}
-			walk(n.All)
-			walk(n.Race)
-			walk(n.Seq)
-			walk(n.Then)
-			walk(n.Else)
-			walk(n.Do)
+	Walk(ns, func(n *Node) {
+		if n.Step != "" && !seen[n.Step] {
+			seen[n.Step] = true
+			out = append(out, n.Step)
 		}
-	}
-	walk(ns)
+	})
 	return out
 }
 

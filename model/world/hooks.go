@@ -66,11 +66,14 @@ const (
 
 var hookResultNames = [...]string{"logged", "conflict", "refused", "refused-logged", "refused-live"}
 
-func (r HookResult) String() string {
-	if int(r) < len(hookResultNames) {
-		return hookResultNames[r]
+func (r HookResult) String() string { return enumName(hookResultNames[:], uint8(r), "HookResult") }
+
+// enumName is names[v], or type(v) for a value past them.
+func enumName(names []string, v uint8, typ string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("HookResult(%d)", uint8(r))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // Refused reports whether the World answered the event with an error.
@@ -94,12 +97,7 @@ const (
 
 var hookOpNames = [...]string{"hook_created", "hook_received", "hook_disposed"}
 
-func (o HookOp) String() string {
-	if int(o) < len(hookOpNames) {
-		return hookOpNames[o]
-	}
-	return fmt.Sprintf("HookOp(%d)", uint8(o))
-}
+func (o HookOp) String() string { return enumName(hookOpNames[:], uint8(o), "HookOp") }
 
 // HookEntry is what a hook event's step appends to the run's log.
 type HookEntry uint8
@@ -115,12 +113,7 @@ const (
 
 var hookEntryNames = [...]string{"", "hook_created", "hook_conflict", "hook_received", "hook_disposed"}
 
-func (e HookEntry) String() string {
-	if int(e) < len(hookEntryNames) {
-		return hookEntryNames[e]
-	}
-	return fmt.Sprintf("HookEntry(%d)", uint8(e))
-}
+func (e HookEntry) String() string { return enumName(hookEntryNames[:], uint8(e), "HookEntry") }
 
 // hook is one hook id's state in its run.
 type hook struct {
