@@ -266,10 +266,19 @@ type comparison struct {
 	w           realworld.World
 	what        string
 	real        *realworld.RealRun
-	model       *ModelRun
+	model       modelRun
 	calls       []realworld.Call
 	reals, mods []realworld.Answer
 	sits        []string
+	// hooks: the model is world.Hooks' (HookModelRun): its own shrink,
+	// replay command and coverage.
+	hooks bool
+}
+
+// modelRun is a model a sequence's calls are applied to one at a time
+// (ModelRun, HookModelRun): its answer, and the situation the call met.
+type modelRun interface {
+	Apply(realworld.Call) (realworld.Answer, string)
 }
 
 func newComparison(t failer, w realworld.World, d *realworld.Driver, what string) *comparison {
@@ -289,29 +298,29 @@ func (c *comparison) apply(call realworld.Call) {
 		c.sits = append(c.sits, sit)
 	}
 	if !r.Same(m) {
-		calls, reals, mods := shrink(c.real.Driver(), c.w, c.calls, c.reals, c.mods)
+		runModel, model, replay := RunModel, fmt.Sprintf("model/world (%s, fence %v)", c.w.Profile, c.w.Fence), "-run Conformance -args -world %s -sequences FILE"
+		if c.hooks {
+			runModel, model, replay = RunHookModel, fmt.Sprintf("world.Hooks (%s)", c.w.Profile), "-run 'Hooks$' -v -args -world %s -hooks.sequences FILE"
+		}
+		calls, reals, mods := shrinkWith(runModel, c.real.Driver(), c.w, c.calls, c.reals, c.mods)
 		js, _ := json.Marshal(realworld.File{Sequences: []realworld.FileSequence{{Name: c.what, Calls: calls, Expect: reals}}})
 		// The table goes to the log and the failure message stays the same
 		// for every sequence: rapid only accepts a shrink that fails with
 		// the same message, and the table names fresh run and step ids.
-		c.t.Logf("%s: %s and model/world (%s, fence %v) differ at call %d (shrunk from %d calls):\n%s\nreplay: go test ./conformance/ -run Conformance -args -world %s -sequences FILE, with FILE:\n%s",
-			c.what, c.w.Package, c.w.Profile, c.w.Fence, len(calls)-1, len(c.calls), realworld.Table(calls, reals, mods), c.w.Name, js)
-		c.t.Fatalf("%s and model/world (%s, fence %v) differ: see the table in the log", c.w.Package, c.w.Profile, c.w.Fence)
+		c.t.Logf("%s: %s and %s differ at call %d (shrunk from %d calls):\n%s\nreplay: go test ./conformance/ "+replay+", with FILE:\n%s",
+			c.what, c.w.Package, model, len(calls)-1, len(c.calls), realworld.Table(calls, reals, mods), c.w.Name, js)
+		c.t.Fatalf("%s and %s differ: see the table in the log", c.w.Package, model)
 	}
 }
 
-// shrink removes calls from a differing sequence, one at a time, for as long
+// shrinkWith removes calls from a differing sequence, one at a time, for as long
 // as the real World and the model still differ, and cuts it after the first
 // difference. rapid's own shrinking pays a real World round trip per try and
 // is stopped by its time limit long before a sequence is minimal; this pass
 // needs a few hundred cheap tries. It returns the shrunk sequence and both
 // answers to it; a difference that does not come back on a fresh run is
-// returned as it was met.
-func shrink(d *realworld.Driver, w realworld.World, calls []realworld.Call, reals0, mods0 []realworld.Answer) ([]realworld.Call, []realworld.Answer, []realworld.Answer) {
-	return shrinkWith(RunModel, d, w, calls, reals0, mods0)
-}
-
-// shrinkWith is shrink against runModel's answers (RunModel, RunHookModel).
+// returned as it was met. runModel is the model's answers to a whole
+// sequence (RunModel, RunHookModel).
 func shrinkWith(runModel func(realworld.World, []realworld.Call) []realworld.Answer, d *realworld.Driver, w realworld.World, calls []realworld.Call, reals0, mods0 []realworld.Answer) ([]realworld.Call, []realworld.Answer, []realworld.Answer) {
 	differs := func(cs []realworld.Call) ([]realworld.Call, []realworld.Answer, []realworld.Answer, bool) {
 		real, err := d.Run(cs)
@@ -347,7 +356,13 @@ func shrinkWith(runModel func(realworld.World, []realworld.Call) []realworld.Ans
 }
 
 // done records the situations of a sequence that agreed throughout.
-func (c *comparison) done() { cov.record(c.w.Name, c.sits) }
+func (c *comparison) done() {
+	if c.hooks {
+		hookCov.record(c.w.Name, c.sits)
+		return
+	}
+	cov.record(c.w.Name, c.sits)
+}
 
 // coverage counts the situations (event, run status, step status → answer)
 // the compared sequences met, per World: what the agreement is evidence for.

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -86,25 +85,12 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-// hookComparison applies calls one at a time to the real World and
-// HookModelRun and fails at the first difference, as comparison does for
-// run and step events.
-type hookComparison struct {
-	t           failer
-	w           realworld.World
-	what        string
-	real        *realworld.RealRun
-	model       *HookModelRun
-	calls       []realworld.Call
-	reals, mods []realworld.Answer
-	sits        []string
+// newHookComparison is a comparison against HookModelRun (world.Hooks).
+func newHookComparison(t failer, w realworld.World, d *realworld.Driver, what string) *comparison {
+	return &comparison{t: t, w: w, what: what, real: d.NewRun(), model: NewHookModelRun(w), hooks: true}
 }
 
-func newHookComparison(t failer, w realworld.World, d *realworld.Driver, what string) *hookComparison {
-	return &hookComparison{t: t, w: w, what: what, real: d.NewRun(), model: NewHookModelRun(w)}
-}
-
-func compareHooks(t failer, w realworld.World, d *realworld.Driver, calls []realworld.Call, what string) *hookComparison {
+func compareHooks(t failer, w realworld.World, d *realworld.Driver, calls []realworld.Call, what string) *comparison {
 	t.Helper()
 	cmp := newHookComparison(t, w, d, what)
 	for _, c := range calls {
@@ -114,37 +100,8 @@ func compareHooks(t failer, w realworld.World, d *realworld.Driver, calls []real
 	return cmp
 }
 
-func (c *hookComparison) apply(call realworld.Call) {
-	c.t.Helper()
-	c.calls = append(c.calls, call)
-	r, err := c.real.Apply(call)
-	if err != nil {
-		c.t.Fatalf("%s on %s: %v", c.what, c.w.Package, err)
-	}
-	m, sit := c.model.Apply(call)
-	c.reals, c.mods = append(c.reals, r), append(c.mods, m)
-	if sit != "" {
-		c.sits = append(c.sits, sit)
-	}
-	if !r.Same(m) {
-		calls, reals, mods := shrinkHooks(c.real.Driver(), c.w, c.calls, c.reals, c.mods)
-		js, _ := json.Marshal(realworld.File{Sequences: []realworld.FileSequence{{Name: c.what, Calls: calls, Expect: reals}}})
-		c.t.Logf("%s: %s and world.Hooks (%s) differ at call %d (shrunk from %d calls):\n%s\nreplay: go test ./conformance/ -run 'Hooks$' -v -args -world %s -hooks.sequences FILE, with FILE:\n%s",
-			c.what, c.w.Package, c.w.Profile, len(calls)-1, len(c.calls), realworld.Table(calls, reals, mods), c.w.Name, js)
-		c.t.Fatalf("%s and world.Hooks (%s) differ: see the table in the log", c.w.Package, c.w.Profile)
-	}
-}
-
-func (c *hookComparison) done() { hookCov.record(c.w.Name, c.sits) }
-
 // hookCov counts the situations the compared hook sequences met.
 var hookCov = &coverage{m: map[string]map[string]int{}}
-
-// shrinkHooks removes calls from a differing sequence for as long as the
-// real World and the model still differ (shrink, for hook sequences).
-func shrinkHooks(d *realworld.Driver, w realworld.World, calls []realworld.Call, reals0, mods0 []realworld.Answer) ([]realworld.Call, []realworld.Answer, []realworld.Answer) {
-	return shrinkWith(RunHookModel, d, w, calls, reals0, mods0)
-}
 
 // genHookSequence draws a sequence of hook and run events over 1–3 runs, up
 // to three hooks a run and three tokens shared by the runs (each hook's
