@@ -249,12 +249,17 @@ type failer interface {
 
 func compare(t failer, w realworld.World, d *realworld.Driver, calls []realworld.Call, what string) *comparison {
 	t.Helper()
-	cmp := newComparison(t, w, d, what)
-	for _, c := range calls {
-		cmp.apply(c)
+	return newComparison(t, w, d, what).all(calls)
+}
+
+// all applies calls in order, then records what they met.
+func (c *comparison) all(calls []realworld.Call) *comparison {
+	c.t.Helper()
+	for _, call := range calls {
+		c.apply(call)
 	}
-	cmp.done()
-	return cmp
+	c.done()
+	return c
 }
 
 // comparison applies calls one at a time to the real World and the model
@@ -273,12 +278,6 @@ type comparison struct {
 	// hooks: the model is world.Hooks' (HookModelRun): its own shrink,
 	// replay command and coverage.
 	hooks bool
-}
-
-// modelRun is a model a sequence's calls are applied to one at a time
-// (ModelRun, HookModelRun): its answer, and the situation the call met.
-type modelRun interface {
-	Apply(realworld.Call) (realworld.Answer, string)
 }
 
 func newComparison(t failer, w realworld.World, d *realworld.Driver, what string) *comparison {

@@ -162,11 +162,5 @@ func hasEntry(log []string, e string) bool {
 
 // RunHookModel applies a whole sequence to a fresh model of w.
 func RunHookModel(w realworld.World, calls []realworld.Call) []realworld.Answer {
-	m := NewHookModelRun(w)
-	out := make([]realworld.Answer, 0, len(calls))
-	for _, c := range calls {
-		a, _ := m.Apply(c)
-		out = append(out, a)
-	}
-	return out
+	return answers(NewHookModelRun(w), calls)
 }

@@ -92,12 +92,7 @@ func newHookComparison(t failer, w realworld.World, d *realworld.Driver, what st
 
 func compareHooks(t failer, w realworld.World, d *realworld.Driver, calls []realworld.Call, what string) *comparison {
 	t.Helper()
-	cmp := newHookComparison(t, w, d, what)
-	for _, c := range calls {
-		cmp.apply(c)
-	}
-	cmp.done()
-	return cmp
+	return newHookComparison(t, w, d, what).all(calls)
 }
 
 // hookCov counts the situations the compared hook sequences met.

@@ -74,7 +74,17 @@ func (m *ModelRun) Apply(c realworld.Call) (a realworld.Answer, sit string) {
 
 // RunModel applies a whole sequence to a fresh model store configured as w.
 func RunModel(w realworld.World, calls []realworld.Call) []realworld.Answer {
-	m := NewModelRun(w)
+	return answers(NewModelRun(w), calls)
+}
+
+// modelRun is a model a sequence's calls are applied to one at a time
+// (ModelRun, HookModelRun): its answer, and the situation the call met.
+type modelRun interface {
+	Apply(realworld.Call) (realworld.Answer, string)
+}
+
+// answers applies calls to m in order.
+func answers(m modelRun, calls []realworld.Call) []realworld.Answer {
 	out := make([]realworld.Answer, 0, len(calls))
 	for _, c := range calls {
 		a, _ := m.Apply(c)

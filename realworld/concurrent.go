@@ -94,29 +94,18 @@ func (h History) Calls() int {
 // Steps lists, per run, the step indices the history names (0..max), which
 // every read-back reads.
 func (h History) Steps() [][]int {
-	out := make([][]int, h.Runs)
-	max := make([]int, h.Runs)
-	for i := range max {
-		max[i] = -1
-	}
-	for _, b := range h.Batches {
-		for _, c := range b.Calls {
-			if c.Run < h.Runs && (StepEvent(c.Type) || c.Op == OpGetStep) && c.Step > max[c.Run] {
-				max[c.Run] = c.Step
-			}
-		}
-	}
-	for r, m := range max {
-		for s := 0; s <= m; s++ {
-			out[r] = append(out[r], s)
-		}
-	}
-	return out
+	return h.upTo(func(c ConcCall) (int, bool) { return c.Step, StepEvent(c.Type) || c.Op == OpGetStep })
 }
 
 // Hooks lists, per run, the hook indices the history names (0..max), which
 // every read-back reads.
 func (h History) Hooks() [][]int {
+	return h.upTo(func(c ConcCall) (int, bool) { return c.Hook, HookEvent(c.Type) })
+}
+
+// upTo lists, per run, 0..the largest index of(c) over the calls that name
+// one.
+func (h History) upTo(of func(ConcCall) (int, bool)) [][]int {
 	out := make([][]int, h.Runs)
 	max := make([]int, h.Runs)
 	for i := range max {
@@ -124,8 +113,8 @@ func (h History) Hooks() [][]int {
 	}
 	for _, b := range h.Batches {
 		for _, c := range b.Calls {
-			if c.Run < h.Runs && HookEvent(c.Type) && c.Hook > max[c.Run] {
-				max[c.Run] = c.Hook
+			if k, ok := of(c); ok && c.Run < h.Runs && k > max[c.Run] {
+				max[c.Run] = k
 			}
 		}
 	}
