@@ -28,6 +28,8 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 		cfg.View = flow.ViewOwnWrites
 	case model.LogViewTailFence:
 		cfg.View = flow.ViewTailFence
+	case model.LogViewCountGuard:
+		cfg.View = flow.ViewCountGuard
 	}
 	if r := w.Resumes; r.Set() {
 		cfg.Resumes = flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}

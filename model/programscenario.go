@@ -70,9 +70,10 @@ func (s *Scenario) SeedScenario(seed uint64) Scenario {
 
 // The log views a program's scenario may name (workflow.log_view).
 const (
-	LogViewPrefix    = "prefix"
-	LogViewOwnWrites = "own-writes"
-	LogViewTailFence = "tail-fence"
+	LogViewPrefix     = "prefix"
+	LogViewOwnWrites  = "own-writes"
+	LogViewTailFence  = "tail-fence"
+	LogViewCountGuard = "count-guard"
 )
 
 // validateProgram checks a program's scenario: its knobs' values, and that
@@ -108,9 +109,9 @@ func (s *Scenario) validateProgram() error {
 		return fmt.Errorf("workflow.inline_ownership_lease = %v: want whole seconds from 1s to 900s, or 0 for core's 860s", l)
 	}
 	switch w.LogView {
-	case "", LogViewPrefix, LogViewOwnWrites, LogViewTailFence:
+	case "", LogViewPrefix, LogViewOwnWrites, LogViewTailFence, LogViewCountGuard:
 	default:
-		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release), %s (a World without slot ids) or %s (the same World refusing a replay's write from a log that is not the tail)", w.LogView, LogViewPrefix, LogViewOwnWrites, LogViewTailFence)
+		return fmt.Errorf("workflow.log_view = %q: want %s (the pinned release), %s (a World without slot ids), %s (the same World refusing a replay's write from a log that is not the tail) or %s (the same World refusing one from a log with a hole below its latest stamp)", w.LogView, LogViewPrefix, LogViewOwnWrites, LogViewTailFence, LogViewCountGuard)
 	}
 	switch w.Search {
 	case "":

@@ -122,8 +122,10 @@ type Workflow struct {
 	// LogView is what an invocation goes on with after its own write:
 	// "prefix" (the default, the pinned release: a write's answer brings
 	// the events below it), "own-writes" (a World without slot ids: the
-	// log it loaded and its own writes) or "tail-fence" (that World
-	// refusing a replay's write from a log that is not the run's tail).
+	// log it loaded and its own writes), "tail-fence" (that World
+	// refusing a replay's write from a log that is not the run's tail) or
+	// "count-guard" (that World refusing a replay's write when more events
+	// stamped at or before the log's latest stamp exist than it holds).
 	// A program's scenario only.
 	LogView string `json:"log_view,omitempty" yaml:"log_view,omitempty"`
 	// ColdReplays makes every pass of an invocation replay the log afresh

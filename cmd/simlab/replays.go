@@ -47,8 +47,9 @@ type replayRow struct {
 	// (concurrent last completers each ending it).
 	EndedTwice     int `json:"ended_more_than_once"`
 	FirstCorrupted int `json:"first_corrupted_seed,omitempty"`
-	// FenceRestarts counts replays the tail fence refused a write of and
-	// restarted (the tail-fence view).
+	// FenceRestarts counts replays the tail fence or the count guard
+	// refused a write of and restarted (the tail-fence and count-guard
+	// views).
 	FenceRestarts int `json:"fence_restarts,omitempty"`
 	// Properties are check's properties judged on each run's spans
 	// (--properties), in spancheck's order.
@@ -83,7 +84,10 @@ run's); own-writes, a World without slot ids (an invocation goes on with the
 log it loaded and its own writes); tail-fence, a World without slot ids that
 refuses a replay's write unless the writer's log is the run's tail (the
 team's append-tail-fence experiment, #3177: the runtime restarts the refused
-replay in-process, from a fresh list). --seed N runs one seed and tells the story
+replay in-process, from a fresh list); count-guard, a World without slot ids
+that refuses a replay's write when it holds more events stamped at or before
+the latest stamp of the writer's log than that log does (the team's
+event-count guard, #3145 and #3172; restarted the same way). --seed N runs one seed and tells the story
 of a corrupted log: the event a fresh replay stops at, who wrote it from which
 log, and what it had not seen. --log prints that run's log; --trace-out FILE
 or --otlp URL traces that run (simlab check --trace FILE judges its spans).
@@ -494,7 +498,7 @@ outlast the other steps).`,
 	f.IntVar(&rounds, "rounds", 3, "each branch's rounds (the control's rounds)")
 	f.DurationVar(&watchdog, "watchdog", 300*time.Millisecond, "the sleep each round races (the control's pause)")
 	f.DurationVar(&deadline, "deadline", time.Second, "clock-storm: how long past the workflow's start Date.now() must be for a round's quick step")
-	f.StringVar(&views, "view", "all", "prefix, own-writes, tail-fence or all")
+	f.StringVar(&views, "view", "all", "prefix, own-writes, tail-fence, count-guard or all")
 	f.StringVar(&sequential, "sequential", "all", "sequential replays: off, on or all")
 	f.IntVar(&seedCount, "seeds", 100, "run seeds 1..N per row")
 	f.Uint64Var(&seed, "seed", 1, "run this one seed and tell its story (with one --view and one --sequential)")
@@ -517,11 +521,11 @@ outlast the other steps).`,
 
 func parseViews(s string) ([]flow.View, error) {
 	if s == "all" {
-		return []flow.View{flow.ViewPrefix, flow.ViewOwnWrites, flow.ViewTailFence}, nil
+		return []flow.View{flow.ViewPrefix, flow.ViewOwnWrites, flow.ViewTailFence, flow.ViewCountGuard}, nil
 	}
 	v, err := flow.ParseView(s)
 	if err != nil {
-		return nil, fmt.Errorf("--view %q: want prefix, own-writes, tail-fence or all", s)
+		return nil, fmt.Errorf("--view %q: want prefix, own-writes, tail-fence, count-guard or all", s)
 	}
 	return []flow.View{v}, nil
 }

@@ -48,7 +48,7 @@ func validateProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, cor
 	switch {
 	case w.Search != "":
 		return badInput(fmt.Errorf("workflow.search %s draws a program per seed: validate one case with simlab replays --search --hooks --real N, or a scenario file check wrote", w.Search))
-	case w.LogView == model.LogViewOwnWrites || w.LogView == model.LogViewTailFence:
+	case w.LogView != "" && w.LogView != model.LogViewPrefix:
 		return badInput(fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view); validate the prefix view", w.LogView))
 	case w.SequentialReplays:
 		return badInput(fmt.Errorf("workflow.sequential_replays: the real harness does not switch sequential replays on"))

@@ -31,9 +31,21 @@ const (
 	// vercel/workflow #3177, over #3145's in-process restart). A step's own
 	// claim and result carry no loaded log and are not fenced.
 	ViewTailFence
+	// ViewCountGuard: a World without slot ids (as ViewOwnWrites) that
+	// refuses a replay's write when it has recorded more events stamped at
+	// or before the writer's watermark (the latest stamp in the log it
+	// loaded) than that log holds: the
+	// team's event-count guard (vercel/workflow #3145, measured with a
+	// complete event index in #3172). It catches a log with a hole, an
+	// event stamped earlier that committed after the read; a complete but
+	// old prefix passes it. The runtime restarts the refused replay
+	// in-process, as for the fence. No pinned World implements it.
+	ViewCountGuard
 )
 
-func (v View) String() string { return [...]string{"prefix", "own-writes", "tail-fence"}[v] }
+func (v View) String() string {
+	return [...]string{"prefix", "own-writes", "tail-fence", "count-guard"}[v]
+}
 
 // ParseView is the view named s.
 func ParseView(s string) (View, error) {
@@ -44,8 +56,10 @@ func ParseView(s string) (View, error) {
 		return ViewOwnWrites, nil
 	case "tail-fence":
 		return ViewTailFence, nil
+	case "count-guard":
+		return ViewCountGuard, nil
 	}
-	return 0, fmt.Errorf("view %q: want prefix, own-writes or tail-fence", s)
+	return 0, fmt.Errorf("view %q: want prefix, own-writes, tail-fence or count-guard", s)
 }
 
 // Config is one run of a program and the runtime's knobs.
@@ -103,6 +117,12 @@ type Config struct {
 	StepMaxRetries int
 	// MaxTime bounds the run's virtual time (0: none).
 	MaxTime time.Duration
+	// MaxEvents bounds the run's kernel events (0: none): a run whose
+	// invocations loop without the log growing (an own-writes replay
+	// parked on an event its program is not at, re-writing the creates the
+	// World refused, pass after pass) ends there, Stuck, instead of
+	// filling memory within its MaxTime.
+	MaxEvents int64
 	// Clock is when a replay's Date.now() moves to an event's time (the
 	// pinned core's: program.ClockPerPass; beta.55's: ClockPerDelivery).
 	Clock program.ClockMode
@@ -183,6 +203,7 @@ func Defaults(p *program.Compiled) Config {
 		InlineLease:    860 * time.Second,
 		StepMaxRetries: 3,
 		MaxTime:        time.Hour,
+		MaxEvents:      2_000_000,
 		RetainedVM:     true,
 	}
 }
@@ -207,7 +228,7 @@ func (c *Config) Validate() error {
 	if c.MaxDeliveries < 1 || c.InlineLease <= 0 {
 		return fmt.Errorf("flow: max_deliveries %d, inline_lease %v: want at least one delivery and a positive lease", c.MaxDeliveries, c.InlineLease)
 	}
-	if c.Replay.Base < 0 || c.Replay.PerEntity < 0 || c.Replay.PerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 {
+	if c.Replay.Base < 0 || c.Replay.PerEntity < 0 || c.Replay.PerEvent < 0 || c.MaxDuration < 0 || c.Redeliver < 0 || c.SequentialRetry < 0 || c.MaxTime < 0 || c.MaxEvents < 0 {
 		return errors.New("flow: a duration is negative")
 	}
 	if err := c.Resumes.Validate(); err != nil {
@@ -258,7 +279,8 @@ type Entry struct {
 type Write struct {
 	Entry
 	Accepted bool
-	// Fenced: refused by the tail fence (ViewTailFence), not by the
+	// Fenced: refused by the tail fence (ViewTailFence) or the count
+	// guard (ViewCountGuard), not by the
 	// World's rules.
 	Fenced bool
 	// Issued is when the write's call began (Entry.At: when it landed).
@@ -396,8 +418,9 @@ type Result struct {
 	Crashes int
 	// Clock is the replays' clock (Config.Clock), for the story's replays.
 	Clock program.ClockMode
-	// FenceRestarts counts replays restarted because the tail fence
-	// refused one of their writes (ViewTailFence).
+	// FenceRestarts counts replays restarted because the tail fence or the
+	// count guard refused one of their writes (ViewTailFence,
+	// ViewCountGuard).
 	FenceRestarts int
 	Stats         sim.Stats
 }
@@ -481,7 +504,7 @@ func (x *Runner) run(cfg Config, c sim.Chooser) (*Result, error) {
 	x.k.Reset(sim.Config{Handler: r.dispatch})
 	r.k = &x.k
 	r.startRun()
-	var limits sim.Limits
+	limits := sim.Limits{MaxEvents: cfg.MaxEvents}
 	if cfg.MaxTime > 0 {
 		limits.MaxTime = sim.Time(cfg.MaxTime)
 	}

@@ -366,9 +366,9 @@ func (r *runner) land(a int32) {
 		// takes the event's slot when it commits: an event's time is its
 		// call's start, so the log's times need not grow in log order.
 		w.ev.CreatedMS = int64(ac.callAt / sim.Time(time.Millisecond))
-		if r.cfg.View == ViewTailFence && w.ev.Saw >= 0 && !r.atTail(r.decider(a)) {
-			// A write a replay decided, from a log that is not the
-			// tail: the fence refuses it.
+		if w.ev.Saw >= 0 && r.refusesStale(r.decider(a)) {
+			// A write a replay decided, from a log the fence or the
+			// guard refuses.
 			r.res.Writes = append(r.res.Writes, Write{Entry: w.ev, Fenced: true, Issued: ac.callAt})
 			r.res.Writes[len(r.res.Writes)-1].At = r.now()
 			r.res.FenceRestarts++
@@ -450,6 +450,44 @@ func (r *runner) land(a int32) {
 	}
 }
 
+// refusesStale says the World's fence or count guard, when it has one,
+// refuses a write decided by actor a's replay.
+func (r *runner) refusesStale(a int32) bool {
+	switch r.cfg.View {
+	case ViewTailFence:
+		return !r.atTail(a)
+	case ViewCountGuard:
+		return r.holeBelowWatermark(a)
+	}
+	return false
+}
+
+// holeBelowWatermark is the count guard's test of actor a's snapshot, the
+// log it loaded: the World holds more events stamped at or before the
+// latest stamp it loaded (the watermark) than it loaded, so one of them
+// committed after the read. Stamps are the calls' starts (world-local's
+// createdAt), commits their landings, so a slow write stamped early can
+// land behind a read that saw a later-stamped one. The actor's own writes
+// came after its read, and are stamped after the watermark; a log that is
+// complete but old passes (vercel/workflow #3177: "a complete-but-stale
+// prefix passes by construction").
+func (r *runner) holeBelowWatermark(a int32) bool {
+	ac := &r.actors[a]
+	if ac.viewLen == 0 {
+		return false
+	}
+	watermark := int64(-1)
+	for p := range int(ac.viewLen) {
+		watermark = max(watermark, r.w.log[p].CreatedMS)
+	}
+	for p := int(ac.viewLen); p < len(r.w.log); p++ {
+		if r.w.log[p].CreatedMS <= watermark && !slices.Contains(ac.own, int32(p)) {
+			return true
+		}
+	}
+	return false
+}
+
 // atTail says the fence takes actor a's write: nothing but its own writes
 // and its inline steps' landed since the log it loaded.
 func (r *runner) atTail(a int32) bool {
@@ -504,7 +542,7 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		case ViewPrefix:
 			// The answer brings the events others wrote below it.
 			ac.viewLen = int32(len(r.w.log))
-		case ViewOwnWrites, ViewTailFence:
+		case ViewOwnWrites, ViewTailFence, ViewCountGuard:
 			for p := len(r.w.log) - 1; p >= 0 && r.w.log[p].By == a; p-- {
 				if !slices.Contains(ac.own, int32(p)) {
 					ac.own = append(ac.own, int32(p))
