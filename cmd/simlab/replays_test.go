@@ -287,7 +287,7 @@ func TestFindingsDocReplaysRatesAreCurrent(t *testing.T) {
 				prefix = r
 			case "own-writes":
 				own = r
-			default:
+			case "tail-fence":
 				fence = r
 			}
 		}
