@@ -34,11 +34,12 @@ func TestParseProgram(t *testing.T) {
 }
 
 // program.Format writes what ParseProgram reads back as the same program:
-// every drawn shape, and a step with a body and results.
+// every drawn shape (with hooks too: a carried read stays carried), and a
+// step with a body and results.
 func TestFormattedProgramsParseBack(t *testing.T) {
 	progs := [][]program.Node{{{Step: "a", Body: sim.Dist{Min: time.Millisecond, P50: 2 * time.Millisecond, P90: 3 * time.Millisecond, P99: 4 * time.Millisecond, Max: 5 * time.Millisecond}, Results: 3, Hangs: 2, As: "x"}}}
 	for seed := range uint64(200) {
-		progs = append(progs, program.Random(sim.NewPCG(seed), 3))
+		progs = append(progs, program.Random(sim.NewPCG(seed), 3), program.RandomWithHooks(sim.NewPCG(seed), 3))
 	}
 	for _, p := range progs {
 		text := program.Format(p)

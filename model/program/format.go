@@ -57,6 +57,9 @@ func formatNode(b *strings.Builder, n *Node, depth int) {
 		key("hook", n.Hook)
 	case KindReceive:
 		key("receive", n.Receive)
+		if n.Carry {
+			key("carry", true)
+		}
 	case KindDispose:
 		key("dispose", n.Dispose)
 	case KindAll:
