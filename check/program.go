@@ -1,6 +1,8 @@
 package check
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/simlab/simlab/model"
@@ -172,33 +174,101 @@ func programStory(res *flow.Result, cfg flow.Config, message string, evidence []
 }
 
 // countProgramFeatures counts, for a search's seed (model.Scenario.SeedScenario),
-// which features its drawn program and faults have: the search's coverage of
-// shapes (feature:hook, feature:carry, feature:race, ...), beside what its
-// runs did.
+// which features its drawn program, driver, faults and knobs have (ProgramFeatures),
+// and which pairs of them (ProgramFeaturePairs): the search's coverage of
+// shapes, beside what its runs did.
 func countProgramFeatures(cov map[string]int, sc *model.Scenario) {
+	fs := ProgramFeatures(sc)
+	for _, f := range fs {
+		cov["feature:"+f]++
+	}
+	for _, p := range ProgramFeaturePairs(fs) {
+		cov["pair:"+p]++
+	}
+}
+
+// ProgramFeatures lists, sorted, the features a program's scenario has: each
+// kind of statement its program holds (hook, race, pool, ...), carry (a
+// carried read), the driver's (resumes; resumes.one, a tick resuming one
+// hook; resumes.burst, more than one resume per hook and tick;
+// resumes.once, a single tick; resumes.at_deadlines; resumes.deadlines_only,
+// no tick at a cadence), the faults' (crash, time_limit) and the runtime's
+// knobs off their defaults (max_inline.N; sequential).
+func ProgramFeatures(sc *model.Scenario) []string {
 	seen := map[string]bool{}
 	program.Walk(sc.Workflow.Program, func(n *program.Node) {
-		seen["feature:"+n.Kind().String()] = true
+		seen[n.Kind().String()] = true
 		if n.Carry {
-			seen["feature:carry"] = true
+			seen["carry"] = true
 		}
 	})
 	if r := sc.Workflow.Resumes; r.Set() {
-		seen["feature:resumes"] = true
-		if r.One {
-			seen["feature:resumes.one"] = true
+		seen["resumes"] = true
+		seen["resumes.one"] = r.One
+		seen["resumes.burst"] = r.Burst > 1
+		seen["resumes.once"] = r.Count == 1
+		seen["resumes.at_deadlines"] = r.AtDeadlines
+		seen["resumes.deadlines_only"] = r.Count == 0
+	}
+	seen["crash"] = sc.Faults.Crash > 0
+	seen["time_limit"] = sc.Workflow.MaxDuration > 0
+	if w := &sc.Workflow; w.MaxInline != model.DefaultScenario().Workflow.MaxInline {
+		seen[fmt.Sprintf("max_inline.%d", w.MaxInline)] = true
+	}
+	seen["sequential"] = sc.Workflow.SequentialReplays
+	var out []string
+	for f, on := range seen {
+		if on {
+			out = append(out, f)
 		}
-		if r.AtDeadlines {
-			seen["feature:resumes.at_deadlines"] = true
-		}
 	}
-	if sc.Faults.Crash > 0 {
-		seen["feature:crash"] = true
-	}
-	if sc.Workflow.MaxDuration > 0 {
-		seen["feature:time_limit"] = true
-	}
-	for k := range seen {
-		cov[k]++
-	}
+	slices.Sort(out)
+	return out
 }
+
+// ProgramFeaturePairs lists, sorted, the pairs among features (as
+// ProgramFeatures lists them) a search's coverage counts, each named "a+b"
+// with a before b: two of the program's (a kind of statement, or carry),
+// or one of the program's with one of its driver, faults or knobs. Left
+// out: step, seq and receive (nearly every program has the first two, and
+// a search's receives come with their hook), resumes (a search's case has
+// a driver exactly when its program has a hook), and a driver's, fault's or
+// knob's pairs among themselves (those the draw makes, not the shapes).
+func ProgramFeaturePairs(features []string) []string {
+	var prog, other []string
+	for _, f := range features {
+		switch {
+		case f == "step" || f == "seq" || f == "receive" || f == "resumes":
+		case f == "carry" || slices.Contains(programKinds, f):
+			prog = append(prog, f)
+		default:
+			other = append(other, f)
+		}
+	}
+	var out []string
+	pair := func(a, b string) {
+		if b < a {
+			a, b = b, a
+		}
+		out = append(out, a+"+"+b)
+	}
+	for i, a := range prog {
+		for _, b := range prog[i+1:] {
+			pair(a, b)
+		}
+		for _, b := range other {
+			pair(a, b)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// programKinds are the names of a program's kinds of statement.
+var programKinds = func() []string {
+	var out []string
+	for k := program.KindStep; k <= program.KindDispose; k++ {
+		out = append(out, k.String())
+	}
+	return out
+}()

@@ -51,7 +51,9 @@ type ProgramCounterexample struct {
 
 // MinimizeProgram shrinks a program's scenario whose run at seed violates
 // prop: fewer branches and statements, fewer loop rounds and pool calls,
-// an if or a loop replaced by its body, fewer hanging attempts, no crashes,
+// an if or a loop replaced by its body, fewer hanging attempts, fewer
+// hooks (each with its receives and disposes), a simpler driver, no
+// crashes, the runtime's knobs at their defaults (programEdits), each
 // kept while the property still fails (on the same seed or one of a few
 // others). It stops trying once stop (if set) says so; what it returns is
 // always a counterexample. ok is false when the input does not violate prop
@@ -122,7 +124,10 @@ func MinimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bo
 }
 
 // programEdits are the scenarios one edit smaller than sc, the biggest cuts
-// first: no crashes, then the program's edits.
+// first: no crashes; a hook gone with its receives and disposes; the
+// program's edits; a simpler driver (driverEdits); then the runtime's
+// knobs back at their defaults (max_inline 3, sequential replays off, no
+// time limit). A program left with no hook loses its driver too.
 func programEdits(sc model.Scenario) []model.Scenario {
 	var out []model.Scenario
 	if sc.Faults.Crash > 0 {
@@ -130,12 +135,169 @@ func programEdits(sc model.Scenario) []model.Scenario {
 		c.Faults.Crash = 0
 		out = append(out, c)
 	}
-	for _, p := range listEdits(sc.Workflow.Program, true) {
+	withProgram := func(p []program.Node) {
 		c := sc
 		c.Workflow.Program = p
+		if cp, err := program.Compile(p); err == nil && !cp.UsesHooks() {
+			c.Workflow.Resumes = model.Resumes{}
+		}
 		out = append(out, c)
 	}
+	for _, p := range hookEdits(sc.Workflow.Program) {
+		withProgram(p)
+	}
+	for _, p := range listEdits(sc.Workflow.Program, true) {
+		withProgram(p)
+	}
+	for _, r := range driverEdits(sc.Workflow.Resumes) {
+		c := sc
+		c.Workflow.Resumes = r
+		out = append(out, c)
+	}
+	def := model.DefaultScenario().Workflow
+	w := &sc.Workflow
+	for _, k := range []struct {
+		on   bool
+		edit func(w *model.Workflow)
+	}{
+		{w.MaxInline != def.MaxInline, func(w *model.Workflow) { w.MaxInline = def.MaxInline }},
+		{w.SequentialReplays, func(w *model.Workflow) { w.SequentialReplays = false }},
+		{w.MaxDuration > 0, func(w *model.Workflow) { w.MaxDuration = 0 }},
+	} {
+		if k.on {
+			c := sc
+			k.edit(&c.Workflow)
+			out = append(out, c)
+		}
+	}
 	return out
+}
+
+// driverEdits are the drivers one edit simpler than r: no ticks at the
+// waits' deadlines (while ticks at a cadence are left), every live hook
+// resumed rather than one drawn, one resume per tick, no spread, fewer
+// ticks (half, one fewer, none when the deadlines tick). Each edit moves
+// a field toward its zero, so a shrink ends.
+func driverEdits(r model.Resumes) []model.Resumes {
+	var out []model.Resumes
+	with := func(edit func(r *model.Resumes)) {
+		c := r
+		edit(&c)
+		out = append(out, c)
+	}
+	if r.AtDeadlines && r.Count > 0 {
+		with(func(c *model.Resumes) { c.AtDeadlines = false })
+	}
+	if r.One {
+		with(func(c *model.Resumes) { c.One = false })
+	}
+	if r.Burst > 0 {
+		with(func(c *model.Resumes) { c.Burst = 0 }) // 0 and 1 both send one
+	}
+	if r.Spread > 0 {
+		with(func(c *model.Resumes) { c.Spread = 0 })
+	}
+	if r.Count > 1 {
+		if r.Count/2 < r.Count-1 {
+			with(func(c *model.Resumes) { c.Count = r.Count / 2 })
+		}
+		with(func(c *model.Resumes) { c.Count = r.Count - 1 })
+	}
+	if r.Count > 0 && r.AtDeadlines {
+		with(func(c *model.Resumes) { c.Count, c.Every = 0, 0 })
+	}
+	return out
+}
+
+// hookEdits are the programs without one of ns's hooks each: its hook
+// statement, and every receive and dispose of it in its scope (the rest of
+// its list and the lists inside it; a hook's name is block-scoped and no
+// other hook of that name is in scope there), a race, all or seq left
+// with no statement dropped with them, a loop with no body, an if with
+// neither branch.
+func hookEdits(ns []program.Node) [][]program.Node {
+	var out [][]program.Node
+	for j := 0; ; j++ {
+		k := j
+		p, ok := withoutHook(ns, &k)
+		if !ok {
+			return out
+		}
+		if len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+}
+
+// withoutHook is ns without its j-th hook statement (in walk order) and
+// that hook's receives and disposes; false when ns has no j-th hook. j
+// counts down the hooks passed.
+func withoutHook(ns []program.Node, j *int) ([]program.Node, bool) {
+	for i := range ns {
+		if ns[i].Kind() == program.KindHook {
+			if *j == 0 {
+				rest := stripHook(ns[i+1:], ns[i].Hook)
+				return append(cloneNodes(ns[:i]), rest...), true
+			}
+			*j--
+			continue
+		}
+		n := cloneNode(ns[i])
+		for _, l := range childLists(&n) {
+			if *l == nil {
+				continue
+			}
+			if edited, ok := withoutHook(*l, j); ok {
+				*l = edited
+				out := cloneNodes(ns)
+				out[i] = n
+				return out, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// stripHook is a copy of ns without the receives and disposes of hook h,
+// and without what they leave empty (see hookEdits).
+func stripHook(ns []program.Node, h string) []program.Node {
+	var out []program.Node
+	for i := range ns {
+		n := cloneNode(ns[i])
+		if k := n.Kind(); k == program.KindReceive && n.Receive == h || k == program.KindDispose && n.Dispose == h {
+			continue
+		}
+		had := n.Kind()
+		for _, l := range childLists(&n) {
+			if *l != nil {
+				if *l = stripHook(*l, h); len(*l) == 0 {
+					*l = nil
+				}
+			}
+		}
+		switch had {
+		case program.KindAll, program.KindRace, program.KindSeq:
+			if n.All == nil && n.Race == nil && n.Seq == nil {
+				continue
+			}
+		case program.KindLoop:
+			if n.Do == nil {
+				continue
+			}
+		case program.KindIf:
+			if n.Then == nil && n.Else == nil {
+				continue
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// childLists are n's lists of statements: an all's, race's or seq's
+// branches, an if's branches, a loop's body.
+func childLists(n *program.Node) []*[]program.Node {
+	return []*[]program.Node{&n.All, &n.Race, &n.Seq, &n.Then, &n.Else, &n.Do}
 }
 
 // listEdits are the lists one edit smaller than ns: a half of it, one
@@ -289,6 +451,21 @@ func ProgramScenarioFile(sc model.Scenario, header ...string) string {
 	field("sequential_replays", w.SequentialReplays, w.SequentialReplays)
 	field("max_duration", w.MaxDuration, w.MaxDuration != 0)
 	field("log_view", w.LogView, w.LogView != "")
+	field("cold_replays", w.ColdReplays, w.ColdReplays)
+	if r := w.Resumes; r.Set() {
+		var kv []string
+		for _, f := range []struct {
+			key string
+			v   any
+			on  bool
+		}{{"every", r.Every, r.Every != 0}, {"count", r.Count, r.Count != 0}, {"burst", r.Burst, r.Burst != 0},
+			{"spread", r.Spread, r.Spread != 0}, {"one", r.One, r.One}, {"at_deadlines", r.AtDeadlines, r.AtDeadlines}} {
+			if f.on {
+				kv = append(kv, fmt.Sprintf("%s: %v", f.key, f.v))
+			}
+		}
+		field("resumes", "{"+strings.Join(kv, ", ")+"}", true)
+	}
 	prog := program.Format(w.Program) // "program:\n  - ...", indented one more level
 	for _, line := range strings.Split(strings.TrimRight(prog, "\n"), "\n") {
 		b.WriteString("  " + line + "\n")

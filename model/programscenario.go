@@ -50,8 +50,9 @@ const (
 )
 
 // SeedScenario is seed's scenario: s itself, or for a search (workflow.search)
-// the program, driver, crash rate and time limit seed draws (a plain
-// program's scenario, with no search, that simlab run replays).
+// the program, driver, crash rate, time limit, max_inline and sequential
+// replays seed draws (a plain program's scenario, with no search, that
+// simlab run replays).
 func (s *Scenario) SeedScenario(seed uint64) Scenario {
 	out := *s
 	if s.Workflow.Search == "" {
@@ -64,6 +65,7 @@ func (s *Scenario) SeedScenario(seed uint64) Scenario {
 	out.Workflow.Search = ""
 	out.Workflow.Program, out.Workflow.Resumes = k.Program, resumesOf(k.Resumes)
 	out.Faults.Crash, out.Workflow.MaxDuration = k.Crash, k.MaxDuration
+	out.Workflow.MaxInline, out.Workflow.SequentialReplays = k.MaxInline, k.SequentialReplays
 	out.Description = fmt.Sprintf("%s: case %d", s.Name, seed)
 	return out
 }
@@ -121,6 +123,8 @@ func (s *Scenario) validateProgram() error {
 			return fmt.Errorf("workflow.search = %s draws each seed's program: the scenario sets none (workflow.program)", w.Search)
 		case w.Resumes.Set() || s.Faults.Crash > 0 || w.MaxDuration > 0:
 			return fmt.Errorf("workflow.search = %s draws each seed's driver, crash rate and time limit: the scenario sets none (workflow.resumes, faults.crash, workflow.max_duration)", w.Search)
+		case w.MaxInline != def.Workflow.MaxInline || w.SequentialReplays:
+			return fmt.Errorf("workflow.search = %s draws each seed's max_inline and sequential replays: the scenario sets neither (workflow.max_inline, workflow.sequential_replays)", w.Search)
 		}
 	default:
 		return fmt.Errorf("workflow.search = %q: want %s (flow.DrawCase) or %s (programs with hooks and a driver, flow.DrawHookCase)", w.Search, SearchPrograms, SearchHooks)
@@ -223,7 +227,7 @@ var programBuiltins = map[string]func() Scenario{
 		return s
 	},
 	"program-search": func() Scenario {
-		s := programScenario("program-search", "a search over workflow shapes: each seed draws a program up to 3 deep with hooks (steps, races, Promise.all, if, loops, pools, Date.now() deadlines, hooks raced against sleeps), an outside driver for its hooks, a time limit and a crash rate (flow.DrawHookCase; simlab replays --search --hooks)", nil)
+		s := programScenario("program-search", "a search over workflow shapes: each seed draws a program up to 3 deep with hooks (steps, races, Promise.all, if, loops, pools, Date.now() deadlines, hooks raced against sleeps), an outside driver for its hooks (a cadence, a burst, a single resume or the deadlines), a time limit, a crash rate, max_inline and sequential replays (flow.DrawHookCase; simlab replays --search --hooks)", nil)
 		s.Workflow.Search = SearchHooks
 		return s
 	},

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simlab/simlab/model/flow"
 )
 
 // A program's scenario file: what it may set is read, what it may not is
@@ -102,6 +104,53 @@ func TestResumesAreRefusedWhereTheyCannotBeHonoured(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// A search's seed scenario carries every knob its case draws: the driver,
+// faults, max_inline and sequential replays (so the scenario file written
+// from it runs the seed's own case), and validates as a plain program's
+// scenario; over the search's seeds the knobs leave their defaults. A
+// search scenario that sets max_inline or sequential replays itself is
+// refused, naming them; the default max_inline is no setting.
+func TestASearchSeedScenarioCarriesTheDrawnKnobs(t *testing.T) {
+	sc, ok := Builtin("program-search")
+	if !ok {
+		t.Fatal("no program-search")
+	}
+	inline, sequential := 0, 0
+	for seed := uint64(1); seed <= 200; seed++ {
+		d, k := sc.SeedScenario(seed), flow.DrawHookCase(seed)
+		w := &d.Workflow
+		if w.Search != "" || w.MaxInline != k.MaxInline || w.SequentialReplays != k.SequentialReplays || w.Resumes != resumesOf(k.Resumes) ||
+			d.Faults.Crash != k.Crash || w.MaxDuration != k.MaxDuration {
+			t.Fatalf("seed %d's scenario: %+v, crash %v; its case %+v", seed, *w, d.Faults.Crash, k)
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("seed %d's scenario: %v", seed, err)
+		}
+		if w.MaxInline != 3 {
+			inline++
+		}
+		if w.SequentialReplays {
+			sequential++
+		}
+	}
+	if inline == 0 || sequential == 0 {
+		t.Errorf("200 seeds: %d with max_inline other than 3, %d sequential: want some of each", inline, sequential)
+	}
+	for _, c := range []struct{ set, want string }{
+		{"  max_inline: 8\n", "draws each seed's max_inline and sequential replays"},
+		{"  sequential_replays: true\n", "draws each seed's max_inline and sequential replays"},
+		{"  max_inline: 3\n", ""},
+	} {
+		s, err := ParseScenario([]byte("name: s\nbase: program-search\nworkflow:\n" + c.set))
+		if err == nil {
+			err = s.Validate()
+		}
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("program-search with %q: %v, want %q", c.set, err, c.want)
 		}
 	}
 }

@@ -138,11 +138,12 @@ type Workflow struct {
 	// core's resumeHook does (none by default). A program's scenario
 	// only, with a hook.
 	Resumes Resumes `json:"resumes,omitzero" yaml:"resumes,omitempty"`
-	// Search makes each seed draw its own program, faults and driver, a
-	// search over workflow shapes: "programs" (flow.DrawCase, as
-	// simlab replays --search) or "hooks" (flow.DrawHookCase, programs
-	// with hooks and a driver for them). A program's scenario only; it
-	// sets no program, resumes, crash or time limit of its own.
+	// Search makes each seed draw its own program, faults, driver,
+	// max_inline and sequential replays, a search over workflow shapes:
+	// "programs" (flow.DrawCase, as simlab replays --search) or "hooks"
+	// (flow.DrawHookCase, programs with hooks and a driver for them). A
+	// program's scenario only; it sets no program, resumes, crash, time
+	// limit, max_inline or sequential replays of its own.
 	Search string `json:"search,omitempty" yaml:"search,omitempty"`
 }
 

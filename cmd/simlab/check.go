@@ -519,11 +519,19 @@ func printReport(w io.Writer, rep *check.Report, total uint64) {
 	if rep.StoppedBy != "" {
 		fmt.Fprintf(w, "\nuntil-stable: %s: %s\n", rep.StoppedBy, rep.StoppedReason)
 	}
-	var cov []string
+	var cov, pairs []string
 	for _, k := range slices.Sorted(maps.Keys(rep.Coverage)) {
+		if p, ok := strings.CutPrefix(k, "pair:"); ok {
+			// A search's pairs of features: a line of their own.
+			pairs = append(pairs, fmt.Sprintf("%s=%d", p, rep.Coverage[k]))
+			continue
+		}
 		cov = append(cov, fmt.Sprintf("%s=%d", k, rep.Coverage[k]))
 	}
 	fmt.Fprintf(w, "\ncoverage: %s\n", strings.Join(cov, " "))
+	if len(pairs) > 0 {
+		fmt.Fprintf(w, "pairs of features (%d): %s\n", len(pairs), strings.Join(pairs, " "))
+	}
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "coverage FAILED: never happened: %s\n", strings.Join(rep.Missing, ", "))
 	}

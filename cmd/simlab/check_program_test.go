@@ -184,22 +184,50 @@ func TestCheckOffersReproduceForAForceableCounterexample(t *testing.T) {
 
 // A search over shapes in check (workflow.search: the built-in
 // program-search): each seed runs the program it draws, the coverage counts
-// the features the seeds' programs had, a violation's replay command runs
-// the seed's own program, and its shrunk file is a plain program's scenario.
-// validate refuses a search; a search that also sets a program is refused.
+// the features the seeds' cases had (their knobs too) and pairs of them on
+// a line of their own, a violation's replay command runs the seed's own
+// program, and its shrunk file is a plain program's scenario on which run
+// and check find the same property violated at the shrunk seed. validate
+// refuses a search; a search that also sets a program, or a knob the
+// search draws, is refused.
 func TestCheckOfAProgramSearch(t *testing.T) {
 	out, _, err := runCLI(t, "check", "--scenario", "program-search", "--seeds", "300", "--schedules", t.TempDir())
 	if c := exitCode(err); c != 0 && c != 1 {
 		t.Fatalf("exit %d (%v):\n%s", c, err, out)
 	}
-	for _, want := range []string{"feature:hook=", "feature:carry=", "feature:clock=", "feature:resumes=", "feature:pool="} {
+	for _, want := range []string{"feature:hook=", "feature:carry=", "feature:clock=", "feature:resumes=", "feature:pool=", "feature:sequential=", "feature:max_inline.1=",
+		"\npairs of features (", " hook+race=", " hook+sequential="} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the coverage lacks %s:\n%s", want, out)
 		}
 	}
+	if cov := regexp.MustCompile(`(?m)^coverage: .*$`).FindString(out); strings.Contains(cov, "pair:") || strings.Contains(cov, "+") {
+		t.Errorf("the coverage line holds pairs: %s", cov)
+	}
+	shrunk := regexp.MustCompile(`\(shrunk: simlab run --scenario (\S+-seed\d+\.yaml) --seed (\d+)[;)]`).FindAllStringSubmatch(out, -1)
+	if exitCode(err) == 1 && len(shrunk) == 0 {
+		t.Errorf("a violation and no shrunk file:\n%s", out)
+	}
+	for _, m := range shrunk {
+		prop := regexp.MustCompile(`program-search-(.+)-seed\d+\.yaml$`).FindStringSubmatch(m[1])[1]
+		again, _, err := runCLI(t, "check", "--scenario", m[1], "--seed-range", m[2]+".."+m[2], "--schedules", t.TempDir())
+		if exitCode(err) != 1 || !regexp.MustCompile(regexp.QuoteMeta(prop)+` +VIOLATED in 1 of 1 runs`).MatchString(again) {
+			t.Errorf("check of the shrunk file %s at seed %s: exit %d, want %s violated:\n%s", m[1], m[2], exitCode(err), prop, again)
+		}
+		if run, _, err := runCLI(t, "run", "--scenario", m[1], "--seed", m[2]); err != nil || prop == "single-terminal-event" && strings.Contains(run, "ends accepted 1;") {
+			t.Errorf("run of the shrunk file %s at seed %s: %v\n%s", m[1], m[2], err, run)
+		}
+	}
 	story, _, err := runCLI(t, "run", "--scenario", "program-search", "--seed", "3")
-	if err != nil || !strings.Contains(story, "program-search, case 3: ") || !strings.Contains(story, "program:\n  - ") {
-		t.Errorf("run of a search's seed: %v; want the case's program:\n%s", err, story)
+	if err != nil || !strings.Contains(story, "program-search, case 3: ") || !strings.Contains(story, "program:\n  - ") || !strings.Contains(story, ", max_inline ") || !strings.Contains(story, ", sequential replays ") {
+		t.Errorf("run of a search's seed: %v; want the case's knobs and program:\n%s", err, story)
+	}
+	knob := filepath.Join(t.TempDir(), "knob.yaml")
+	if err := os.WriteFile(knob, []byte("name: s\nbase: program-search\nworkflow:\n  sequential_replays: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "check", "--scenario", knob, "--seeds", "1"); exitCode(err) != 2 || !strings.Contains(err.Error(), "draws each seed's max_inline and sequential replays") {
+		t.Errorf("a search with sequential replays of its own: exit %d (%v), want 2 naming them", exitCode(err), err)
 	}
 	if _, _, err := runCLI(t, "validate", "--scenario", "program-search"); exitCode(err) != 2 {
 		t.Errorf("validate of a search: exit %d, want 2", exitCode(err))

@@ -168,13 +168,13 @@ outlast the other steps).`,
 			}
 			switch {
 			case search:
-				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "deadline", "max-duration"} {
+				for _, f := range []string{"shape", "program", "branches", "rounds", "watchdog", "deadline", "max-duration", "max-inline"} {
 					if cmd.Flags().Changed(f) {
-						return badInput(fmt.Errorf("--search draws each seed's program and faults: --%s does not apply", f))
+						return badInput(fmt.Errorf("--search draws each seed's program, faults and max_inline: --%s does not apply", f))
 					}
 				}
 				prog = []program.Node{{Step: "a"}} // each seed draws its own (flow.DrawCase)
-				title = "search: each seed draws a program up to 3 deep (program.Random), a time limit (none, 500ms or 2s) and a crash rate between claim and body (0, 5 % or 20 %)"
+				title = "search: each seed draws a program up to 3 deep (program.Random), a time limit (none, 500ms or 2s), a crash rate between claim and body (0, 5 % or 20 %) and max_inline (1 to 16; the rows set sequential replays)"
 				if hooks {
 					title = "search with hooks: each seed draws a program up to 3 deep with hooks (program.RandomWithHooks), a driver for them, a time limit (none, 500ms or 2s) and a crash rate between claim and body (0, 5 % or 20 %)"
 				}

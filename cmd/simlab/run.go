@@ -139,7 +139,8 @@ func runProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, seed uin
 	if sc.Workflow.Search != "" && !asJSON && !tf.toStdout() {
 		// A search's seed runs the program it draws: say which.
 		drawn := sc.SeedScenario(seed)
-		fmt.Fprintf(out, "%s, case %d: time limit %v, crash rate %v, resumes %+v, the program:\n%s", sc.Name, seed, drawn.Workflow.MaxDuration, drawn.Faults.Crash, drawn.Workflow.Resumes, program.Format(drawn.Workflow.Program))
+		fmt.Fprintf(out, "%s, case %d: time limit %v, crash rate %v, resumes %+v, max_inline %d, sequential replays %s, the program:\n%s", sc.Name, seed, drawn.Workflow.MaxDuration, drawn.Faults.Crash, drawn.Workflow.Resumes,
+			drawn.Workflow.MaxInline, onOff(drawn.Workflow.SequentialReplays), program.Format(drawn.Workflow.Program))
 	}
 	sc = sc.SeedScenario(seed)
 	cfg, err := check.FlowConfig(&sc)
