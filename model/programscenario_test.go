@@ -154,3 +154,25 @@ func TestASearchSeedScenarioCarriesTheDrawnKnobs(t *testing.T) {
 		}
 	}
 }
+
+// A scenario file that searches (workflow.search) names no program, and so
+// no fan-out list either: the default's is not the scenario's, and a file
+// setting one beside the search is refused at its line.
+func TestASearchScenarioFileNeedsNoFanouts(t *testing.T) {
+	for _, search := range []string{SearchPrograms, SearchHooks} {
+		s, err := ParseScenario([]byte("name: mine\nworkflow:\n  search: " + search + "\n"))
+		if err != nil {
+			t.Fatalf("search %s: %v", search, err)
+		}
+		if !s.IsProgram() || len(s.Workflow.Fanouts) != 0 || s.Description != "" {
+			t.Errorf("search %s: fanouts %v, description %q: want a program's scenario with neither", search, s.Workflow.Fanouts, s.Description)
+		}
+		if seed := s.SeedScenario(3); len(seed.Workflow.Program) == 0 {
+			t.Errorf("search %s: seed 3 drew no program", search)
+		}
+	}
+	_, err := ParseScenario([]byte("workflow:\n  search: hooks\n  fanouts: [4]\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "workflow.fanouts") {
+		t.Errorf("a search beside fanouts: %v; want workflow.fanouts refused at line 3", err)
+	}
+}

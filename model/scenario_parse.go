@@ -293,14 +293,29 @@ func programFromDocument(s *Scenario, doc *yaml.Node) error {
 	if wf == nil || wf.Kind != yaml.MappingNode {
 		return nil
 	}
-	var prog, fanouts *yaml.Node
+	var prog, search, fanouts *yaml.Node
 	for i := 0; i+1 < len(wf.Content); i += 2 {
 		switch strictyaml.KeyName(wf.Content[i]) {
 		case "program":
 			prog = wf.Content[i+1]
+		case "search":
+			search = wf.Content[i]
 		case "fanouts":
 			fanouts = wf.Content[i]
 		}
+	}
+	if prog == nil && search != nil {
+		// A search draws each seed's program: the default's fan-out list
+		// is not the scenario's.
+		if fanouts != nil {
+			return &strictyaml.FieldError{Line: fanouts.Line, Path: "workflow.fanouts", Doc: "scenario",
+				Msg: "workflow.search draws each seed's program: set no workflow.fanouts beside it"}
+		}
+		s.Workflow.Fanouts = nil
+		if s.Description == DefaultScenario().Description {
+			s.Description = ""
+		}
+		return nil
 	}
 	if prog == nil {
 		return nil
