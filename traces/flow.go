@@ -176,8 +176,8 @@ func BuildFlow(r FlowRun, opts Options) ([]sdktrace.ReadOnlySpan, trace.TraceID,
 		switch {
 		case w.Accepted:
 		case w.Fenced:
-			// The tail fence's refusal: core's PreconditionFailedError
-			// (HTTP 412).
+			// The tail fence's or the count guard's refusal: core's
+			// PreconditionFailedError (HTTP 412).
 			result = "precondition_failed"
 		case endedAt >= 0 && w.At >= endedAt:
 			result = "run_expired"

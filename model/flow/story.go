@@ -86,6 +86,9 @@ func (res *Result) Story(p *program.Compiled) []string {
 		switch {
 		case w.Fenced:
 			verdict = "refused by the tail fence: its log was not the run's tail"
+			if res.View == ViewCountGuard {
+				verdict = "refused by the count guard: an event stamped below its log's latest committed after its read"
+			}
 		case !w.Accepted:
 			verdict = "refused: the id exists"
 		}
