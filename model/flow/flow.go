@@ -416,10 +416,13 @@ type Result struct {
 	// or by a crash; Crashes the crashes.
 	Killed  int
 	Crashes int
-	// Clock is the replays' clock (Config.Clock), for the story's replays;
-	// View the World's (Config.View), for the story's refusals.
-	Clock program.ClockMode
-	View  View
+	// Clock, Conflicts and CallSite are the replays' (Config.Clock,
+	// Conflicts, CallSiteIDs), for the story's replays; View the World's
+	// (Config.View), for the story's refusals.
+	Clock     program.ClockMode
+	Conflicts program.ConflictMode
+	CallSite  bool
+	View      View
 	// FenceRestarts counts replays restarted because the tail fence or the
 	// count guard refused one of their writes (ViewTailFence,
 	// ViewCountGuard).

@@ -530,3 +530,26 @@ func TestHangingStepEndsOnlyByItsTimeLimit(t *testing.T) {
 		t.Errorf("without a limit: %v, %v; want stuck, none killed", res.End, err)
 	}
 }
+
+// A story replays as the run did: with call-site ids, the fresh replay of
+// the log before the event it stops at consumes that prefix (it diverged
+// at its first hook event when the story replayed with positional ids).
+func TestStoriesReplayWithTheRunsCorrelationIDs(t *testing.T) {
+	cfg := config(t, HookStorm(16, 3, 300*time.Millisecond), ViewOwnWrites)
+	cfg.Resumes, cfg.CallSiteIDs = HookStormResumes, true
+	told := 0
+	for seed := range uint64(30) {
+		res := runSeed(t, cfg, seed+1)
+		if res.End != Corrupted {
+			continue
+		}
+		told++
+		story := strings.Join(res.Story(cfg.Program), "\n")
+		if strings.Contains(story, "events before it: diverged") {
+			t.Fatalf("seed %d: the story's replay of the log before the divergence diverged itself:\n%s", seed+1, story)
+		}
+	}
+	if told == 0 {
+		t.Error("no hook storm with call-site ids corrupted in 30 seeds: nothing told")
+	}
+}

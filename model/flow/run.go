@@ -216,6 +216,7 @@ func (r *runner) reset(cfg Config, c sim.Chooser, res *Result) {
 		rep: r.rep, view: r.view[:0], scratch: r.scratch, waitsDue: r.waitsDue[:0],
 		memo: r.memo[:0], memoPend: r.memoPend[:0], resumes: r.resumes}
 	r.rep.Clock, res.Clock, res.View = cfg.Clock, cfg.Clock, cfg.View
+	res.Conflicts, res.CallSite = cfg.Conflicts, cfg.CallSiteIDs
 	r.rep.Conflicts, r.rep.CallSite = cfg.Conflicts, cfg.CallSiteIDs
 	// A retained VM's clock reads are only kept for programs that read the
 	// clock: for the rest a resumed replay is a fresh one.

@@ -108,7 +108,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 // expectedAt replays the log before event i afresh and names what it
 // awaits of event i's entity there ("nothing yet": no such entity).
 func (res *Result) expectedAt(p *program.Compiled, i int) (program.Outcome, string) {
-	rep := program.Replayer{Clock: res.Clock}
+	rep := res.replayer(false)
 	o := rep.Replay(p, res.eventsAt(firstN(i)))
 	expected := "nothing yet"
 	for _, pe := range o.Pending {
@@ -218,7 +218,7 @@ func (res *Result) otherChoice(p *program.Compiled, i int) choice {
 	}
 	truth := firstN(i)
 	replay := func(pos []int) ([]program.RaceWin, []program.ClockRead) {
-		r := program.Replayer{Explain: true, Clock: res.Clock}
+		r := res.replayer(true)
 		r.Replay(p, res.eventsAt(pos))
 		return r.Wins, r.Clocks
 	}
@@ -343,4 +343,10 @@ func (res *Result) eventsAt(pos []int) []program.Event {
 		out[k] = res.Log[j].Event
 	}
 	return out
+}
+
+// replayer replays as the run's replays did: its clock, its conflicts'
+// order and its correlation ids.
+func (res *Result) replayer(explain bool) program.Replayer {
+	return program.Replayer{Explain: explain, Clock: res.Clock, Conflicts: res.Conflicts, CallSite: res.CallSite}
 }
