@@ -25,6 +25,7 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 	cfg.MaxInline, cfg.Body, cfg.StepMaxRetries, cfg.InlineLease = w.MaxInline, w.Body, w.MaxRetries, w.Lease()
 	cfg.Replay = program.ReplayCost{Base: w.ReplayBase, PerEntity: w.ReplayPerEntity, PerEvent: w.ReplayPerEvent}
 	cfg.SequentialReplays, cfg.MaxDuration, cfg.RetainedVM = w.SequentialReplays, w.MaxDuration, !w.ColdReplays
+	cfg.CallSiteIDs = w.CallSiteIDs
 	switch w.LogView {
 	case model.LogViewOwnWrites:
 		cfg.View = flow.ViewOwnWrites

@@ -54,7 +54,7 @@ func TestProgramScenarioFileKeepsEveryProgramField(t *testing.T) {
 	w.MaxInline, w.MaxRetries, w.InlineOwnershipLease = 8, 5, 30*time.Second
 	w.Body = flow.Defaults(nil).Body
 	w.ReplayBase, w.ReplayPerEntity, w.ReplayPerEvent = 7*time.Millisecond, time.Millisecond, 2*time.Microsecond
-	w.SequentialReplays, w.MaxDuration, w.LogView, w.ColdReplays = true, 2*time.Second, model.LogViewOwnWrites, true
+	w.SequentialReplays, w.MaxDuration, w.LogView, w.ColdReplays, w.CallSiteIDs = true, 2*time.Second, model.LogViewOwnWrites, true, true
 	w.Resumes = model.Resumes{Every: 50 * time.Millisecond, Count: 7, Burst: 3, Spread: 5 * time.Millisecond, One: true, AtDeadlines: true}
 	sc.Faults.Crash, sc.Limits.MaxTime, sc.Budget.WorkAfterEnd = 0.05, 2*time.Hour, 4
 	if err := sc.Validate(); err != nil {
@@ -361,5 +361,43 @@ func TestMinimizeProgramShrinksHooksDriverAndKnobs(t *testing.T) {
 	}
 	if res, _ := flow.Run(cfg, ce.Seed); res.RunEnds < 2 {
 		t.Errorf("the shrunk file's run at seed %d ended %d times: want twice or more\n%s", ce.Seed, res.RunEnds, ProgramScenarioFile(ce.Scenario))
+	}
+}
+
+// workflow.callsite_ids runs a program's scenario with call-site ids (the
+// team's proposed fix, #3179): the hook storm without slot ids corrupts
+// fewer of its seeds than with positional ids, and some still, as replays
+// --callsite-ids says; reproduce refuses it (no pinned core has the fix).
+func TestCallSiteIDsInAScenario(t *testing.T) {
+	sc := builtin(t, "hook-storm")
+	sc.Workflow.LogView = model.LogViewOwnWrites
+	corrupted := func(callSite bool) int {
+		sc.Workflow.CallSiteIDs = callSite
+		cfg, err := FlowConfig(&sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.CallSiteIDs != callSite {
+			t.Fatalf("FlowConfig: call-site ids %v, want %v", cfg.CallSiteIDs, callSite)
+		}
+		n := 0
+		for seed := uint64(1); seed <= 60; seed++ {
+			res, err := flow.Run(cfg, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.End == flow.Corrupted {
+				n++
+			}
+		}
+		return n
+	}
+	positional, callSite := corrupted(false), corrupted(true)
+	if callSite == 0 || callSite >= positional {
+		t.Errorf("hook storm without slot ids, 60 seeds: %d corrupted with positional ids, %d with call-site ids; want fewer, not none", positional, callSite)
+	}
+	sc.Workflow.LogView = model.LogViewPrefix
+	if err := ProgramForceable(sc); err == nil || !strings.Contains(err.Error(), "callsite_ids") {
+		t.Errorf("ProgramForceable with call-site ids: %v; want it refused", err)
 	}
 }

@@ -452,6 +452,7 @@ func ProgramScenarioFile(sc model.Scenario, header ...string) string {
 	field("max_duration", w.MaxDuration, w.MaxDuration != 0)
 	field("log_view", w.LogView, w.LogView != "")
 	field("cold_replays", w.ColdReplays, w.ColdReplays)
+	field("callsite_ids", w.CallSiteIDs, w.CallSiteIDs)
 	if r := w.Resumes; r.Set() {
 		var kv []string
 		for _, f := range []struct {
@@ -526,6 +527,8 @@ func ProgramForceable(sc model.Scenario) error {
 		return fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view)", w.LogView)
 	case w.SequentialReplays:
 		return errors.New("workflow.sequential_replays: the real harness does not switch sequential replays on")
+	case w.CallSiteIDs:
+		return errors.New("workflow.callsite_ids: no pinned core mints call-site correlation ids (vercel/workflow #3179 is a proposal)")
 	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
 		return fmt.Errorf("workflow.max_retries %d: the real core's step retry budget is its own (%d)", w.MaxRetries, model.DefaultScenario().Workflow.MaxRetries)
 	case sc.Faults.Crash > 0:

@@ -39,7 +39,7 @@ var ErrProgramScenario = errors.New("the scenario's workflow.program is a progra
 var ProgramFields = []string{
 	"name", "description", "workflow.program", "workflow.max_inline", "workflow.body", "workflow.max_retries",
 	"workflow.inline_ownership_lease", "workflow.replay_base", "workflow.replay_per_entity", "workflow.replay_per_event",
-	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays", "workflow.resumes", "workflow.search",
+	"workflow.sequential_replays", "workflow.max_duration", "workflow.log_view", "workflow.cold_replays", "workflow.callsite_ids", "workflow.resumes", "workflow.search",
 	"faults.crash", "limits.max_time", "budget.work_after_end",
 }
 
@@ -159,7 +159,7 @@ func (w *Workflow) refuseProgramKnobs() error {
 	for _, k := range []struct {
 		key string
 		set bool
-	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}, {"cold_replays", w.ColdReplays}, {"resumes", w.Resumes.Set()}} {
+	}{{"sequential_replays", w.SequentialReplays}, {"max_duration", w.MaxDuration != 0}, {"log_view", w.LogView != ""}, {"cold_replays", w.ColdReplays}, {"callsite_ids", w.CallSiteIDs}, {"resumes", w.Resumes.Set()}} {
 		if k.set {
 			return fmt.Errorf("workflow.%s: only a program's run reads it (a workflow.program with a race, sleep, if, loop or pool); the fan-out engine would ignore it", k.key)
 		}

@@ -96,6 +96,7 @@ func TestResumesAreRefusedWhereTheyCannotBeHonoured(t *testing.T) {
 		{hooked + "  resumes: {count: 3}\n", "want a positive cadence"},
 		{hooked + "  resumes: {every: 1s, count: 1, burst: 65}\n", "want 0..64"},
 		{"name: x\nworkflow:\n  fanouts: [3]\n  resumes: {every: 1s, count: 1}\n", "only a program's run reads it"},
+		{"name: x\nworkflow:\n  fanouts: [3]\n  callsite_ids: true\n", "workflow.callsite_ids: only a program's run reads it"},
 	}
 	for _, c := range cases {
 		sc, err := ParseScenario([]byte(c.yaml))

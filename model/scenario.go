@@ -134,6 +134,10 @@ type Workflow struct {
 	// parked, and the Date.now() reads it made stand. A program's scenario
 	// only.
 	ColdReplays bool `json:"cold_replays,omitempty" yaml:"cold_replays,omitempty"`
+	// CallSiteIDs mints call-site correlation ids instead of positional
+	// ones: the team's proposed fix (vercel/workflow #3179), in no pinned
+	// core, as simlab replays --callsite-ids. A program's scenario only.
+	CallSiteIDs bool `json:"callsite_ids,omitempty" yaml:"callsite_ids,omitempty"`
 	// Resumes is an outside system resuming the program's hooks, as
 	// core's resumeHook does (none by default). A program's scenario
 	// only, with a hook.

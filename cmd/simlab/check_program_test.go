@@ -136,6 +136,7 @@ func TestValidateOfAProgramsScenario(t *testing.T) {
 		{[]string{"--scenario", "storm", "--cores", "5.0.0-beta.52,5.0.0-beta.55"}, "one core at a time"},
 		{[]string{"--scenario", "storm", "--set", "workflow.sequential_replays=true"}, "sequential replays on"},
 		{[]string{"--scenario", ownWrites}, "every pinned core runs on slot ids"},
+		{[]string{"--scenario", "storm", "--set", "workflow.callsite_ids=true"}, "no pinned core mints call-site correlation ids"},
 		{[]string{"--scenario", "inline-hang"}, "past --timeout"},
 		{[]string{"--scenario", "storm", "--repetitions", "0"}, "at least one real run"},
 	} {

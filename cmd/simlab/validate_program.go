@@ -50,6 +50,8 @@ func validateProgram(cmd *cobra.Command, sc model.Scenario, spec model.Spec, cor
 		return badInput(fmt.Errorf("workflow.search %s draws a program per seed: validate one case with simlab replays --search --hooks --real N, or a scenario file check wrote", w.Search))
 	case w.LogView != "" && w.LogView != model.LogViewPrefix:
 		return badInput(fmt.Errorf("workflow.log_view %s: every pinned core runs on slot ids (the prefix view); validate the prefix view", w.LogView))
+	case w.CallSiteIDs:
+		return badInput(fmt.Errorf("workflow.callsite_ids: no pinned core mints call-site correlation ids (vercel/workflow #3179 is a proposal)"))
 	case w.SequentialReplays:
 		return badInput(fmt.Errorf("workflow.sequential_replays: the real harness does not switch sequential replays on"))
 	case w.MaxRetries != model.DefaultScenario().Workflow.MaxRetries:
