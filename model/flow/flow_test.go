@@ -553,3 +553,41 @@ func TestStoriesReplayWithTheRunsCorrelationIDs(t *testing.T) {
 		t.Error("no hook storm with call-site ids corrupted in 30 seeds: nothing told")
 	}
 }
+
+// Cause names each corrupted run's story by its writer's first wrong act:
+// the clock storm's by a Date.now() read, a storm without slot ids' by a
+// race decided on a stale log (or another entity minted there), and the
+// story says the same in words.
+func TestCauseNamesTheStorysWrongAct(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want []string
+	}{
+		{config(t, ClockStorm(16, 3, time.Second), ViewPrefix), []string{CauseClockAhead}},
+		{config(t, Storm(16, 3, 300*time.Millisecond), ViewOwnWrites), []string{CauseStaleRace, CauseStaleMint, CauseUnsettledRace}},
+	} {
+		named := 0
+		for seed := range uint64(100) {
+			res := runSeed(t, c.cfg, seed+1)
+			cause := res.Cause(c.cfg.Program)
+			if (cause == "") != (res.End != Corrupted && res.Fresh.Status != program.Diverged) {
+				t.Fatalf("seed %d: %s, fresh %s, cause %q", seed+1, res.End, res.Fresh.Status, cause)
+			}
+			if cause == "" || cause == CauseOwnViews {
+				continue
+			}
+			named++
+			if !slices.Contains(c.want, cause) {
+				t.Errorf("seed %d: cause %q, want one of %q", seed+1, cause, c.want)
+			}
+			story := strings.Join(res.Story(c.cfg.Program), "\n")
+			words := map[string]string{CauseClockAhead: "Date.now() at statement", CauseStaleRace: "its replay saw branch", CauseUnsettledRace: "its replay saw it unsettled", CauseStaleMint: "it had not seen"}[cause]
+			if !strings.Contains(story, words) {
+				t.Errorf("seed %d: cause %q but the story does not say %q:\n%s", seed+1, cause, words, story)
+			}
+		}
+		if named == 0 {
+			t.Errorf("%s: no cause named in 100 seeds", c.want)
+		}
+	}
+}

@@ -350,3 +350,56 @@ func (res *Result) eventsAt(pos []int) []program.Event {
 func (res *Result) replayer(explain bool) program.Replayer {
 	return program.Replayer{Explain: explain, Clock: res.Clock, Conflicts: res.Conflicts, CallSite: res.CallSite}
 }
+
+// The causes Cause names: the first wrong act of the writer of the event a
+// fresh replay of the log stops at.
+const (
+	// CauseClockAhead: its replay read Date.now() on the other side of a
+	// deadline than a fresh replay of the log does at the same statement.
+	CauseClockAhead = "a Date.now() read ahead with its pass"
+	// CauseStaleRace: its replay saw a race won by another branch than
+	// the log has winning first (it had not seen the winner).
+	CauseStaleRace = "a race decided on a stale log"
+	// CauseUnsettledRace: its replay saw a race unsettled that the log
+	// had settled.
+	CauseUnsettledRace = "a race the writer saw unsettled"
+	// CauseStaleMint: no choice went otherwise, but the writer had not
+	// seen events below its write, and its replay minted another entity
+	// at the id (an awaited step's result not yet seen, so the next id went
+	// to the next statement).
+	CauseStaleMint = "a stale log minting another entity at the id"
+	// CauseOwnViews: the log replays whole; the run failed on its
+	// writers' own views diverging.
+	CauseOwnViews = "writers' own views diverging, the log whole"
+	// CauseOther: none of the above.
+	CauseOther = "none named"
+)
+
+// Cause names what made the run's log unreplayable (or the run fail
+// CORRUPTED_EVENT_LOG), as its Story tells it: "" for a run whose log
+// replays and that did not fail corrupted.
+func (res *Result) Cause(p *program.Compiled) string {
+	if res.Fresh.Status != program.Diverged {
+		if res.End == Corrupted {
+			return CauseOwnViews
+		}
+		return ""
+	}
+	i := res.Fresh.At
+	c := res.otherChoice(p, i)
+	switch {
+	case c.race != nil && !c.race.ok:
+		return CauseUnsettledRace
+	case c.race != nil:
+		return CauseStaleRace
+	case c.clock != nil:
+		return CauseClockAhead
+	}
+	ev := res.Log[i]
+	for j := int(max(ev.Loaded, 0)); ev.Saw >= 0 && j < i; j++ {
+		if res.Log[j].By != ev.By && !res.ownedBy(j, ev.By) {
+			return CauseStaleMint
+		}
+	}
+	return CauseOther
+}
