@@ -299,9 +299,11 @@ func TestDriverEditsEnd(t *testing.T) {
 // A counterexample with a hook, a driver and knobs it does not need (the
 // clock storm's corrupted log beside a hook raced against a sleep, resumed
 // in bursts at a cadence and at deadlines, max_inline 8, sequential
-// replays, crashes) shrinks to one with no hook, no driver and the knobs
-// at their defaults, whose file still corrupts; and a search's
-// counterexample that needs its driver keeps one, simpler than it drew.
+// replays, crashes) shrinks to one with no hook and no driver, whose file
+// still corrupts; a plain shrink keeps the scenario's knobs, a search
+// case's shrink puts the knobs it drew back at their defaults; and a
+// search's counterexample that needs its driver keeps one, simpler than it
+// drew.
 func TestMinimizeProgramShrinksHooksDriverAndKnobs(t *testing.T) {
 	sc := builtin(t, "clock-storm")
 	sc.Workflow.Program = append([]program.Node{{Hook: "x"}, {Race: []program.Node{{Receive: "x"}, {Sleep: 100 * time.Millisecond}}, As: "got"}},
@@ -312,7 +314,17 @@ func TestMinimizeProgramShrinksHooksDriverAndKnobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := firstCorrupted(t, sc, 200)
-	ce, ok := MinimizeProgram(sc, seed, "replayable-log", nil)
+	// The scenario's own knobs are its configuration: a plain shrink
+	// keeps them.
+	kept, ok := MinimizeProgram(sc, seed, "replayable-log", nil)
+	if !ok {
+		t.Fatalf("seed %d does not violate replayable-log", seed)
+	}
+	if w := &kept.Scenario.Workflow; w.MaxInline != 8 || !w.SequentialReplays {
+		t.Errorf("a plain shrink left max_inline %d, sequential %v: want the scenario's 8 and on", w.MaxInline, w.SequentialReplays)
+	}
+	// Drawn by a search, they are inputs and go back to their defaults.
+	ce, ok := MinimizeSearchCase(sc, seed, "replayable-log", nil)
 	if !ok {
 		t.Fatalf("seed %d does not violate replayable-log", seed)
 	}
@@ -344,9 +356,9 @@ func TestMinimizeProgramShrinksHooksDriverAndKnobs(t *testing.T) {
 	}
 	drawn := ps.SeedScenario(f.Seed)
 	if !drawn.Workflow.Resumes.Set() {
-		t.Skipf("seed %d's case has no driver to simplify", f.Seed)
+		t.Fatalf("seed %d's case has no driver to simplify: the test needs one", f.Seed)
 	}
-	ce, ok = MinimizeProgram(drawn, f.Seed, "single-terminal-event", nil)
+	ce, ok = MinimizeSearchCase(drawn, f.Seed, "single-terminal-event", nil)
 	if !ok {
 		t.Fatalf("seed %d does not violate single-terminal-event", f.Seed)
 	}

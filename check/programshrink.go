@@ -53,12 +53,25 @@ type ProgramCounterexample struct {
 // prop: fewer branches and statements, fewer loop rounds and pool calls,
 // an if or a loop replaced by its body, fewer hanging attempts, fewer
 // hooks (each with its receives and disposes), a simpler driver, no
-// crashes, the runtime's knobs at their defaults (programEdits), each
-// kept while the property still fails (on the same seed or one of a few
-// others). It stops trying once stop (if set) says so; what it returns is
-// always a counterexample. ok is false when the input does not violate prop
-// at seed.
+// crashes (programEdits), each kept while the property still fails (on the
+// same seed or one of a few others). The runtime's knobs (max_inline,
+// sequential replays, the time limit) are the scenario's configuration and
+// stay as they are: a fix's residual keeps its fix. It stops trying once
+// stop (if set) says so; what it returns is always a counterexample. ok is
+// false when the input does not violate prop at seed.
 func MinimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bool) (ProgramCounterexample, bool) {
+	return minimizeProgram(sc, seed, prop, stop, false)
+}
+
+// MinimizeSearchCase is MinimizeProgram for a search's seed
+// (model.Scenario.SeedScenario), whose knobs the search drew: they are
+// inputs like its program, and go back to their defaults too while the
+// property still fails.
+func MinimizeSearchCase(sc model.Scenario, seed uint64, prop string, stop func() bool) (ProgramCounterexample, bool) {
+	return minimizeProgram(sc, seed, prop, stop, true)
+}
+
+func minimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bool, drawnKnobs bool) (ProgramCounterexample, bool) {
 	var x flow.Runner
 	best := ProgramCounterexample{Scenario: sc, Seed: seed}
 	violates := func(cand *model.Scenario, s uint64) ([]string, bool) {
@@ -94,7 +107,7 @@ func MinimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bo
 	stopped := func() bool { return stop != nil && stop() || best.Tries >= programShrinkRuns }
 	for improved := true; improved && !stopped(); {
 		improved = false
-		for _, cand := range programEdits(best.Scenario) {
+		for _, cand := range programEdits(best.Scenario, drawnKnobs) {
 			if stopped() {
 				break
 			}
@@ -125,10 +138,11 @@ func MinimizeProgram(sc model.Scenario, seed uint64, prop string, stop func() bo
 
 // programEdits are the scenarios one edit smaller than sc, the biggest cuts
 // first: no crashes; a hook gone with its receives and disposes; the
-// program's edits; a simpler driver (driverEdits); then the runtime's
-// knobs back at their defaults (max_inline 3, sequential replays off, no
-// time limit). A program left with no hook loses its driver too.
-func programEdits(sc model.Scenario) []model.Scenario {
+// program's edits; a simpler driver (driverEdits); then, for knobs a search
+// drew, the runtime's knobs back at their defaults (max_inline 3,
+// sequential replays off, no time limit). A program left with no hook
+// loses its driver too.
+func programEdits(sc model.Scenario, drawnKnobs bool) []model.Scenario {
 	var out []model.Scenario
 	if sc.Faults.Crash > 0 {
 		c := sc
@@ -164,7 +178,7 @@ func programEdits(sc model.Scenario) []model.Scenario {
 		{w.SequentialReplays, func(w *model.Workflow) { w.SequentialReplays = false }},
 		{w.MaxDuration > 0, func(w *model.Workflow) { w.MaxDuration = 0 }},
 	} {
-		if k.on {
+		if k.on && drawnKnobs {
 			c := sc
 			k.edit(&c.Workflow)
 			out = append(out, c)
@@ -495,8 +509,8 @@ func programScheduleFileName(sc model.Scenario, prop string, seed uint64) string
 // saveMinimizedProgram shrinks a program's counterexample and saves the
 // shrunk scenario as a file that replays it: simlab run --scenario FILE
 // --seed N. It returns the file and the seed.
-func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop string, stop func() bool) (string, uint64, error) {
-	ce, ok := MinimizeProgram(sc, seed, prop, stop)
+func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop string, stop func() bool, drawnKnobs bool) (string, uint64, error) {
+	ce, ok := minimizeProgram(sc, seed, prop, stop, drawnKnobs)
 	if !ok {
 		return "", 0, fmt.Errorf("seed %d no longer violates %s when run again (a program's run is deterministic: a bug)", seed, prop)
 	}
@@ -506,7 +520,7 @@ func saveMinimizedProgram(dir string, sc model.Scenario, seed uint64, prop strin
 	path := filepath.Join(dir, programScheduleFileName(sc, prop, seed))
 	header := []string{fmt.Sprintf("simlab check's shrunk counterexample of %s: scenario %s, seed %d, shrunk in %d runs.", prop, sc.Name, seed, ce.Tries),
 		fmt.Sprintf("Replay: simlab run --scenario %s --seed %d", path, ce.Seed)}
-	if prop == ReplayableLog {
+	if prop == ReplayableLog && ProgramForceable(ce.Scenario) == nil {
 		header = append(header, "On the real core: "+ReproduceProgramCommand(path, ce.Seed))
 	}
 	text := ProgramScenarioFile(ce.Scenario, header...)

@@ -440,7 +440,7 @@ func merge(rep *Report, cfg *SweepConfig, sc *model.Scenario, seed uint64, r see
 		seedSc := sc.SeedScenario(seed) // a search's: the seed's own program
 		f := &First{Seed: seed, Run: v.run, Message: v.message, Story: programStoryAt(&seedSc, seed, v), Replay: cfg.Spec.RunCommand(seed)}
 		cfg.saveSchedule(f, func() (string, string, error) {
-			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, seedSc, seed, v.prop, cfg.Stop)
+			path, s, err := saveMinimizedProgram(cfg.ScheduleDir, seedSc, seed, v.prop, cfg.Stop, sc.Workflow.Search != "")
 			f.ShrunkSeed = s
 			line := fmt.Sprintf("shrunk: simlab run --scenario %s --seed %d", model.ShellQuote(path), s)
 			if v.prop == ReplayableLog && ProgramForceable(seedSc) == nil {
