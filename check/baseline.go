@@ -101,6 +101,33 @@ var knownReasons = map[string]string{
 	"replayable-log":            "a workflow that branches on Date.now(): up to core beta.53 a replay reads the time of the last event its pass took, so a later replay reads a later time than the one that wrote, takes the other branch and cannot consume the log (CORRUPTED_EVENT_LOG on the real core too; fixed in beta.55; docs/MODEL.md, \"Date.now() branches corrupt the pinned release's logs\")",
 }
 
+// reasonsBySignature are the findings a property's violations may be other
+// than its knownReasons one, told apart by the first violation's own story:
+// the first rule of prop whose words the story holds names the finding.
+var reasonsBySignature = []struct {
+	prop, words, reason string
+}{
+	// A program's run (model/flow) ends twice by two invocations, not by
+	// a fan-out's last completers: its story names each end's writer.
+	{"single-terminal-event", "wrote run_completed (accepted), from a replay of",
+		"two invocations of one run (a wait's wake, a hook's resume, a redelivery, a recovery replay) replayed it to its end at once and each wrote run_completed: world-local reads the run's status, then writes its event, so two ends whose calls overlap are both accepted (docs/MODEL.md finding 1, \"Programs as the runtime runs them\")"},
+}
+
+// ReasonFor is the reason a baseline records for prop's violations whose
+// first is first (nil: not known): the finding its story's signature
+// names (reasonsBySignature), else KnownReason's.
+func ReasonFor(prop string, first *First) string {
+	if first != nil {
+		story := strings.Join(first.Story, "\n")
+		for _, r := range reasonsBySignature {
+			if r.prop == prop && strings.Contains(story, r.words) {
+				return r.reason
+			}
+		}
+	}
+	return KnownReason(prop)
+}
+
 // KnownReason is the reason a baseline records for prop's violations.
 func KnownReason(prop string) string {
 	if r, ok := knownReasons[prop]; ok {
@@ -197,7 +224,7 @@ func (b *Baseline) Record(scenario string, sets, variants []string, checked []ui
 		}
 		list = sortedSeeds(list)
 		e.Findings = append(e.Findings, KnownFinding{Property: prop, Seeds: seeds.Format(list), Count: len(list),
-			Digest: seedDigest(list), Reason: KnownReason(prop)})
+			Digest: seedDigest(list), Reason: ReasonFor(prop, rep.First[prop])})
 	}
 	for i := range b.Entries {
 		if b.Entries[i].name() == e.name() {
