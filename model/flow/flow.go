@@ -74,6 +74,15 @@ type Config struct {
 	// MaxInline is how many of a suspension's new steps the invocation
 	// runs itself (core's MAX_INLINE_STEPS, 3); the rest are queued.
 	MaxInline int
+	// StaleRestarts is how many times one delivery restarts a replay in
+	// process after the fence or the count guard refused a write
+	// (WORKFLOW_PRECONDITION_MAX_INPROCESS_RESTARTS, 3); the next refusal
+	// re-invokes the run StaleReinvokeDelay later (2 s), at most
+	// StaleReinvocations times (WORKFLOW_PRECONDITION_MAX_REINVOCATIONS, 5),
+	// and then the run fails (core's runtime error): core 5.0.0-beta.52's
+	// restartReplayInProcess and reinvokeAfterStaleRejection.
+	StaleRestarts, StaleReinvocations int
+	StaleReinvokeDelay                time.Duration
 	// RecoveryReplays is how many fresh replays a divergence gets before
 	// the run fails CORRUPTED_EVENT_LOG (WORKFLOW_REPLAY_DIVERGENCE_MAX_RETRIES).
 	RecoveryReplays int
@@ -192,6 +201,7 @@ func Defaults(p *program.Compiled) Config {
 	ms := time.Millisecond
 	return Config{
 		Program: p, View: ViewPrefix, SequentialRetry: 100 * ms, MaxInline: 3, RecoveryReplays: 3,
+		StaleRestarts: 3, StaleReinvocations: 5, StaleReinvokeDelay: 2 * time.Second,
 		Replay:         program.Beta52ReplayCost,
 		Write:          sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
 		List:           sim.Dist{Min: 1 * ms, P50: 3 * ms, P90: 8 * ms, P99: 20 * ms, Max: 40 * ms},
@@ -215,6 +225,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInline < 0 || c.RecoveryReplays < 0 {
 		return fmt.Errorf("flow: max_inline %d, recovery_replays %d: must not be negative", c.MaxInline, c.RecoveryReplays)
+	}
+	if c.StaleRestarts < 0 || c.StaleReinvocations < 0 || c.StaleReinvokeDelay < 0 {
+		return fmt.Errorf("flow: stale_restarts %d, stale_reinvocations %d, stale_reinvoke_delay %v: must not be negative", c.StaleRestarts, c.StaleReinvocations, c.StaleReinvokeDelay)
 	}
 	if c.Crash < 0 || c.Crash > 1 {
 		return fmt.Errorf("flow: crash %v: want a chance in [0, 1]", c.Crash)
@@ -355,10 +368,11 @@ const (
 	CauseRedelivery              // its invocation was killed
 	CauseBackstop                // an inline step another invocation owns
 	CauseResume                  // a hook resumed from outside
+	CauseStale                   // a replay refused as stale past its in-process restarts
 )
 
 func (c Cause) String() string {
-	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill", "an inline step's backstop", "a hook's resume"}[c]
+	return [...]string{"the run's start", "a wait's wake", "a recovery replay", "the replay lock's retry", "a last completer's hand-off", "a redelivery after a kill", "an inline step's backstop", "a hook's resume", "a stale replay's re-invocation"}[c]
 }
 
 // ActorKind is what an actor is.
@@ -425,9 +439,12 @@ type Result struct {
 	View      View
 	// FenceRestarts counts replays restarted because the tail fence or the
 	// count guard refused one of their writes (ViewTailFence,
-	// ViewCountGuard).
-	FenceRestarts int
-	Stats         sim.Stats
+	// ViewCountGuard); StaleReinvocations the re-invocations past a
+	// delivery's in-process restarts, StaleFailures the runs failed past
+	// them (Config.StaleRestarts).
+	FenceRestarts                     int
+	StaleReinvocations, StaleFailures int
+	Stats                             sim.Stats
 }
 
 // Unconsumable says the run's log is one no replay consumes: the run failed

@@ -591,3 +591,67 @@ func TestCauseNamesTheStorysWrongAct(t *testing.T) {
 		}
 	}
 }
+
+// Core bounds a refused replay's restarts: at most StaleRestarts in one
+// delivery, then the run is invoked again StaleReinvokeDelay later (a
+// stale replay's re-invocation), at most StaleReinvocations times, then it
+// fails. Checked from the history: no invocation replays more than
+// 1 + StaleRestarts times after refused writes of its own, the storm's
+// fence re-invokes some runs, and with no restarts and no re-invocations
+// the first refusal fails the run.
+func TestStaleRestartsAreBoundedAsCoresAre(t *testing.T) {
+	cfg := config(t, HookStorm(16, 3, 300*time.Millisecond), ViewTailFence)
+	cfg.Resumes = HookStormResumes
+	reinvoked := 0
+	for seed := range uint64(20) {
+		res := runSeed(t, cfg, seed+1)
+		refused := make([]int, len(res.Actors))
+		for _, w := range res.Writes {
+			if w.Fenced {
+				refused[w.By]++
+			}
+		}
+		for a, rec := range res.Actors {
+			if rec.Kind == ActorWorkflow && refused[a] > cfg.StaleRestarts+1 {
+				t.Fatalf("seed %d: %s had %d writes refused in one delivery: want at most %d (its restarts, and the refusal that re-invokes)", seed+1, res.ActorName(int32(a)), refused[a], cfg.StaleRestarts+1)
+			}
+			if rec.Cause == CauseStale {
+				reinvoked++
+			}
+		}
+		if res.StaleFailures > 0 {
+			t.Errorf("seed %d: %d runs failed past their re-invocations", seed+1, res.StaleFailures)
+		}
+	}
+	if reinvoked == 0 {
+		t.Error("no hook storm behind the fence was re-invoked: no delivery spent its restarts")
+	}
+	cfg.StaleRestarts, cfg.StaleReinvocations = 0, 0
+	failed := 0
+	for seed := range uint64(20) {
+		if res := runSeed(t, cfg, seed+1); res.StaleFailures > 0 {
+			failed++
+			if res.End != Failed {
+				t.Errorf("seed %d: a run failed past its re-invocations ended %s", seed+1, res.End)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Error("with no restarts and no re-invocations, no refusal failed a run")
+	}
+}
+
+// A search case is never left stuck: an invocation killed (or restarted)
+// after its creates landed and before it published their messages leaves
+// the steps created and unqueued, and the next replay that reaches them
+// queues them, as core's "a later handler queues it" does.
+func TestSearchCasesAreNeverLeftStuck(t *testing.T) {
+	for seed := uint64(1); seed <= 1000; seed++ {
+		k := DrawCase(seed)
+		cfg := k.Config(Defaults(nil))
+		res := runSeed(t, cfg, seed)
+		if res.End == Stuck {
+			t.Fatalf("seed %d (max_inline %d, limit %v, crash %v): stuck, fresh replay %s", seed, k.MaxInline, k.MaxDuration, k.Crash, res.Fresh)
+		}
+	}
+}

@@ -48,8 +48,11 @@ type message struct {
 	node    int32
 	name    string
 	attempt int32 // recovery replays so far
-	wake    int64 // a wait's delayed invocation: the resumeAt it is for
-	cause   Cause
+	// reinvoked counts the re-invocations a refused write's replay made
+	// (core's preconditionReinvocations, carried in the message).
+	reinvoked int32
+	wake      int64 // a wait's delayed invocation: the resumeAt it is for
+	cause     Cause
 	// delivered counts its deliveries.
 	delivered int32
 }
@@ -131,9 +134,15 @@ type actor struct {
 	dead        bool
 	replay      bool // a replay in progress
 	attempt     int32
-	result      int64
-	node        int32
-	msg         int32
+	// restarts counts its in-process restarts after a refused write
+	// (core's preconditionRestarts, per delivery), reinvoked its message's
+	// re-invocations, and staleClaim that a refused inline claim restarts
+	// it once its inline steps are done.
+	restarts, reinvoked int32
+	staleClaim          bool
+	result              int64
+	node                int32
+	msg                 int32
 }
 
 type runner struct {
@@ -259,7 +268,7 @@ func (r *runner) deliver(mi int32) {
 			r.wakes = slices.DeleteFunc(r.wakes, func(w int64) bool { return w == m.wake })
 		}
 		a := r.newActor(ActorWorkflow, mi, -1)
-		r.actors[a].attempt = m.attempt
+		r.actors[a].attempt, r.actors[a].reinvoked = m.attempt, m.reinvoked
 		r.res.Actors[a].Cause, r.res.Actors[a].Attempt, r.res.Actors[a].Delivery = m.cause, m.attempt, m.delivered
 		if m.delivered > int32(r.cfg.MaxDeliveries) {
 			// Past the cap the runtime fails the run, loading nothing
@@ -378,8 +387,10 @@ func (r *runner) land(a int32) {
 			}
 			if ac.st == stClaim {
 				// An inline step's lazy claim: refused as a claim is, and
-				// the invocation lists the log again once its inline
-				// steps are done.
+				// the invocation restarts once its inline steps are done.
+				if d := r.decider(a); d != a {
+					r.actors[d].staleClaim = true
+				}
 				ac.call = callNone
 				r.finishActor(a)
 				return
@@ -511,13 +522,41 @@ func (r *runner) decider(a int32) int32 {
 
 // restartFenced is the runtime's answer to a fenced write: the replay
 // restarts in-process, from a fresh list of the log; what the refused
-// replay planned (its other writes, its inline steps) goes with it.
+// replay planned (its other writes, its inline steps) goes with it. Past
+// StaleRestarts restarts in one delivery it re-invokes the run instead
+// (reinvokeStale).
 func (r *runner) restartFenced(a int32) {
 	ac := &r.actors[a]
 	ac.call = callNone
 	ac.writes, ac.inline = ac.writes[:0], ac.inline[:0]
+	r.dropOutbox(a)
+	if ac.restarts >= int32(r.cfg.StaleRestarts) {
+		r.reinvokeStale(a)
+		return
+	}
+	ac.restarts++
 	ac.st = stLoad
 	r.callAt(a, callList, r.cfg.List)
+}
+
+// reinvokeStale is core's reinvokeAfterStaleRejection: the invocation
+// ends and its run is invoked again StaleReinvokeDelay later for a fresh
+// replay; past StaleReinvocations re-invocations the run fails ("this run
+// cannot observe its own event log completely enough to make progress", a
+// runtime error core writes as run_failed).
+func (r *runner) reinvokeStale(a int32) {
+	ac := &r.actors[a]
+	if ac.reinvoked >= int32(r.cfg.StaleReinvocations) {
+		r.res.StaleFailures++
+		ac.st, ac.pend = stActing, ac.pend[:0]
+		ac.writes = append(ac.writes[:0], write{ev: Entry{Event: program.E(program.RunFailed, -1), Saw: -1, Loaded: -1}})
+		r.issueAll(a)
+		return
+	}
+	r.res.StaleReinvocations++
+	r.releaseLock(a)
+	r.finishActor(a)
+	r.publish(message{kind: msgWorkflow, cause: CauseStale, reinvoked: ac.reinvoked + 1}, r.cfg.StaleReinvokeDelay)
 }
 
 // corruptedWrite reports whether actor a's run_failed is the one its
@@ -624,6 +663,19 @@ func (r *runner) wrote(a int32, w *write, ok bool) {
 		return
 	}
 	r.afterWrites(a)
+}
+
+// dropOutbox forgets the step messages actor a held for its accepted
+// creates: it dies, or its replay restarts, before its dispatch pass
+// publishes them. Their steps are created and unqueued, so the next
+// replay that reaches them queues them (leftToItsOwner, core's "a later
+// handler queues it").
+func (r *runner) dropOutbox(a int32) {
+	ac := &r.actors[a]
+	for _, m := range ac.outbox {
+		r.w.entity(m.ordinal).queued = false
+	}
+	ac.outbox = ac.outbox[:0]
 }
 
 func (r *runner) afterWrites(a int32) {
@@ -981,6 +1033,13 @@ func (r *runner) inlineDone(a int32) {
 		return
 	}
 	if pa.inlineN--; pa.inlineN == 0 {
+		if pa.staleClaim {
+			// A claim of its was refused as stale: a restart, as core's
+			// 'inline-claim' restart.
+			pa.staleClaim = false
+			r.restartFenced(parent)
+			return
+		}
 		pa.st = stLoad
 		r.callAt(parent, callList, r.cfg.List)
 	}
@@ -1030,6 +1089,7 @@ func (r *runner) kill(a int32) {
 func (r *runner) die(a int32) {
 	ac := &r.actors[a]
 	ac.dead = true
+	r.dropOutbox(a)
 	r.res.Actors[a].End = r.now()
 	if ac.replay {
 		ac.replay = false
