@@ -53,6 +53,10 @@ type Options struct {
 	// left undone, say.
 	Notice string
 	Warn   bool
+	// OnInterrupt is what Ctrl-C does: in raw mode the key sends no
+	// signal, so simlab tui raises SIGINT at itself here and ends as on
+	// any interrupt (exit 130). Nil: Ctrl-C quits as q does.
+	OnInterrupt func()
 }
 
 // App is the terminal lab: a breadcrumb stack of views over one session.
@@ -75,6 +79,8 @@ type App struct {
 	// test's harness drains them itself).
 	job  *job
 	post func(func())
+	// onInterrupt is Options.OnInterrupt.
+	onInterrupt func()
 }
 
 // job is one simulation of a session's seeds, run on its own goroutine so
@@ -106,6 +112,8 @@ func New(opts Options) (*App, error) {
 		header: newHeader(),
 		footer: newFooter(),
 		prompt: newPrompt(),
+
+		onInterrupt: opts.OnInterrupt,
 	}
 	a.post = func(f func()) { a.tv.QueueUpdateDraw(f) }
 	a.sess.add(opts.Runs)
@@ -220,6 +228,11 @@ func (a *App) say(msg string, isError bool) {
 // keys; everywhere else the keymap decides, and keys it does not bind go
 // on to the view (PgUp/PgDn in a table, say).
 func (a *App) capture(ev *tcell.EventKey) *tcell.EventKey {
+	if ev.Key() == tcell.KeyCtrlC {
+		// Everywhere, the prompt and the form too: the user's interrupt.
+		a.do(ActInterrupt)
+		return nil
+	}
 	if a.prompt.active() {
 		return ev
 	}
@@ -277,6 +290,13 @@ func (a *App) do(act Action) {
 	switch act {
 	case ActQuit:
 		a.quit()
+	case ActInterrupt:
+		if a.onInterrupt == nil {
+			a.quit()
+			return
+		}
+		a.log.Info("interrupt key")
+		a.onInterrupt()
 	case ActHelp:
 		if v.kind() != ViewHelp {
 			a.push(newHelpView())

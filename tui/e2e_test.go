@@ -218,6 +218,30 @@ func TestSIGTERMRestoresTheTerminal(t *testing.T) {
 	}
 }
 
+// Ctrl-C in the lab (a key in raw mode, no signal of its own) ends it as
+// an interrupt does: simlab tui raises SIGINT at itself, restores the
+// terminal and exits 130. It used to quit as q does, exit 0.
+func TestCtrlCExits130AndRestoresTheTerminal(t *testing.T) {
+	s := startTUI(t, "--scenario", "golden-t2", "--seed", "1")
+	s.waitFor("the runs view", contains("runs (1)", "wrun_0000"))
+	s.keys("C-c")
+	if rc := s.waitExit(); rc != "130" {
+		t.Fatalf("exit status %s after Ctrl-C, want 130; pane:\n%s", rc, s.screen())
+	}
+	stty, err := os.ReadFile(s.ttyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"icanon", "echo", "isig"} {
+		if !regexp.MustCompile(`(^|\s)` + flag + `(\s|$)`).Match(stty) {
+			t.Errorf("the terminal is left without %s after Ctrl-C (raw mode):\n%s", flag, stty)
+		}
+	}
+	if alt, _ := s.tm("display-message", "-p", "-t", "e2e", "#{alternate_on}"); strings.TrimSpace(alt) != "0" {
+		t.Errorf("the pane is still on the alternate screen (alternate_on %q)", alt)
+	}
+}
+
 func errStderr(err error) string {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

@@ -41,6 +41,7 @@ const (
 	ActCommand    Action = "command"
 	ActHelp       Action = "help"
 	ActQuit       Action = "quit"
+	ActInterrupt  Action = "interrupt"
 	ActSort       Action = "sort"
 	ActReverse    Action = "reverse"
 	ActMark       Action = "mark"
@@ -96,7 +97,9 @@ var Keymap = []Binding{
 	{Keys: []Key{runeKey(':')}, Label: ":", Views: allViews, Action: ActCommand,
 		Help: "command: seed, seeds, scenario, variant, set, compare, q (listed below)"},
 	{Keys: []Key{runeKey('?')}, Label: "?", Views: allViews, Action: ActHelp, Help: "this help, built from the keymap"},
-	{Keys: []Key{runeKey('q'), {Key: tcell.KeyCtrlC}}, Label: "q", Views: allViews, Action: ActQuit, Help: "quit"},
+	{Keys: []Key{runeKey('q')}, Label: "q", Views: allViews, Action: ActQuit, Help: "quit"},
+	{Keys: []Key{{Key: tcell.KeyCtrlC}}, Label: "^C", Views: allViews, Action: ActInterrupt,
+		Help: "interrupt: quit as on SIGINT (simlab tui exits 130)"},
 	{Keys: []Key{runeKey('s')}, Label: "s", Views: []ViewKind{ViewRuns}, Action: ActSort, Help: "sort by the next column"},
 	{Keys: []Key{runeKey('S')}, Label: "S", Views: []ViewKind{ViewRuns}, Action: ActReverse, Help: "reverse the sort order"},
 	{Keys: []Key{runeKey('m')}, Label: "m", Views: []ViewKind{ViewRuns}, Action: ActMark, Help: "mark the run to compare against"},

@@ -687,3 +687,30 @@ func TestSessionSpansAreBounded(t *testing.T) {
 		t.Fatalf("the message does not name the limit: %v", err)
 	}
 }
+
+// Ctrl-C is the user's interrupt wherever the focus is (the runs view, the
+// `:` prompt, the knobs form): with OnInterrupt set (simlab tui raises
+// SIGINT there, to exit 130) it calls that and does not quit by itself;
+// without, it quits as q does.
+func TestCtrlCInterruptsEverywhere(t *testing.T) {
+	h := newHarness(t, Config{Scenario: "fanout", Seeds: []uint64{1}})
+	interrupts := 0
+	h.app.onInterrupt = func() { interrupts++ }
+	h.keys("<CtrlC>")
+	h.keys(":")
+	h.keys("<CtrlC>")
+	h.keys("<Esc>")
+	h.keys("e")
+	if h.top().kind() != ViewForm {
+		t.Fatalf("e did not open the knobs form: %s", h.top().kind())
+	}
+	h.keys("<CtrlC>")
+	if interrupts != 3 || h.app.quitting {
+		t.Fatalf("Ctrl-C in the runs view, the prompt and the form: %d interrupts, quitting %v; want 3 and the app left to the signal", interrupts, h.app.quitting)
+	}
+	plain := newHarness(t, Config{Scenario: "fanout", Seeds: []uint64{1}})
+	plain.keys("<CtrlC>")
+	if !plain.app.quitting {
+		t.Fatal("Ctrl-C with no OnInterrupt did not quit")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -98,7 +99,7 @@ seeds 1–8; --scenario, --seed, --variant and --set choose others, as in run.
 --trace FILE.jsonl opens an exported trace file instead (one row per trace).
 Press ? inside for the keys. Logs go to --log (default
 $XDG_STATE_HOME/simlab/tui.log), never to the screen. Bad input exits 2
-before the screen opens.`,
+before the screen opens; q quits (exit 0), Ctrl-C interrupts (exit 130).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list, err := parseTUISeeds(seeds)
@@ -164,7 +165,10 @@ before the screen opens.`,
 					return badInput(err)
 				}
 			}
-			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log, Notice: notice, Warn: warn})
+			app, err := tui.New(tui.Options{Config: cfg, Runs: runs, Origin: origin, Log: log, Notice: notice, Warn: warn,
+				// The terminal is raw, so Ctrl-C is a key: raise the
+				// signal it stands for, and end as on any interrupt.
+				OnInterrupt: func() { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }})
 			if err != nil {
 				return err
 			}
