@@ -201,20 +201,28 @@ func TestSIGTERMRestoresTheTerminal(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatalf("kill -TERM %d: %v", pid, err)
 	}
-	if rc := s.waitExit(); rc != "143" {
-		t.Fatalf("exit status %s after SIGTERM, want 143; pane:\n%s", rc, s.screen())
+	s.exitedRestored("SIGTERM", "143")
+}
+
+// exitedRestored waits for the lab to end after what (a signal, a key) and
+// checks its exit status is want and the terminal came back in cooked mode
+// with echo, off the alternate screen.
+func (s *tmuxSession) exitedRestored(what, want string) {
+	s.t.Helper()
+	if rc := s.waitExit(); rc != want {
+		s.t.Fatalf("exit status %s after %s, want %s; pane:\n%s", rc, what, want, s.screen())
 	}
 	stty, err := os.ReadFile(s.ttyFile)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	for _, flag := range []string{"icanon", "echo", "isig"} {
 		if !regexp.MustCompile(`(^|\s)` + flag + `(\s|$)`).Match(stty) {
-			t.Errorf("the terminal is left without %s after SIGTERM (raw mode):\n%s", flag, stty)
+			s.t.Errorf("the terminal is left without %s after %s (raw mode):\n%s", flag, what, stty)
 		}
 	}
 	if alt, _ := s.tm("display-message", "-p", "-t", "e2e", "#{alternate_on}"); strings.TrimSpace(alt) != "0" {
-		t.Errorf("the pane is still on the alternate screen (alternate_on %q)", alt)
+		s.t.Errorf("the pane is still on the alternate screen after %s (alternate_on %q)", what, alt)
 	}
 }
 
@@ -225,21 +233,7 @@ func TestCtrlCExits130AndRestoresTheTerminal(t *testing.T) {
 	s := startTUI(t, "--scenario", "golden-t2", "--seed", "1")
 	s.waitFor("the runs view", contains("runs (1)", "wrun_0000"))
 	s.keys("C-c")
-	if rc := s.waitExit(); rc != "130" {
-		t.Fatalf("exit status %s after Ctrl-C, want 130; pane:\n%s", rc, s.screen())
-	}
-	stty, err := os.ReadFile(s.ttyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, flag := range []string{"icanon", "echo", "isig"} {
-		if !regexp.MustCompile(`(^|\s)` + flag + `(\s|$)`).Match(stty) {
-			t.Errorf("the terminal is left without %s after Ctrl-C (raw mode):\n%s", flag, stty)
-		}
-	}
-	if alt, _ := s.tm("display-message", "-p", "-t", "e2e", "#{alternate_on}"); strings.TrimSpace(alt) != "0" {
-		t.Errorf("the pane is still on the alternate screen (alternate_on %q)", alt)
-	}
+	s.exitedRestored("Ctrl-C", "130")
 }
 
 func errStderr(err error) string {
