@@ -29,7 +29,7 @@ import (
 
 // BaselineRegenerate is the one command that regenerates the committed
 // baseline of every built-in scenario.
-const BaselineRegenerate = "go test ./cmd/simlab -run KnownFindings -update"
+const BaselineRegenerate = "go test ./cmd/simlab -run KnownFindings -update-baseline"
 
 // Unexplained starts the reason of a finding knownReasons has no line for.
 const Unexplained = "UNEXPLAINED"
