@@ -99,3 +99,21 @@ func TestFlagHelpIsReadableAndTheSameEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// docs/COMMANDS.md has a row for every command (a new command without one
+// is a command nobody finds there).
+func TestCommandsDocHasARowPerCommand(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/COMMANDS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCommand(nil, nil)
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if !strings.Contains(string(doc), "`simlab "+c.Name()) && !strings.Contains(string(doc), "`"+c.Name()+"`") {
+			t.Errorf("docs/COMMANDS.md has no row for simlab %s", c.Name())
+		}
+	}
+}
