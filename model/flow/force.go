@@ -66,7 +66,7 @@ func (res *Result) Forcing(p *program.Compiled) (Forcing, error) {
 	if view == nil {
 		return f, fmt.Errorf("event %d (%s): its writer's view of the log is not known", i, ev.Event)
 	}
-	mint := program.Replayer{Clock: res.Clock}
+	mint := res.replayer(false)
 	mint.Replay(p, res.eventsAt(view))
 	node, ok := mint.NodeOf(ev.Ordinal)
 	if !ok {
@@ -74,10 +74,9 @@ func (res *Result) Forcing(p *program.Compiled) (Forcing, error) {
 	}
 	f.StaleNode = node
 	_, f.Expected = res.expectedAt(p, i)
-	for j := int(max(ev.Loaded, 0)); j < i; j++ {
-		if res.Log[j].By != ev.By && !res.ownedBy(j, ev.By) {
-			f.Missed, f.MissedAt, f.MissedBy = res.Log[j].Event, j, res.ActorName(res.Log[j].By)
-		}
+	if missed := res.missedBelow(i); len(missed) > 0 {
+		j := missed[len(missed)-1] // the latest it had not seen
+		f.Missed, f.MissedAt, f.MissedBy = res.Log[j].Event, j, res.ActorName(res.Log[j].By)
 	}
 	if f.MissedAt < 0 {
 		return f, fmt.Errorf("event %d (%s): its writer had seen every event below it", i, ev.Event)

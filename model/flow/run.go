@@ -135,14 +135,13 @@ type actor struct {
 	replay      bool // a replay in progress
 	attempt     int32
 	// restarts counts its in-process restarts after a refused write
-	// (core's preconditionRestarts, per delivery), reinvoked its message's
-	// re-invocations, and staleClaim that a refused inline claim restarts
-	// it once its inline steps are done.
-	restarts, reinvoked int32
-	staleClaim          bool
-	result              int64
-	node                int32
-	msg                 int32
+	// (core's preconditionRestarts, per delivery), and staleClaim says a
+	// refused inline claim restarts it once its inline steps are done.
+	restarts   int32
+	staleClaim bool
+	result     int64
+	node       int32
+	msg        int32
 }
 
 type runner struct {
@@ -268,7 +267,7 @@ func (r *runner) deliver(mi int32) {
 			r.wakes = slices.DeleteFunc(r.wakes, func(w int64) bool { return w == m.wake })
 		}
 		a := r.newActor(ActorWorkflow, mi, -1)
-		r.actors[a].attempt, r.actors[a].reinvoked = m.attempt, m.reinvoked
+		r.actors[a].attempt = m.attempt
 		r.res.Actors[a].Cause, r.res.Actors[a].Attempt, r.res.Actors[a].Delivery = m.cause, m.attempt, m.delivered
 		if m.delivered > int32(r.cfg.MaxDeliveries) {
 			// Past the cap the runtime fails the run, loading nothing
@@ -546,7 +545,8 @@ func (r *runner) restartFenced(a int32) {
 // runtime error core writes as run_failed).
 func (r *runner) reinvokeStale(a int32) {
 	ac := &r.actors[a]
-	if ac.reinvoked >= int32(r.cfg.StaleReinvocations) {
+	reinvoked := r.msgs[ac.msg].reinvoked
+	if reinvoked >= int32(r.cfg.StaleReinvocations) {
 		r.res.StaleFailures++
 		ac.st, ac.pend = stActing, ac.pend[:0]
 		ac.writes = append(ac.writes[:0], write{ev: Entry{Event: program.E(program.RunFailed, -1), Saw: -1, Loaded: -1}})
@@ -556,7 +556,7 @@ func (r *runner) reinvokeStale(a int32) {
 	r.res.StaleReinvocations++
 	r.releaseLock(a)
 	r.finishActor(a)
-	r.publish(message{kind: msgWorkflow, cause: CauseStale, reinvoked: ac.reinvoked + 1}, r.cfg.StaleReinvokeDelay)
+	r.publish(message{kind: msgWorkflow, cause: CauseStale, reinvoked: reinvoked + 1}, r.cfg.StaleReinvokeDelay)
 }
 
 // corruptedWrite reports whether actor a's run_failed is the one its

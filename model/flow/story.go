@@ -54,13 +54,7 @@ func (res *Result) Story(p *program.Compiled) []string {
 		} else {
 			add("  from a replay of the log's first %d events%s", ev.Saw, last)
 		}
-		var missed []int
-		for j := int(max(ev.Loaded, 0)); j < i; j++ {
-			if res.Log[j].By != ev.By && !res.ownedBy(j, ev.By) {
-				missed = append(missed, j)
-			}
-		}
-		if len(missed) > 0 {
+		if missed := res.missedBelow(i); len(missed) > 0 {
 			add("  it had not seen %d events below its write:", len(missed))
 			for k, j := range missed {
 				if k == maxMissed {
@@ -395,11 +389,25 @@ func (res *Result) Cause(p *program.Compiled) string {
 	case c.clock != nil:
 		return CauseClockAhead
 	}
-	ev := res.Log[i]
-	for j := int(max(ev.Loaded, 0)); ev.Saw >= 0 && j < i; j++ {
-		if res.Log[j].By != ev.By && !res.ownedBy(j, ev.By) {
-			return CauseStaleMint
-		}
+	if len(res.missedBelow(i)) > 0 {
+		return CauseStaleMint
 	}
 	return CauseOther
+}
+
+// missedBelow are the positions below log event i that its writer had not
+// seen: past the log it loaded, and neither its own writes nor its inline
+// steps' (none when no replay decided the event).
+func (res *Result) missedBelow(i int) []int {
+	ev := res.Log[i]
+	if ev.Saw < 0 {
+		return nil
+	}
+	var missed []int
+	for j := int(max(ev.Loaded, 0)); j < i; j++ {
+		if res.Log[j].By != ev.By && !res.ownedBy(j, ev.By) {
+			missed = append(missed, j)
+		}
+	}
+	return missed
 }
