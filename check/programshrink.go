@@ -152,8 +152,10 @@ func programEdits(sc model.Scenario, drawnKnobs bool) []model.Scenario {
 	withProgram := func(p []program.Node) {
 		c := sc
 		c.Workflow.Program = p
-		if cp, err := program.Compile(p); err == nil && !cp.UsesHooks() {
-			c.Workflow.Resumes = model.Resumes{}
+		if c.Workflow.Resumes.Set() {
+			if cp, err := program.Compile(p); err == nil && !cp.UsesHooks() {
+				c.Workflow.Resumes = model.Resumes{}
+			}
 		}
 		out = append(out, c)
 	}
@@ -429,8 +431,9 @@ func cloneNodes(ns []program.Node) []program.Node {
 }
 
 func cloneNode(n program.Node) program.Node {
-	n.All, n.Race, n.Seq = cloneNodes(n.All), cloneNodes(n.Race), cloneNodes(n.Seq)
-	n.Then, n.Else, n.Do = cloneNodes(n.Then), cloneNodes(n.Else), cloneNodes(n.Do)
+	for _, l := range childLists(&n) {
+		*l = cloneNodes(*l)
+	}
 	return n
 }
 
