@@ -125,8 +125,8 @@ never finished. A program file's step may hang too (hangs: N). ENDED TWICE count
 runs the World accepted more than one end for (world-local checks the run's
 status, then writes: concurrent last completers' ends overlap).
 
---search draws, per seed, a program up to 3 deep, a time limit and a crash rate
-between a claim and its body (flow.DrawCase): a search over shapes and faults
+--search draws, per seed, a program up to 3 deep, a time limit, a crash rate
+between a claim and its body and max_inline (flow.DrawCase): a search over shapes and faults
 for the ones that corrupt; --seed N --search prints case N's program, in the
 program file's format, and its story. --search --hooks draws programs with
 hooks too (flow.DrawHookCase: a hook raced against a sleep, once or in a
@@ -176,7 +176,7 @@ outlast the other steps).`,
 				prog = []program.Node{{Step: "a"}} // each seed draws its own (flow.DrawCase)
 				title = "search: each seed draws a program up to 3 deep (program.Random), a time limit (none, 500ms or 2s), a crash rate between claim and body (0, 5 % or 20 %) and max_inline (1 to 16; the rows set sequential replays)"
 				if hooks {
-					title = "search with hooks: each seed draws a program up to 3 deep with hooks (program.RandomWithHooks), a driver for them, a time limit (none, 500ms or 2s) and a crash rate between claim and body (0, 5 % or 20 %)"
+					title = "search with hooks: each seed draws a program up to 3 deep with hooks (program.RandomWithHooks), a driver for them, a time limit (none, 500ms or 2s), a crash rate between claim and body (0, 5 % or 20 %) and max_inline (1 to 16; the rows set sequential replays)"
 				}
 			case programFile != "":
 				if cmd.Flags().Changed("shape") || cmd.Flags().Changed("branches") || cmd.Flags().Changed("rounds") || cmd.Flags().Changed("watchdog") {
@@ -355,7 +355,7 @@ outlast the other steps).`,
 				}
 				if search && !asJSON {
 					k := drawCase(seed)
-					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, the program:\n%s", seed, k.MaxDuration, k.Crash, strings.TrimRight(program.Format(k.Program), "\n"))
+					title = fmt.Sprintf("search case %d: time limit %v, crash rate %v, max_inline %d, the program:\n%s", seed, k.MaxDuration, k.Crash, k.MaxInline, strings.TrimRight(program.Format(k.Program), "\n"))
 				}
 				if tf.toStdout() {
 					// The trace is stdout: the story goes to stderr.
