@@ -35,7 +35,7 @@ func FlowConfig(sc *model.Scenario) (flow.Config, error) {
 		cfg.View = flow.ViewCountGuard
 	}
 	if r := w.Resumes; r.Set() {
-		cfg.Resumes = flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}
+		cfg.Resumes = r.Flow()
 	}
 	cfg.Crash = sc.Faults.Crash
 	cfg.MaxTime = sc.Limits.MaxTime

@@ -134,10 +134,10 @@ func (s *Scenario) validateProgram() error {
 		if err == nil && !c.UsesHooks() {
 			return errors.New("workflow.resumes: the program creates no hook (hook: NAME) for it to resume")
 		}
-		if err := (flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}).Validate(); err != nil {
+		if err := r.Flow().Validate(); err != nil {
 			return fmt.Errorf("workflow.%w", err)
 		}
-		if !(flow.Resumes{Count: r.Count, AtDeadlines: r.AtDeadlines}).On() {
+		if !r.Flow().On() {
 			return errors.New("workflow.resumes: want count (ticks every `every`) or at_deadlines: true; as written it resumes nothing")
 		}
 	}
@@ -239,9 +239,15 @@ var programBuiltins = map[string]func() Scenario{
 	},
 }
 
-// resumesOf is model/flow's driver as a scenario writes it.
+// resumesOf is model/flow's driver as a scenario writes it (Resumes.Flow
+// the other way).
 func resumesOf(r flow.Resumes) Resumes {
 	return Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}
+}
+
+// Flow is the scenario's driver as model/flow runs it.
+func (r Resumes) Flow() flow.Resumes {
+	return flow.Resumes{Every: r.Every, Count: r.Count, Burst: r.Burst, Spread: r.Spread, One: r.One, AtDeadlines: r.AtDeadlines}
 }
 
 // programScenario is a program's scenario with simlab replays' step bodies
